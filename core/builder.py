@@ -1,0 +1,260 @@
+"""ModelBuilder: the one place that validates input and derives static data."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import config
+from .enums import BodyKind, CombineMode, ShapeType
+from .model import Model
+from .state import State
+
+
+class ModelError(ValueError):
+    """Invalid scene input; the message names the offending body."""
+
+
+def _as_quat(q) -> np.ndarray:
+    q = np.asarray(q, dtype=np.float64).reshape(4)
+    n = float(np.linalg.norm(q))
+    if not np.isfinite(n) or n < 1e-12:
+        raise ModelError(f"invalid quaternion {q}")
+    return q / n
+
+
+def _rotation(q: np.ndarray) -> np.ndarray:
+    w, x, y, z = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def shape_volume(shape_type: int, params) -> float:
+    """Volume [m³] of a primitive (0 for planes)."""
+    a, b, c = (float(p) for p in params)
+    if shape_type == ShapeType.SPHERE:
+        return 4.0 / 3.0 * math.pi * a**3
+    if shape_type == ShapeType.BOX:
+        return 8.0 * a * b * c
+    if shape_type == ShapeType.CAPSULE:
+        return math.pi * a * a * 2.0 * b + 4.0 / 3.0 * math.pi * a**3
+    return 0.0
+
+
+def shape_inertia(shape_type: int, params, mass: float) -> np.ndarray:
+    """Inertia tensor [kg·m²] of a solid primitive of ``mass`` about its centre, in its own frame."""
+    a, b, c = (float(p) for p in params)
+    if shape_type == ShapeType.SPHERE:
+        return np.eye(3) * (0.4 * mass * a * a)
+    if shape_type == ShapeType.BOX:
+        # full edge lengths 2a, 2b, 2c: I_xx = m/12 ((2b)^2 + (2c)^2) = m/3 (b^2 + c^2)
+        return np.diag([mass / 3.0 * (b * b + c * c), mass / 3.0 * (a * a + c * c), mass / 3.0 * (a * a + b * b)])
+    if shape_type == ShapeType.CAPSULE:
+        r, height = a, 2.0 * b
+        v_cyl = math.pi * r * r * height
+        v_sph = 4.0 / 3.0 * math.pi * r**3
+        m_cyl = mass * v_cyl / (v_cyl + v_sph)
+        m_sph = mass - m_cyl
+        i_axis = m_cyl * r * r / 2.0 + m_sph * 0.4 * r * r
+        # two hemispheres offset by height/2 plus their own centroid offset 3r/8
+        i_perp = m_cyl * (r * r / 4.0 + height * height / 12.0) + m_sph * (
+            0.4 * r * r + height * height / 4.0 + 3.0 * height * r / 8.0
+        )
+        return np.diag([i_perp, i_perp, i_axis])
+    return np.zeros((3, 3))
+
+
+class ModelBuilder:
+    """Collects bodies and shapes as Python lists; :meth:`finalize` validates and returns a :class:`Model`."""
+
+    def __init__(self, *, gravity=(0.0, 0.0, -9.81)):
+        self.gravity = np.asarray(gravity, dtype=np.float64).reshape(3)
+        self._bodies: list[dict] = []
+        self._shapes: list[dict] = []
+
+    # bodies ---------------------------------------------------------------------------------
+    def add_body(
+        self,
+        *,
+        pos=(0.0, 0.0, 0.0),
+        quat=(1.0, 0.0, 0.0, 0.0),
+        vel=(0.0, 0.0, 0.0),
+        omega=(0.0, 0.0, 0.0),
+        mass: float = 1.0,
+        inertia=None,
+        kind: BodyKind = BodyKind.DYNAMIC,
+        label: str = "",
+    ) -> int:
+        """Add a body whose frame origin is its centre of mass; returns its index.
+
+        Args:
+            pos: centre of mass [m]. quat: orientation (w, x, y, z).
+            vel: linear velocity [m/s]. omega: world angular velocity [rad/s].
+            mass: [kg], ignored for kinematic bodies.
+            inertia: body-frame inertia (3, 3) [kg·m²]; ``None`` derives it from the
+                body's shapes as uniform solids of total ``mass``.
+            kind: DYNAMIC or KINEMATIC.
+            label: name used in error messages and reports.
+        """
+        index = len(self._bodies)
+        self._bodies.append(
+            dict(
+                pos=np.asarray(pos, np.float64).reshape(3),
+                quat=np.asarray(quat, np.float64).reshape(4),
+                vel=np.asarray(vel, np.float64).reshape(3),
+                omega=np.asarray(omega, np.float64).reshape(3),
+                mass=float(mass),
+                inertia=None if inertia is None else np.asarray(inertia, np.float64).reshape(3, 3),
+                kind=int(kind),
+                label=label or f"body{index}",
+            )
+        )
+        return index
+
+    # shapes ---------------------------------------------------------------------------------
+    def _add_shape(self, body, shape_type, params, pos, quat, mu, restitution) -> int:
+        if not 0 <= body < len(self._bodies):
+            raise ModelError(f"shape refers to unknown body {body}")
+        self._shapes.append(
+            dict(
+                body=int(body),
+                type=int(shape_type),
+                params=np.asarray(params, np.float64).reshape(3),
+                pos=np.asarray(pos, np.float64).reshape(3),
+                quat=np.asarray(quat, np.float64).reshape(4),
+                mu=float(mu),
+                restitution=float(restitution),
+            )
+        )
+        return len(self._shapes) - 1
+
+    def add_shape_sphere(self, body, radius, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0) -> int:
+        """Sphere of ``radius`` [m] centred at ``pos`` in the body frame."""
+        return self._add_shape(body, ShapeType.SPHERE, (radius, 0.0, 0.0), pos, quat, mu, restitution)
+
+    def add_shape_box(self, body, half_extents, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0) -> int:
+        """Box with ``half_extents`` (3,) [m] along the shape frame axes."""
+        return self._add_shape(body, ShapeType.BOX, half_extents, pos, quat, mu, restitution)
+
+    def add_shape_capsule(
+        self, body, radius, half_height, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0
+    ) -> int:
+        """Capsule: segment of length ``2 half_height`` [m] along local z, swept by ``radius`` [m]."""
+        return self._add_shape(body, ShapeType.CAPSULE, (radius, half_height, 0.0), pos, quat, mu, restitution)
+
+    def add_shape_plane(self, body, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0) -> int:
+        """Infinite ground plane through ``pos``; solid below, outward normal = local +z. Kinematic bodies only."""
+        return self._add_shape(body, ShapeType.PLANE, (0.0, 0.0, 0.0), pos, quat, mu, restitution)
+
+    # finalize -------------------------------------------------------------------------------
+    def finalize(
+        self,
+        *,
+        contact_margin: float = config.DEFAULT_CONTACT_MARGIN,
+        contact_max: int | None = None,
+        friction_combine: CombineMode = CombineMode.GEOMETRIC,
+        restitution_combine: CombineMode = CombineMode.MAXIMUM,
+    ) -> Model:
+        """Validate everything and return the immutable :class:`Model`.
+
+        Raises:
+            ModelError: non-positive mass or size, a plane on a dynamic body, a dynamic
+                body without shapes, non-finite input.
+        """
+        nb, ns = len(self._bodies), len(self._shapes)
+        if nb == 0:
+            raise ModelError("the scene has no bodies")
+        shapes_of = [[] for _ in range(nb)]
+        for s_index, s in enumerate(self._shapes):
+            shapes_of[s["body"]].append(s_index)
+
+        m = Model()
+        m.body_count, m.shape_count = nb, ns
+        m.gravity = self.gravity.copy()
+        m.contact_margin = float(contact_margin)
+        m.friction_combine = int(friction_combine)
+        m.restitution_combine = int(restitution_combine)
+        m.contact_max = int(contact_max) if contact_max else max(64, config.DEFAULT_CONTACTS_PER_BODY * nb)
+
+        m.body_kind = np.array([b["kind"] for b in self._bodies], np.int32)
+        m.body_mass = np.zeros(nb)
+        m.body_inv_mass = np.zeros(nb)
+        m.body_inertia_local = np.zeros((nb, 3, 3))
+        m.body_inv_inertia_local = np.zeros((nb, 3, 3))
+        m.body_label = [b["label"] for b in self._bodies]
+
+        order = [s for b in range(nb) for s in shapes_of[b]]
+        m.body_shape_start = np.zeros(nb + 1, np.int32)
+        m.body_shape_start[1:] = np.cumsum([len(shapes_of[b]) for b in range(nb)])
+        m.shape_body = np.array([self._shapes[s]["body"] for s in order], np.int32).reshape(ns)
+        m.shape_type = np.array([self._shapes[s]["type"] for s in order], np.int32).reshape(ns)
+        m.shape_params = np.array([self._shapes[s]["params"] for s in order], np.float64).reshape(ns, 3)
+        m.shape_pos_local = np.array([self._shapes[s]["pos"] for s in order], np.float64).reshape(ns, 3)
+        m.shape_quat_local = np.array([_as_quat(self._shapes[s]["quat"]) for s in order], np.float64).reshape(ns, 4)
+        m.shape_mu = np.array([self._shapes[s]["mu"] for s in order], np.float64).reshape(ns)
+        m.shape_restitution = np.array([self._shapes[s]["restitution"] for s in order], np.float64).reshape(ns)
+
+        for s in self._shapes:
+            label = self._bodies[s["body"]]["label"]
+            if not np.all(np.isfinite(s["params"])) or not np.all(np.isfinite(s["pos"])):
+                raise ModelError(f"{label}: non-finite shape size or offset")
+            if s["type"] != ShapeType.PLANE:
+                n_size = {ShapeType.SPHERE: 1, ShapeType.BOX: 3, ShapeType.CAPSULE: 1}[ShapeType(s["type"])]
+                if np.any(s["params"][:n_size] <= 0.0):
+                    raise ModelError(f"{label}: shape size must be positive, got {s['params'][:n_size]}")
+                if s["type"] == ShapeType.CAPSULE and s["params"][1] < 0.0:
+                    raise ModelError(f"{label}: capsule half height must not be negative")
+            if s["mu"] < 0.0 or not np.isfinite(s["mu"]):
+                raise ModelError(f"{label}: friction must be >= 0, got {s['mu']}")
+            if not 0.0 <= s["restitution"] <= 1.0:
+                raise ModelError(f"{label}: restitution must lie in [0, 1], got {s['restitution']}")
+
+        state = State(nb)
+        for i, b in enumerate(self._bodies):
+            label = b["label"]
+            for key in ("pos", "vel", "omega"):
+                if not np.all(np.isfinite(b[key])):
+                    raise ModelError(f"{label}: non-finite {key}")
+            state.body_pos[i] = b["pos"]
+            state.body_quat[i] = _as_quat(b["quat"])
+            state.body_vel[i] = b["vel"]
+            state.body_omega[i] = b["omega"]
+            if b["kind"] == BodyKind.KINEMATIC:
+                continue
+            if b["kind"] != BodyKind.DYNAMIC:
+                raise ModelError(f"{label}: unknown body kind {b['kind']}")
+            if not shapes_of[i]:
+                raise ModelError(f"{label}: a dynamic body needs at least one shape")
+            if not (b["mass"] > 0.0 and np.isfinite(b["mass"])):
+                raise ModelError(f"{label}: mass must be positive, got {b['mass']} kg")
+            if any(self._shapes[s]["type"] == ShapeType.PLANE for s in shapes_of[i]):
+                raise ModelError(f"{label}: an infinite plane can only be passive (kinematic)")
+            inertia = b["inertia"] if b["inertia"] is not None else self._derived_inertia(shapes_of[i], b["mass"])
+            if not np.all(np.linalg.eigvalsh(0.5 * (inertia + inertia.T)) > 0.0):
+                raise ModelError(f"{label}: inertia must be positive definite")
+            m.body_mass[i] = b["mass"]
+            m.body_inv_mass[i] = 1.0 / b["mass"]
+            m.body_inertia_local[i] = inertia
+            m.body_inv_inertia_local[i] = np.linalg.inv(inertia)
+        m.initial_state = state
+        return m
+
+    def _derived_inertia(self, shape_indices, mass) -> np.ndarray:
+        """Uniform-density inertia of the union of a body's shapes about the body origin."""
+        volumes = np.array([shape_volume(self._shapes[s]["type"], self._shapes[s]["params"]) for s in shape_indices])
+        total = volumes.sum()
+        inertia = np.zeros((3, 3))
+        for s, vol in zip(shape_indices, volumes):
+            shape = self._shapes[s]
+            m_s = mass * vol / total
+            rot = _rotation(_as_quat(shape["quat"]))
+            i_local = rot @ shape_inertia(shape["type"], shape["params"], m_s) @ rot.T
+            d = shape["pos"]
+            inertia += i_local + m_s * (float(d @ d) * np.eye(3) - np.outer(d, d))  # parallel-axis theorem
+        return inertia

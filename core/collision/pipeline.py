@@ -1,0 +1,127 @@
+"""CollisionPipeline: shape poses → broad phase → narrow phase → sorted Contacts (orchestration only)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..contacts import Contacts
+from ..jit import njit_kernel
+from ..math.quat import quat_mul, quat_rotate, quat_to_matrix
+from ..model import Model
+from .broad_phase import sweep_and_prune
+from .narrow_phase import FEATURE_MAX, compute_shape_aabbs, generate_contacts
+
+
+@njit_kernel
+def compute_shape_world_poses(
+    shape_body, shape_pos_local, shape_quat_local, body_pos, body_quat,
+    # outputs
+    shape_world_pos, shape_world_rot,
+):
+    """World position (ns, 3) [m] and rotation matrix (ns, 3, 3) of every shape."""
+    for s in range(shape_body.shape[0]):
+        b = shape_body[s]
+        shape_world_pos[s] = body_pos[b] + quat_rotate(body_quat[b], shape_pos_local[s])
+        quat_to_matrix(quat_mul(body_quat[b], shape_quat_local[s]), shape_world_rot[s])
+
+
+@njit_kernel
+def _combine(a, b, mode):
+    # CombineMode: 1 geometric, 2 average, 3 minimum, 4 maximum, 5 product
+    if mode == 1:
+        return np.sqrt(a * b)
+    if mode == 2:
+        return 0.5 * (a + b)
+    if mode == 3:
+        return min(a, b)
+    if mode == 4:
+        return max(a, b)
+    return a * b
+
+
+@njit_kernel
+def finish_contacts(
+    pairs, shape_body, shape_mu, shape_restitution, shape_count, friction_combine, restitution_combine,
+    raw_pair, raw_feature, count,
+    # outputs
+    contact_shape0, contact_shape1, contact_body0, contact_body1, contact_mu, contact_restitution, contact_key,
+):
+    """Fill per-contact shape/body ids, combined coefficients and the int64 match key."""
+    for c in range(count):
+        p = raw_pair[c]
+        s0, s1 = pairs[p, 0], pairs[p, 1]
+        contact_shape0[c] = s0
+        contact_shape1[c] = s1
+        contact_body0[c] = shape_body[s0]
+        contact_body1[c] = shape_body[s1]
+        contact_mu[c] = _combine(shape_mu[s0], shape_mu[s1], friction_combine)
+        contact_restitution[c] = _combine(shape_restitution[s0], shape_restitution[s1], restitution_combine)
+        contact_key[c] = (np.int64(s0) * shape_count + s1) * FEATURE_MAX + raw_feature[c]
+
+
+class CollisionPipeline:
+    """Finds the contacts of a state; scratch buffers are allocated once."""
+
+    def __init__(self, model: Model, *, pair_max: int | None = None):
+        self.model = model
+        ns = model.shape_count
+        self.pair_max = int(pair_max) if pair_max else max(64, 8 * ns)
+        self.shape_world_pos = np.zeros((ns, 3))
+        self.shape_world_rot = np.zeros((ns, 3, 3))
+        self.aabb_lower = np.zeros((ns, 3))
+        self.aabb_upper = np.zeros((ns, 3))
+        self.pairs = np.zeros((self.pair_max, 2), np.int32)
+        self.pair_counts = np.zeros(2, np.int64)
+        n = model.contact_max
+        self._raw_pair = np.zeros(n, np.int32)
+        self._raw_point = np.zeros((n, 3))
+        self._raw_normal = np.zeros((n, 3))
+        self._raw_gap = np.zeros(n)
+        self._raw_feature = np.zeros(n, np.int32)
+        self._contact_counts = np.zeros(2, np.int64)
+        self.pair_overflow = 0
+        """Candidate pairs dropped for lack of capacity in the last call."""
+
+    def collide(self, state, contacts: Contacts) -> None:
+        """Replace ``contacts`` with the contacts of ``state``, sorted by (shape0, shape1, feature)."""
+        m = self.model
+        compute_shape_world_poses(
+            m.shape_body, m.shape_pos_local, m.shape_quat_local, state.body_pos, state.body_quat,
+            self.shape_world_pos, self.shape_world_rot,
+        )
+        compute_shape_aabbs(
+            m.shape_type, m.shape_params, self.shape_world_pos, self.shape_world_rot, m.contact_margin,
+            self.aabb_lower, self.aabb_upper,
+        )
+        sweep_and_prune(self.aabb_lower, self.aabb_upper, m.shape_body, m.body_kind, self.pairs, self.pair_counts)
+        if self.pair_counts[1] > 0:  # grow once and redo: never drop candidate pairs silently
+            self.pair_max = int(self.pair_counts[0] + self.pair_counts[1]) * 2
+            self.pairs = np.zeros((self.pair_max, 2), np.int32)
+            sweep_and_prune(self.aabb_lower, self.aabb_upper, m.shape_body, m.body_kind, self.pairs, self.pair_counts)
+        self.pair_overflow = int(self.pair_counts[1])
+        pair_count = int(self.pair_counts[0])
+        generate_contacts(
+            m.shape_type, m.shape_params, self.shape_world_pos, self.shape_world_rot,
+            self.pairs, pair_count, m.contact_margin,
+            self._raw_pair, self._raw_point, self._raw_normal, self._raw_gap, self._raw_feature, self._contact_counts,
+        )
+        count = int(self._contact_counts[0])
+        contacts.contact_overflow = int(self._contact_counts[1])
+        finish_contacts(
+            self.pairs, m.shape_body, m.shape_mu, m.shape_restitution, m.shape_count,
+            m.friction_combine, m.restitution_combine,
+            self._raw_pair, self._raw_feature, count,
+            contacts.contact_shape0, contacts.contact_shape1, contacts.contact_body0, contacts.contact_body1,
+            contacts.contact_mu, contacts.contact_restitution, contacts.contact_key,
+        )
+        # Deterministic order independent of the broad phase: sort by key (stable).
+        order = np.argsort(contacts.contact_key[:count], kind="stable")
+        for name in ("contact_shape0", "contact_shape1", "contact_body0", "contact_body1", "contact_mu",
+                     "contact_restitution", "contact_key"):
+            arr = getattr(contacts, name)
+            arr[:count] = arr[:count][order]
+        contacts.contact_point[:count] = self._raw_point[:count][order]
+        contacts.contact_normal[:count] = self._raw_normal[:count][order]
+        contacts.contact_gap[:count] = self._raw_gap[:count][order]
+        contacts.contact_feature[:count] = self._raw_feature[:count][order]
+        contacts.contact_count = count

@@ -1,0 +1,74 @@
+"""Closed sets used by kernels (``IntEnum``: ``NONE = 0`` first, values append-only)."""
+
+from enum import IntEnum
+
+
+class ShapeType(IntEnum):
+    """Collision shape kind; the kernel switch in the narrow phase reads ``int(ShapeType.X)``."""
+
+    NONE = 0
+    SPHERE = 1
+    """``shape_params = (radius, 0, 0)`` [m]."""
+    BOX = 2
+    """``shape_params = (half_x, half_y, half_z)`` [m], axes of the shape frame."""
+    CAPSULE = 3
+    """``shape_params = (radius, half_height, 0)`` [m]; segment along the shape's local z axis."""
+    PLANE = 4
+    """Infinite half-space below the shape frame's xy plane; outward normal = local +z. Never dynamic."""
+
+
+class BodyKind(IntEnum):
+    """How a body moves."""
+
+    NONE = 0
+    DYNAMIC = 1
+    """Integrated from forces and contact impulses."""
+    KINEMATIC = 2
+    """Follows a prescribed pose track (animated or static passive object); infinite mass."""
+
+
+class FrictionModel(IntEnum):
+    """Friction set used by the contact solver."""
+
+    NONE = 0
+    BOX = 1
+    """BLCP box: ``|lambda_t|, |lambda_b| <= mu lambda_n`` independently (course §1.7)."""
+    CONE = 2
+    """Isotropic Coulomb disk: ``||(lambda_t, lambda_b)|| <= mu lambda_n`` (course eq. 23)."""
+
+
+class CombineMode(IntEnum):
+    """How two surfaces' coefficients (friction or restitution) combine into the pair's value."""
+
+    NONE = 0
+    GEOMETRIC = 1
+    """``sqrt(a b)``; equal values give that value (friction default)."""
+    AVERAGE = 2
+    MINIMUM = 3
+    MAXIMUM = 4
+    """``max(a, b)`` (restitution default)."""
+    PRODUCT = 5
+    """``a b`` (Bullet's friction rule)."""
+
+
+class RFactorStrategy(IntEnum):
+    """PROX r-factor strategy (course §3.4.4, seed 001 §1.4)."""
+
+    NONE = 0
+    GLOBAL = 1
+    """One scalar ``r`` for every row, initialised from the Delassus spectral radius."""
+    LOCAL = 2
+    """``r_i = s / A_ii`` per row; with ``s = 1`` and a box set this is PGS."""
+
+
+class SolverStatus(IntEnum):
+    """Why a contact solve stopped."""
+
+    NONE = 0
+    ABSOLUTE = 1
+    RELATIVE = 2
+    MAX_ITERATIONS = 3
+    NO_CONTACTS = 4
+
+
+__all__ = ["ShapeType", "BodyKind", "FrictionModel", "CombineMode", "RFactorStrategy", "SolverStatus"]

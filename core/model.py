@@ -1,0 +1,91 @@
+"""Model: the immutable structure-of-arrays description of a scene.
+
+Built only by :class:`~.builder.ModelBuilder`. Course symbols (seed 000 §1.10.1):
+``body_pos`` = x, ``body_quat`` = Q (wxyz), ``(body_vel, body_omega)`` = u = (v, w).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .contacts import Contacts
+from .control import Control
+from .state import State
+
+
+class Model:
+    """Static (non-time-varying) scene description; read-only during a simulation."""
+
+    def __init__(self):
+        self.body_count: int = 0
+        """Number of bodies (dynamic and kinematic)."""
+        self.body_kind: np.ndarray = np.zeros(0, np.int32)
+        """:class:`BodyKind` per body, shape (body_count,), int32."""
+        self.body_mass: np.ndarray = np.zeros(0)
+        """Mass m [kg], shape (body_count,); 0 for kinematic bodies."""
+        self.body_inv_mass: np.ndarray = np.zeros(0)
+        """1/m [1/kg], shape (body_count,); 0 for kinematic bodies."""
+        self.body_inertia_local: np.ndarray = np.zeros((0, 3, 3))
+        """Body-frame inertia about the centre of mass [kg·m²], shape (body_count, 3, 3)."""
+        self.body_inv_inertia_local: np.ndarray = np.zeros((0, 3, 3))
+        """Inverse body-frame inertia [1/(kg·m²)], shape (body_count, 3, 3); 0 for kinematic bodies."""
+        self.body_shape_start: np.ndarray = np.zeros(1, np.int32)
+        """CSR offsets into the shape arrays, shape (body_count + 1,), int32."""
+        self.body_label: list[str] = []
+        """Name of the source of each body (a Blender object name), for reports."""
+
+        self.shape_count: int = 0
+        """Number of collision shapes."""
+        self.shape_body: np.ndarray = np.zeros(0, np.int32)
+        """Owning body of each shape, shape (shape_count,), int32."""
+        self.shape_type: np.ndarray = np.zeros(0, np.int32)
+        """:class:`ShapeType` per shape, shape (shape_count,), int32."""
+        self.shape_params: np.ndarray = np.zeros((0, 3))
+        """Size parameters per shape [m], shape (shape_count, 3); meaning per :class:`ShapeType`."""
+        self.shape_pos_local: np.ndarray = np.zeros((0, 3))
+        """Shape origin in its body frame [m], shape (shape_count, 3)."""
+        self.shape_quat_local: np.ndarray = np.zeros((0, 4))
+        """Shape orientation in its body frame (wxyz), shape (shape_count, 4)."""
+        self.shape_mu: np.ndarray = np.zeros(0)
+        """Friction coefficient mu of each surface [dimensionless], shape (shape_count,)."""
+        self.shape_restitution: np.ndarray = np.zeros(0)
+        """Restitution coefficient of each surface [dimensionless], shape (shape_count,)."""
+
+        self.friction_combine: int = 1
+        """:class:`CombineMode` for the pair friction (default geometric mean)."""
+        self.restitution_combine: int = 4
+        """:class:`CombineMode` for the pair restitution (default maximum)."""
+        self.gravity: np.ndarray = np.zeros(3)
+        """Gravitational acceleration [m/s²], shape (3,)."""
+        self.contact_margin: float = 0.01
+        """Contacts are generated up to this separation [m]."""
+        self.contact_max: int = 64
+        """Capacity of :class:`Contacts` buffers."""
+
+        self.initial_state: State | None = None
+        """Poses and velocities at time 0 (copied by :meth:`state`)."""
+
+    # factories -----------------------------------------------------------------------------
+    def state(self) -> State:
+        """A new :class:`State` holding a copy of the initial poses and velocities."""
+        s = State(self.body_count)
+        s.copy_from(self.initial_state)
+        return s
+
+    def control(self) -> Control:
+        """A new :class:`Control` whose kinematic targets are the initial poses."""
+        c = Control(self.body_count)
+        c.body_target_pos[:] = self.initial_state.body_pos
+        c.body_target_quat[:] = self.initial_state.body_quat
+        return c
+
+    def contacts(self) -> Contacts:
+        """New contact buffers with capacity :attr:`contact_max`."""
+        return Contacts(self.contact_max)
+
+    @property
+    def dynamic_mask(self) -> np.ndarray:
+        """Boolean mask of dynamic bodies, shape (body_count,)."""
+        from .enums import BodyKind
+
+        return self.body_kind == int(BodyKind.DYNAMIC)

@@ -1,0 +1,124 @@
+"""The one loop over frames and substeps.
+
+:func:`iter_simulate` is a generator that yields after every output frame, so a
+Blender operator can show progress and cancel, and tests can consume it without
+Blender. :func:`simulate` runs it to the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .collision.pipeline import CollisionPipeline
+from .math.quat import quat_slerp
+from .model import Model
+from .solvers import make_solver
+from .trajectory import Trajectory
+
+
+@dataclass
+class KinematicTrack:
+    """Prescribed poses of kinematic bodies, sampled once per output frame.
+
+    Between frames the position is interpolated linearly and the orientation by slerp.
+    """
+
+    body_index: np.ndarray
+    """Kinematic body indices, shape (K,), int."""
+    pos: np.ndarray
+    """Positions [m], shape (frame_count, K, 3)."""
+    quat: np.ndarray
+    """Orientations (wxyz), shape (frame_count, K, 4)."""
+
+
+def _set_kinematic_targets(control, track: KinematicTrack, frame: int, alpha: float) -> None:
+    """Targets at ``frame + alpha`` (0 < alpha <= 1) into ``control``."""
+    p0, p1 = track.pos[frame], track.pos[frame + 1]
+    q0, q1 = track.quat[frame], track.quat[frame + 1]
+    for k, b in enumerate(track.body_index):
+        control.body_target_pos[b] = (1.0 - alpha) * p0[k] + alpha * p1[k]
+        control.body_target_quat[b] = quat_slerp(q0[k], q1[k], alpha)
+
+
+def iter_simulate(
+    model: Model,
+    *,
+    frame_count: int,
+    fps: float = 24.0,
+    substeps: int = 4,
+    solver: str = "PROX",
+    iterations: int = 100,
+    tolerance: float = 1e-6,
+    kinematic_track: KinematicTrack | None = None,
+    **solver_options,
+) -> Iterator[tuple[int, Trajectory]]:
+    """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, trajectory)`` per frame.
+
+    Args:
+        model: the scene.
+        frame_count: number of output frames including the initial state (frame 0).
+        fps: output frame rate [1/s]; the time step is ``1 / (fps * substeps)`` [s].
+        substeps: solver steps per output frame.
+        solver: 'PGS' (box friction) or 'PROX' (Coulomb cone).
+        iterations: maximum solver sweeps per step.
+        tolerance: convergence threshold on the impulse change between sweeps [N·s].
+        kinematic_track: poses of kinematic bodies per frame (None: they stay where they are).
+        solver_options: passed on to the solver class.
+
+    Yields:
+        ``(frame, trajectory)`` after frame ``frame`` was recorded; frame 0 is yielded first.
+        The trajectory is filled in place; after the last yield it is complete.
+    """
+    if frame_count < 1:
+        raise ValueError("frame_count must be at least 1")
+    if substeps < 1:
+        raise ValueError("substeps must be at least 1")
+    if fps <= 0.0:
+        raise ValueError("fps must be positive")
+    if kinematic_track is not None and kinematic_track.pos.shape[0] < frame_count:
+        raise ValueError("the kinematic track is shorter than the simulated frame range")
+    dt = 1.0 / (fps * substeps)
+    step_solver = make_solver(model, solver, iterations=iterations, tolerance=tolerance, **solver_options)
+    pipeline = CollisionPipeline(model)
+    contacts = model.contacts()
+    control = model.control()
+    state_0, state_1 = model.state(), model.state()
+    if kinematic_track is not None:
+        for k, b in enumerate(kinematic_track.body_index):
+            state_0.body_pos[b] = kinematic_track.pos[0, k]
+            state_0.body_quat[b] = kinematic_track.quat[0, k]
+    traj = Trajectory(frame_count, model.body_count)
+    traj.record(0, state_0)
+    yield 0, traj
+    for frame in range(frame_count - 1):
+        for sub in range(substeps):
+            if kinematic_track is not None:
+                _set_kinematic_targets(control, kinematic_track, frame, (sub + 1) / substeps)
+            pipeline.collide(state_0, contacts)
+            step_solver.step(state_0, state_1, control, contacts, dt)
+            state_0, state_1 = state_1, state_0
+            f = frame + 1
+            n = contacts.contact_count
+            traj.contact_count[f] = max(traj.contact_count[f], n)
+            traj.contact_overflow[f] += contacts.contact_overflow
+            traj.solver_iterations[f] = max(traj.solver_iterations[f], step_solver.last_iterations)
+            traj.solver_residual[f] = max(traj.solver_residual[f], step_solver.last_residual)
+            if n:
+                traj.max_penetration[f] = max(traj.max_penetration[f], -float(contacts.contact_gap[:n].min()))
+            if not (np.all(np.isfinite(state_0.body_pos)) and np.all(np.isfinite(state_0.body_vel))):
+                bad = np.flatnonzero(~np.isfinite(state_0.body_pos).all(axis=1) | ~np.isfinite(state_0.body_vel).all(axis=1))
+                names = ", ".join(model.body_label[i] for i in bad[:5])
+                raise FloatingPointError(f"simulation diverged at frame {frame + 1} (bodies: {names})")
+        traj.record(frame + 1, state_0)
+        yield frame + 1, traj
+
+
+def simulate(model: Model, **kwargs) -> Trajectory:
+    """Run :func:`iter_simulate` to the end and return the complete trajectory."""
+    traj = None
+    for _, traj in iter_simulate(model, **kwargs):
+        pass
+    return traj

@@ -1,0 +1,59 @@
+"""Trajectory: what a simulation recorded, one entry per output frame."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Trajectory:
+    """Per-frame body poses and solver statistics; frame 0 is the initial state."""
+
+    def __init__(self, frame_count: int, body_count: int):
+        self.frame_count = int(frame_count)
+        """Number of recorded frames (including the initial one)."""
+        self.frames_done = 0
+        """Frames filled so far (equals ``frame_count`` once the simulation finished)."""
+        self.body_pos = np.zeros((frame_count, body_count, 3))
+        """Centre-of-mass positions [m], shape (frame_count, body_count, 3)."""
+        self.body_quat = np.zeros((frame_count, body_count, 4))
+        """Orientations (wxyz), hemisphere-continuous over time, shape (frame_count, body_count, 4)."""
+        self.body_vel = np.zeros((frame_count, body_count, 3))
+        """Linear velocities [m/s], shape (frame_count, body_count, 3)."""
+        self.body_omega = np.zeros((frame_count, body_count, 3))
+        """Angular velocities [rad/s], shape (frame_count, body_count, 3)."""
+        self.contact_count = np.zeros(frame_count, np.int64)
+        """Largest contact count over the frame's substeps, shape (frame_count,)."""
+        self.contact_overflow = np.zeros(frame_count, np.int64)
+        """Contacts dropped for lack of capacity over the frame's substeps, shape (frame_count,)."""
+        self.solver_iterations = np.zeros(frame_count, np.int64)
+        """Largest iteration count over the frame's substeps, shape (frame_count,)."""
+        self.solver_residual = np.zeros(frame_count)
+        """Largest final solver residual over the frame's substeps [N·s], shape (frame_count,)."""
+        self.max_penetration = np.zeros(frame_count)
+        """Deepest penetration (-min gap, 0 if none) over the frame's substeps [m], shape (frame_count,)."""
+
+    def record(self, frame: int, state) -> None:
+        """Store ``state`` as frame ``frame``; keeps each quaternion in the previous one's hemisphere."""
+        self.body_pos[frame] = state.body_pos
+        q = state.body_quat.copy()
+        if frame > 0:
+            flip = np.einsum("ij,ij->i", q, self.body_quat[frame - 1]) < 0.0
+            q[flip] *= -1.0
+        self.body_quat[frame] = q
+        self.body_vel[frame] = state.body_vel
+        self.body_omega[frame] = state.body_omega
+        self.frames_done = max(self.frames_done, frame + 1)
+
+    def save_npz(self, path) -> None:
+        """Write every array to an ``.npz`` file (golden files, reports)."""
+        np.savez_compressed(path, **{k: v for k, v in vars(self).items() if isinstance(v, np.ndarray)})
+
+    @classmethod
+    def load_npz(cls, path) -> Trajectory:
+        """Read a trajectory written by :meth:`save_npz`."""
+        data = np.load(path)
+        traj = cls(data["body_pos"].shape[0], data["body_pos"].shape[1])
+        for key in data.files:
+            setattr(traj, key, data[key])
+        traj.frames_done = traj.frame_count
+        return traj
