@@ -250,7 +250,7 @@ class ModelBuilder:
         volumes = np.array([shape_volume(self._shapes[s]["type"], self._shapes[s]["params"]) for s in shape_indices])
         total = volumes.sum()
         inertia = np.zeros((3, 3))
-        for s, vol in zip(shape_indices, volumes):
+        for s, vol in zip(shape_indices, volumes, strict=True):
             shape = self._shapes[s]
             m_s = mass * vol / total
             rot = _rotation(_as_quat(shape["quat"]))

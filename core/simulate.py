@@ -64,7 +64,8 @@ def iter_simulate(
         substeps: solver steps per output frame.
         solver: 'PGS' (box friction) or 'PROX' (Coulomb cone).
         iterations: maximum solver sweeps per step.
-        tolerance: convergence threshold on the impulse change between sweeps [N·s].
+        tolerance: stop a solve when the largest impulse change of a sweep is below tolerance times
+            the largest impulse [dimensionless].
         kinematic_track: poses of kinematic bodies per frame (None: they stay where they are).
         solver_options: passed on to the solver class.
 
@@ -109,7 +110,9 @@ def iter_simulate(
             if n:
                 traj.max_penetration[f] = max(traj.max_penetration[f], -float(contacts.contact_gap[:n].min()))
             if not (np.all(np.isfinite(state_0.body_pos)) and np.all(np.isfinite(state_0.body_vel))):
-                bad = np.flatnonzero(~np.isfinite(state_0.body_pos).all(axis=1) | ~np.isfinite(state_0.body_vel).all(axis=1))
+                bad = np.flatnonzero(
+                    ~np.isfinite(state_0.body_pos).all(axis=1) | ~np.isfinite(state_0.body_vel).all(axis=1)
+                )
                 names = ", ".join(model.body_label[i] for i in bad[:5])
                 raise FloatingPointError(f"simulation diverged at frame {frame + 1} (bodies: {names})")
         traj.record(frame + 1, state_0)
@@ -118,7 +121,7 @@ def iter_simulate(
 
 def simulate(model: Model, **kwargs) -> Trajectory:
     """Run :func:`iter_simulate` to the end and return the complete trajectory."""
-    traj = None
-    for _, traj in iter_simulate(model, **kwargs):
+    result = None
+    for _, result in iter_simulate(model, **kwargs):  # noqa: B007 (the last yield is the result)
         pass
-    return traj
+    return result

@@ -14,9 +14,14 @@ from .narrow_phase import FEATURE_MAX, compute_shape_aabbs, generate_contacts
 
 @njit_kernel
 def compute_shape_world_poses(
-    shape_body, shape_pos_local, shape_quat_local, body_pos, body_quat,
+    shape_body,
+    shape_pos_local,
+    shape_quat_local,
+    body_pos,
+    body_quat,
     # outputs
-    shape_world_pos, shape_world_rot,
+    shape_world_pos,
+    shape_world_rot,
 ):
     """World position (ns, 3) [m] and rotation matrix (ns, 3, 3) of every shape."""
     for s in range(shape_body.shape[0]):
@@ -41,10 +46,24 @@ def _combine(a, b, mode):
 
 @njit_kernel
 def finish_contacts(
-    pairs, shape_body, shape_mu, shape_restitution, shape_count, friction_combine, restitution_combine,
-    raw_pair, raw_feature, count,
+    pairs,
+    shape_body,
+    shape_mu,
+    shape_restitution,
+    shape_count,
+    friction_combine,
+    restitution_combine,
+    raw_pair,
+    raw_feature,
+    count,
     # outputs
-    contact_shape0, contact_shape1, contact_body0, contact_body1, contact_mu, contact_restitution, contact_key,
+    contact_shape0,
+    contact_shape1,
+    contact_body0,
+    contact_body1,
+    contact_mu,
+    contact_restitution,
+    contact_key,
 ):
     """Fill per-contact shape/body ids, combined coefficients and the int64 match key."""
     for c in range(count):
@@ -86,12 +105,22 @@ class CollisionPipeline:
         """Replace ``contacts`` with the contacts of ``state``, sorted by (shape0, shape1, feature)."""
         m = self.model
         compute_shape_world_poses(
-            m.shape_body, m.shape_pos_local, m.shape_quat_local, state.body_pos, state.body_quat,
-            self.shape_world_pos, self.shape_world_rot,
+            m.shape_body,
+            m.shape_pos_local,
+            m.shape_quat_local,
+            state.body_pos,
+            state.body_quat,
+            self.shape_world_pos,
+            self.shape_world_rot,
         )
         compute_shape_aabbs(
-            m.shape_type, m.shape_params, self.shape_world_pos, self.shape_world_rot, m.contact_margin,
-            self.aabb_lower, self.aabb_upper,
+            m.shape_type,
+            m.shape_params,
+            self.shape_world_pos,
+            self.shape_world_rot,
+            m.contact_margin,
+            self.aabb_lower,
+            self.aabb_upper,
         )
         sweep_and_prune(self.aabb_lower, self.aabb_upper, m.shape_body, m.body_kind, self.pairs, self.pair_counts)
         if self.pair_counts[1] > 0:  # grow once and redo: never drop candidate pairs silently
@@ -101,23 +130,52 @@ class CollisionPipeline:
         self.pair_overflow = int(self.pair_counts[1])
         pair_count = int(self.pair_counts[0])
         generate_contacts(
-            m.shape_type, m.shape_params, self.shape_world_pos, self.shape_world_rot,
-            self.pairs, pair_count, m.contact_margin,
-            self._raw_pair, self._raw_point, self._raw_normal, self._raw_gap, self._raw_feature, self._contact_counts,
+            m.shape_type,
+            m.shape_params,
+            self.shape_world_pos,
+            self.shape_world_rot,
+            self.pairs,
+            pair_count,
+            m.contact_margin,
+            self._raw_pair,
+            self._raw_point,
+            self._raw_normal,
+            self._raw_gap,
+            self._raw_feature,
+            self._contact_counts,
         )
         count = int(self._contact_counts[0])
         contacts.contact_overflow = int(self._contact_counts[1])
         finish_contacts(
-            self.pairs, m.shape_body, m.shape_mu, m.shape_restitution, m.shape_count,
-            m.friction_combine, m.restitution_combine,
-            self._raw_pair, self._raw_feature, count,
-            contacts.contact_shape0, contacts.contact_shape1, contacts.contact_body0, contacts.contact_body1,
-            contacts.contact_mu, contacts.contact_restitution, contacts.contact_key,
+            self.pairs,
+            m.shape_body,
+            m.shape_mu,
+            m.shape_restitution,
+            m.shape_count,
+            m.friction_combine,
+            m.restitution_combine,
+            self._raw_pair,
+            self._raw_feature,
+            count,
+            contacts.contact_shape0,
+            contacts.contact_shape1,
+            contacts.contact_body0,
+            contacts.contact_body1,
+            contacts.contact_mu,
+            contacts.contact_restitution,
+            contacts.contact_key,
         )
         # Deterministic order independent of the broad phase: sort by key (stable).
         order = np.argsort(contacts.contact_key[:count], kind="stable")
-        for name in ("contact_shape0", "contact_shape1", "contact_body0", "contact_body1", "contact_mu",
-                     "contact_restitution", "contact_key"):
+        for name in (
+            "contact_shape0",
+            "contact_shape1",
+            "contact_body0",
+            "contact_body1",
+            "contact_mu",
+            "contact_restitution",
+            "contact_key",
+        ):
             arr = getattr(contacts, name)
             arr[:count] = arr[:count][order]
         contacts.contact_point[:count] = self._raw_point[:count][order]

@@ -1,0 +1,236 @@
+"""Matrix-free contact rows: frames, Jacobian blocks, Delassus diagonal blocks and right-hand sides.
+
+For contact k between body0 (A) and body1 (B) with frame ``C = [n t b]`` and arms
+``r0 = p - x0``, ``r1 = p - x1`` the Jacobian row of direction ``c`` (course eq. 22/43) is::
+
+    J0(c) = [ -c^T, -(r0 x c)^T ],   J1(c) = [ c^T, (r1 x c)^T ]
+
+so the contact-space velocity is ``v_c = c.(v1 - v0) + (r1 x c).w1 - (r0 x c).w0``. The
+solvers never assemble ``A = J M^-1 J^T``; they keep the body-space accumulator
+``(dv, dw) = M^-1 J^T lambda`` (course eq. 230–231) and the 3x3 diagonal blocks ``D_k``.
+"""
+
+import math
+
+import numpy as np
+
+from ..jit import njit_kernel
+from ..math.vec import dot3, mat3_vec
+
+
+@njit_kernel
+def _tangent_fallback(n, out_t):
+    # Deterministic tangent: cross n with the world axis least aligned with it.
+    ax, ay, az = abs(n[0]), abs(n[1]), abs(n[2])
+    if ax <= ay and ax <= az:
+        e = np.array([1.0, 0.0, 0.0])
+    elif ay <= az:
+        e = np.array([0.0, 1.0, 0.0])
+    else:
+        e = np.array([0.0, 0.0, 1.0])
+    t = np.cross(n, e)
+    out_t[:] = t / math.sqrt(dot3(t, t))
+
+
+@njit_kernel
+def compute_contact_rows(
+    body_inv_mass,
+    body_pos,
+    body_vel,
+    body_omega,
+    inv_inertia_world,
+    vel_free,
+    omega_free,
+    contact_body0,
+    contact_body1,
+    contact_point,
+    contact_normal,
+    contact_gap,
+    contact_restitution,
+    contact_count,
+    erp,
+    penetration_slop,
+    restitution_threshold,
+    dt,
+    # outputs
+    contact_frame,
+    row_rc0,
+    row_rc1,
+    row_irc0,
+    row_irc1,
+    row_D,
+    row_b,
+):
+    """Per-contact frame, Jacobian cross terms, Delassus block and constant velocity term.
+
+    The tangent ``t`` follows the free relative sliding direction (so the box friction model of
+    PGS is exact for straight sliding, course §1.10.1: "t in the direction of sliding"), else a
+    deterministic fallback; ``b = n x t`` makes ``(t, b, n)`` right-handed.
+
+    Normal right-hand side (``v = J u_free + bias``; the solver enforces ``v_n + A lambda >= 0``):
+      * gap > 0 (speculative, course eq. 12): ``bias = phi / h`` lets the bodies close the gap exactly;
+      * gap <= 0 (Baumgarte, eq. 59 with CFM 0): ``bias = erp * min(phi + slop, 0) / h``;
+      * restitution (Newton impact law, seed 001 eq. 19) when the approach speed ``-v_n^-`` exceeds
+        the threshold and the gap closes within the step: ``bias = min(e v_n^-, baumgarte)``.
+
+    Shapes: contact_frame (c, 3, 3) rows n, t, b; row_rc0/row_rc1 (c, 3, 3) rows ``r x c_d``;
+    row_irc0/row_irc1 (c, 3, 3) rows ``I_w^-1 (r x c_d)``; row_D (c, 3, 3); row_b (c, 3) [m/s].
+    """
+    t = np.empty(3)
+    for k in range(contact_count):
+        b0 = contact_body0[k]
+        b1 = contact_body1[k]
+        n = contact_normal[k]
+        p = contact_point[k]
+        r0 = p - body_pos[b0]
+        r1 = p - body_pos[b1]
+        # free relative velocity at the contact point
+        dv_free = (vel_free[b1] + np.cross(omega_free[b1], r1)) - (vel_free[b0] + np.cross(omega_free[b0], r0))
+        vt = dv_free - dot3(dv_free, n) * n
+        vt_norm = math.sqrt(dot3(vt, vt))
+        if vt_norm > 1e-9:
+            t[:] = vt / vt_norm
+        else:
+            _tangent_fallback(n, t)
+        bt = np.cross(n, t)
+        frame = contact_frame[k]
+        frame[0] = n
+        frame[1] = t
+        frame[2] = bt
+        m_sum = body_inv_mass[b0] + body_inv_mass[b1]
+        for d in range(3):
+            c = frame[d]
+            row_rc0[k, d] = np.cross(r0, c)
+            row_rc1[k, d] = np.cross(r1, c)
+            row_irc0[k, d] = mat3_vec(inv_inertia_world[b0], row_rc0[k, d])
+            row_irc1[k, d] = mat3_vec(inv_inertia_world[b1], row_rc1[k, d])
+        for i in range(3):
+            for j in range(3):
+                row_D[k, i, j] = (
+                    m_sum * dot3(frame[i], frame[j])
+                    + dot3(row_rc0[k, i], row_irc0[k, j])
+                    + dot3(row_rc1[k, i], row_irc1[k, j])
+                )
+            row_b[k, i] = dot3(frame[i], dv_free)
+        # normal bias
+        phi = contact_gap[k]
+        if phi > 0.0:
+            bias = phi / dt
+        else:
+            bias = erp * min(phi + penetration_slop, 0.0) / dt
+        e = contact_restitution[k]
+        if e > 0.0:
+            dv_pre = (body_vel[b1] + np.cross(body_omega[b1], r1)) - (body_vel[b0] + np.cross(body_omega[b0], r0))
+            vn_pre = dot3(n, dv_pre)
+            if vn_pre < -restitution_threshold and phi + dt * vn_pre <= 0.0:
+                bias = min(e * vn_pre, min(bias, 0.0))
+        row_b[k, 0] += bias
+
+
+@njit_kernel
+def contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, out_v):
+    """Current contact-space velocity ``v = b + J (dv, dw)`` of contact ``k`` into ``out_v`` (3,)."""
+    for d in range(3):
+        c = contact_frame[k, d]
+        s = row_b[k, d]
+        for j in range(3):
+            s += c[j] * (dv[b1, j] - dv[b0, j]) + row_rc1[k, d, j] * dw[b1, j] - row_rc0[k, d, j] * dw[b0, j]
+        out_v[d] = s
+
+
+@njit_kernel
+def apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw):
+    """Add ``M^-1 J_k^T d_lambda`` to the body accumulators (course eq. 231)."""
+    for j in range(3):
+        P = (
+            d_lambda[0] * contact_frame[k, 0, j]
+            + d_lambda[1] * contact_frame[k, 1, j]
+            + d_lambda[2] * contact_frame[k, 2, j]
+        )
+        dv[b1, j] += body_inv_mass[b1] * P
+        dv[b0, j] -= body_inv_mass[b0] * P
+        dw[b1, j] += d_lambda[0] * row_irc1[k, 0, j] + d_lambda[1] * row_irc1[k, 1, j] + d_lambda[2] * row_irc1[k, 2, j]
+        dw[b0, j] -= d_lambda[0] * row_irc0[k, 0, j] + d_lambda[1] * row_irc0[k, 1, j] + d_lambda[2] * row_irc0[k, 2, j]
+
+
+@njit_kernel
+def accumulate_impulses(
+    contact_body0,
+    contact_body1,
+    contact_count,
+    impulse,
+    body_inv_mass,
+    contact_frame,
+    row_irc0,
+    row_irc1,
+    # outputs
+    dv,
+    dw,
+):
+    """``(dv, dw) = M^-1 J^T lambda`` from scratch (start of a solve or after a rollback)."""
+    dv[:] = 0.0
+    dw[:] = 0.0
+    for k in range(contact_count):
+        apply_contact_impulse(
+            k, contact_body0[k], contact_body1[k], impulse[k], body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw
+        )
+
+
+@njit_kernel
+def warm_start_impulses(
+    contact_key,
+    contact_count,
+    contact_frame,
+    contact_mu,
+    prev_key,
+    prev_impulse_world,
+    prev_count,
+    friction_model,
+    # outputs
+    impulse,
+):
+    """Initial impulses from the previous step's world impulse of the contact with the same key.
+
+    Keys are sorted ascending in both steps, so matching is a merge. The warm start is projected
+    onto the current frame and friction set (``lambda_n >= 0``; box or disk of radius mu lambda_n).
+    """
+    j = 0
+    for k in range(contact_count):
+        key = contact_key[k]
+        while j < prev_count and prev_key[j] < key:
+            j += 1
+        if j < prev_count and prev_key[j] == key:
+            P = prev_impulse_world[j]
+            ln = max(dot3(contact_frame[k, 0], P), 0.0)
+            lt = dot3(contact_frame[k, 1], P)
+            lb = dot3(contact_frame[k, 2], P)
+            limit = contact_mu[k] * ln
+            if friction_model == 1:
+                lt = min(max(lt, -limit), limit)
+                lb = min(max(lb, -limit), limit)
+            else:
+                norm = math.sqrt(lt * lt + lb * lb)
+                if norm > limit:
+                    scale = limit / norm if norm > 0.0 else 0.0
+                    lt *= scale
+                    lb *= scale
+            impulse[k, 0] = ln
+            impulse[k, 1] = lt
+            impulse[k, 2] = lb
+        else:
+            impulse[k, 0] = 0.0
+            impulse[k, 1] = 0.0
+            impulse[k, 2] = 0.0
+
+
+@njit_kernel
+def store_world_impulses(contact_key, contact_count, contact_frame, impulse, out_key, out_impulse_world):
+    """Save keys and world-space impulses ``C lambda`` for the next step's warm start."""
+    for k in range(contact_count):
+        out_key[k] = contact_key[k]
+        for j in range(3):
+            out_impulse_world[k, j] = (
+                impulse[k, 0] * contact_frame[k, 0, j]
+                + impulse[k, 1] * contact_frame[k, 1, j]
+                + impulse[k, 2] * contact_frame[k, 2, j]
+            )

@@ -1,0 +1,77 @@
+"""Semi-implicit Newton–Euler integration of rigid bodies (course §1.2, §1.10.1)."""
+
+import numpy as np
+
+from ..jit import njit_kernel
+from ..math.quat import quat_angular_velocity, quat_integrate, quat_normalize, quat_to_matrix
+from ..math.vec import mat3_sandwich, mat3_vec
+
+
+@njit_kernel
+def compute_free_velocities(
+    body_kind,
+    body_inv_mass,
+    body_inertia_local,
+    body_inv_inertia_local,
+    body_quat,
+    body_vel,
+    body_omega,
+    body_target_pos,
+    body_target_quat,
+    body_pos,
+    gravity,
+    dt,
+    # outputs
+    inv_inertia_world,
+    vel_free,
+    omega_free,
+):
+    """Velocities at the end of the step without contact impulses: ``u_free = u + h M^-1 f``.
+
+    Dynamic bodies: gravity and the explicit gyroscopic torque ``-w x (I_w w)`` (course eq. 69).
+    Kinematic bodies: the velocity that moves them from their pose to the control target in ``dt``.
+    ``inv_inertia_world`` (nb, 3, 3) [1/(kg·m²)] receives ``R I_body^-1 R^T`` (eq. 66), zero for kinematic bodies.
+    """
+    R = np.empty((3, 3))
+    inertia_world = np.empty((3, 3))
+    for b in range(body_kind.shape[0]):
+        if body_kind[b] != 1:
+            for k in range(3):
+                vel_free[b, k] = (body_target_pos[b, k] - body_pos[b, k]) / dt
+            omega_free[b] = quat_angular_velocity(body_quat[b], body_target_quat[b], dt)
+            inv_inertia_world[b] = 0.0
+            continue
+        quat_to_matrix(body_quat[b], R)
+        mat3_sandwich(R, body_inv_inertia_local[b], inv_inertia_world[b])
+        mat3_sandwich(R, body_inertia_local[b], inertia_world)
+        w = body_omega[b]
+        gyro = np.cross(w, mat3_vec(inertia_world, w))
+        dw = mat3_vec(inv_inertia_world[b], gyro)
+        for k in range(3):
+            vel_free[b, k] = body_vel[b, k] + dt * gravity[k]
+            omega_free[b, k] = w[k] - dt * dw[k]
+
+
+@njit_kernel
+def integrate_positions(
+    body_kind,
+    body_pos,
+    body_quat,
+    body_vel,
+    body_omega,
+    body_target_pos,
+    body_target_quat,
+    dt,
+    # outputs
+    out_pos,
+    out_quat,
+):
+    """``x+ = x + h v+``, ``Q+ = normalize(Q + h H(Q) w+)`` (course eq. 75); kinematic bodies land on their targets."""
+    for b in range(body_kind.shape[0]):
+        if body_kind[b] != 1:
+            out_pos[b] = body_target_pos[b]
+            out_quat[b] = quat_normalize(body_target_quat[b])
+            continue
+        for k in range(3):
+            out_pos[b, k] = body_pos[b, k] + dt * body_vel[b, k]
+        out_quat[b] = quat_integrate(body_quat[b], body_omega[b], dt)

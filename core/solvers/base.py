@@ -1,0 +1,150 @@
+"""SolverBase: what every rigid contact solver shares (free motion, contact rows, warm start, integration)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import config
+from ..contacts import Contacts
+from ..control import Control
+from ..enums import FrictionModel, SolverStatus
+from ..model import Model
+from ..rigid.contact_rows import (
+    accumulate_impulses,
+    compute_contact_rows,
+    store_world_impulses,
+    warm_start_impulses,
+)
+from ..rigid.integrate import compute_free_velocities, integrate_positions
+from ..state import State
+from .kernels import finish_step
+
+
+class SolverBase:
+    """Semi-implicit Newton–Euler step with velocity-level contact impulses.
+
+    ``step`` writes only ``state_out``, ``contacts.contact_impulse``/``contact_frame`` and the
+    solver's own scratch (allocated once here).
+    """
+
+    friction_model = FrictionModel.NONE
+    """Friction set this solver enforces."""
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        iterations: int = 100,
+        tolerance: float = 1e-6,
+        erp: float = config.DEFAULT_ERP,
+        penetration_slop: float = config.DEFAULT_PENETRATION_SLOP,
+        restitution_threshold: float = config.DEFAULT_RESTITUTION_THRESHOLD,
+        warm_start: bool = True,
+    ):
+        """Args:
+        iterations: maximum sweeps per step (rejected PROX sweeps included).
+        tolerance: stop when the largest impulse change of a sweep is below ``tolerance`` times
+            the largest impulse [dimensionless].
+        erp: Baumgarte error-reduction parameter in [0, 1] (course eq. 59).
+        penetration_slop: penetration left uncorrected [m].
+        restitution_threshold: approach speed below which contacts do not bounce [m/s].
+        warm_start: start from the previous step's impulses of matching contacts.
+        """
+        if iterations < 1:
+            raise ValueError("iterations must be at least 1")
+        if not tolerance >= 0.0:
+            raise ValueError("tolerance must be >= 0")
+        self.model = model
+        self.iterations = int(iterations)
+        self.tolerance = float(tolerance)
+        self.erp = float(erp)
+        self.penetration_slop = float(penetration_slop)
+        self.restitution_threshold = float(restitution_threshold)
+        self.warm_start = bool(warm_start)
+        nb, nc = model.body_count, model.contact_max
+        self._inv_inertia_world = np.zeros((nb, 3, 3))
+        self._vel_free = np.zeros((nb, 3))
+        self._omega_free = np.zeros((nb, 3))
+        self._dv = np.zeros((nb, 3))
+        self._dw = np.zeros((nb, 3))
+        self._rc0 = np.zeros((nc, 3, 3))
+        self._rc1 = np.zeros((nc, 3, 3))
+        self._irc0 = np.zeros((nc, 3, 3))
+        self._irc1 = np.zeros((nc, 3, 3))
+        self._D = np.zeros((nc, 3, 3))
+        self._b = np.zeros((nc, 3))
+        self._prev_key = np.zeros(nc, np.int64)
+        self._prev_impulse_world = np.zeros((nc, 3))
+        self._prev_count = 0
+        self._result = np.zeros(3)
+        self.last_iterations = 0
+        """Sweeps used by the last step."""
+        self.last_residual = 0.0
+        """Final merit (largest impulse change of the last sweep) of the last step [N·s]."""
+        self.last_rejections = 0
+        """Rejected sweeps (PROX r-factor back-offs) in the last step."""
+        self.last_status = SolverStatus.NONE
+        """Why the last solve stopped."""
+
+    def _solve(self, contacts: Contacts) -> None:
+        raise NotImplementedError
+
+    def step(self, state_in: State, state_out: State, control: Control, contacts: Contacts, dt: float) -> None:
+        """Advance ``state_in`` by ``dt`` [s] into ``state_out`` using ``contacts`` found at ``state_in``."""
+        m = self.model
+        compute_free_velocities(
+            m.body_kind, m.body_inv_mass, m.body_inertia_local, m.body_inv_inertia_local,
+            state_in.body_quat, state_in.body_vel, state_in.body_omega,
+            control.body_target_pos, control.body_target_quat, state_in.body_pos, m.gravity, dt,
+            self._inv_inertia_world, self._vel_free, self._omega_free,
+        )  # fmt: skip
+        n = contacts.contact_count
+        if n:
+            compute_contact_rows(
+                m.body_inv_mass, state_in.body_pos, state_in.body_vel, state_in.body_omega,
+                self._inv_inertia_world, self._vel_free, self._omega_free,
+                contacts.contact_body0, contacts.contact_body1, contacts.contact_point, contacts.contact_normal,
+                contacts.contact_gap, contacts.contact_restitution, n,
+                self.erp, self.penetration_slop, self.restitution_threshold, dt,
+                contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._D, self._b,
+            )  # fmt: skip
+            if self.warm_start:
+                warm_start_impulses(
+                    contacts.contact_key, n, contacts.contact_frame, contacts.contact_mu,
+                    self._prev_key, self._prev_impulse_world, self._prev_count, int(self.friction_model),
+                    contacts.contact_impulse,
+                )  # fmt: skip
+            else:
+                contacts.contact_impulse[:n] = 0.0
+            accumulate_impulses(
+                contacts.contact_body0, contacts.contact_body1, n, contacts.contact_impulse, m.body_inv_mass,
+                contacts.contact_frame, self._irc0, self._irc1, self._dv, self._dw,
+            )  # fmt: skip
+            self._solve(contacts)
+            self.last_iterations = int(self._result[0])
+            self.last_residual = float(self._result[1])
+            self.last_rejections = int(self._result[2])
+            reached = self.last_iterations < self.iterations or self.last_residual <= self.tolerance * max(
+                float(np.abs(contacts.contact_impulse[:n]).max()), 1e-300
+            )
+            self.last_status = SolverStatus.ABSOLUTE if reached else SolverStatus.MAX_ITERATIONS
+            store_world_impulses(
+                contacts.contact_key, n, contacts.contact_frame, contacts.contact_impulse,
+                self._prev_key, self._prev_impulse_world,
+            )  # fmt: skip
+        else:
+            self._dv[:] = 0.0
+            self._dw[:] = 0.0
+            self.last_iterations = 0
+            self.last_residual = 0.0
+            self.last_rejections = 0
+            self.last_status = SolverStatus.NO_CONTACTS
+        self._prev_count = n
+        finish_step(
+            m.body_kind, self._vel_free, self._omega_free, self._dv, self._dw, state_out.body_vel, state_out.body_omega
+        )
+        integrate_positions(
+            m.body_kind, state_in.body_pos, state_in.body_quat, state_out.body_vel, state_out.body_omega,
+            control.body_target_pos, control.body_target_quat, dt,
+            state_out.body_pos, state_out.body_quat,
+        )  # fmt: skip

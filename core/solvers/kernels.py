@@ -1,0 +1,253 @@
+"""Contact solver kernels: projected Gauss–Seidel on the BLCP and PROX blocked Gauss–Seidel.
+
+Both work matrix-free on the rows of :mod:`..rigid.contact_rows`: the current contact velocity
+is ``v = b + J (dv, dw)`` with the body accumulators ``(dv, dw) = M^-1 J^T lambda``.
+Convergence is measured by the merit ``e = ||lambda^{k+1} - lambda^k||_inf`` of a sweep
+(course eq. 232) relative to the largest impulse.
+"""
+
+import math
+
+import numpy as np
+
+from ..jit import njit_kernel
+from ..math.vec import dot3, mat3_vec
+from ..rigid.contact_rows import accumulate_impulses, apply_contact_impulse, contact_velocity
+
+
+@njit_kernel
+def _row_velocity(k, d, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw):
+    c = contact_frame[k, d]
+    s = row_b[k, d]
+    for j in range(3):
+        s += c[j] * (dv[b1, j] - dv[b0, j]) + row_rc1[k, d, j] * dw[b1, j] - row_rc0[k, d, j] * dw[b0, j]
+    return s
+
+
+@njit_kernel
+def _max_abs(impulse, contact_count):
+    m = 0.0
+    for k in range(contact_count):
+        for d in range(3):
+            m = max(m, abs(impulse[k, d]))
+    return m
+
+
+@njit_kernel
+def solve_pgs(
+    contact_body0,
+    contact_body1,
+    contact_count,
+    contact_mu,
+    body_inv_mass,
+    contact_frame,
+    row_rc0,
+    row_rc1,
+    row_irc0,
+    row_irc1,
+    row_D,
+    row_b,
+    iterations,
+    tolerance,
+    # outputs
+    impulse,
+    dv,
+    dw,
+    result,
+):
+    """Projected Gauss–Seidel for the box-friction BLCP (course Alg. 6 with eq. 159 bounds).
+
+    Row by row: ``lambda_n <- max(0, lambda_n - v_n / A_nn)``, then each friction row
+    ``lambda_f <- clamp(lambda_f - v_f / A_ff, -mu lambda_n, mu lambda_n)`` with the newest normal
+    impulse (Poulsen's affine bounds, §3.2.2). ``result`` receives ``[sweeps, merit, 0]``.
+    """
+    d_lambda = np.zeros(3)
+    merit = 0.0
+    sweeps = 0
+    for it in range(iterations):
+        merit = 0.0
+        for k in range(contact_count):
+            b0 = contact_body0[k]
+            b1 = contact_body1[k]
+            for d in range(3):
+                v = _row_velocity(k, d, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
+                old = impulse[k, d]
+                new = old - v / row_D[k, d, d]
+                if d == 0:
+                    new = max(new, 0.0)
+                else:
+                    limit = contact_mu[k] * impulse[k, 0]
+                    new = min(max(new, -limit), limit)
+                delta = new - old
+                if delta != 0.0:
+                    impulse[k, d] = new
+                    d_lambda[:] = 0.0
+                    d_lambda[d] = delta
+                    apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
+                    merit = max(merit, abs(delta))
+        sweeps = it + 1
+        if merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
+            break
+    result[0] = sweeps
+    result[1] = merit
+    result[2] = 0.0
+
+
+@njit_kernel
+def project_disk(zt, zb, radius):
+    """Closest point of the disk ``||(t, b)|| <= radius`` to ``(zt, zb)`` (course eq. 226)."""
+    norm = math.sqrt(zt * zt + zb * zb)
+    if norm <= radius:
+        return zt, zb
+    if norm == 0.0 or radius <= 0.0:
+        return 0.0, 0.0
+    s = radius / norm
+    return zt * s, zb * s
+
+
+@njit_kernel
+def compute_r_factors(row_D, contact_count, strategy, out_r):
+    """Initial r-factors per row, shape (c, 3) [1/(kg^-1)] (course §3.4.4).
+
+    GLOBAL (1): one value ``1 / max_k lambda_max(D_k)`` for every row: each blocked update then
+    is a contraction of its own block, which is the Gauss–Seidel stability condition.
+    LOCAL (2): ``r_i = 1 / A_ii`` (PGS step sizes).
+    """
+    if strategy == 2:
+        for k in range(contact_count):
+            for d in range(3):
+                out_r[k, d] = 1.0 / row_D[k, d, d]
+        return
+    lam_max = 0.0
+    x = np.empty(3)
+    for k in range(contact_count):
+        # a few power iterations on the 3x3 SPD block, started from its largest diagonal
+        x[:] = 1.0
+        lam = 0.0
+        for _ in range(12):
+            y = mat3_vec(row_D[k], x)
+            lam = math.sqrt(dot3(y, y))
+            if lam == 0.0:
+                break
+            x[:] = y / lam
+        lam_max = max(lam_max, lam)
+    r = 1.0 / lam_max if lam_max > 0.0 else 1.0
+    for k in range(contact_count):
+        for d in range(3):
+            out_r[k, d] = r
+
+
+@njit_kernel
+def solve_prox_gs(
+    contact_body0,
+    contact_body1,
+    contact_count,
+    contact_mu,
+    body_inv_mass,
+    contact_frame,
+    row_rc0,
+    row_rc1,
+    row_irc0,
+    row_irc1,
+    row_b,
+    r_row,
+    iterations,
+    tolerance,
+    nu,
+    # scratch
+    saved_impulse,
+    # outputs
+    impulse,
+    dv,
+    dw,
+    result,
+):
+    """PROX blocked Gauss–Seidel with adaptive r-factor (course Alg. 12, seed 001 Alg. 2).
+
+    Per contact block: ``z = lambda - R (v)``; ``lambda_n = max(0, z_n)``;
+    ``lambda_t = prox_disk(mu lambda_n)(z_t)`` with the NEW normal impulse. After each sweep the
+    merit ``e = ||lambda^{k+1} - lambda^k||_inf`` is compared with the last accepted one; if it did
+    not decrease (``>=``, erratum E20: strict ``>`` misses exact 2-cycles) the sweep is rejected,
+    ``lambda`` and the accumulators roll back and every r shrinks by ``nu``. The iteration cap
+    counts rejected sweeps too. ``result`` receives ``[sweeps, merit, rejections]``.
+    """
+    v = np.empty(3)
+    d_lambda = np.empty(3)
+    last_merit = np.inf
+    merit = 0.0
+    scale = 1.0
+    rejections = 0
+    sweeps = 0
+    for it in range(iterations):
+        sweeps = it + 1
+        for k in range(contact_count):
+            for d in range(3):
+                saved_impulse[k, d] = impulse[k, d]
+        merit = 0.0
+        for k in range(contact_count):
+            b0 = contact_body0[k]
+            b1 = contact_body1[k]
+            contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, v)
+            zn = impulse[k, 0] - scale * r_row[k, 0] * v[0]
+            zt = impulse[k, 1] - scale * r_row[k, 1] * v[1]
+            zb = impulse[k, 2] - scale * r_row[k, 2] * v[2]
+            ln = max(zn, 0.0)
+            lt, lb = project_disk(zt, zb, contact_mu[k] * ln)
+            d_lambda[0] = ln - impulse[k, 0]
+            d_lambda[1] = lt - impulse[k, 1]
+            d_lambda[2] = lb - impulse[k, 2]
+            impulse[k, 0] = ln
+            impulse[k, 1] = lt
+            impulse[k, 2] = lb
+            apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
+            for d in range(3):
+                merit = max(merit, abs(d_lambda[d]))
+        if merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
+            break
+        if merit >= last_merit:
+            # divergence detected: reject the sweep, roll back, shrink r (Alg. 12)
+            rejections += 1
+            for k in range(contact_count):
+                for d in range(3):
+                    impulse[k, d] = saved_impulse[k, d]
+            accumulate_impulses(
+                contact_body0,
+                contact_body1,
+                contact_count,
+                impulse,
+                body_inv_mass,
+                contact_frame,
+                row_irc0,
+                row_irc1,
+                dv,
+                dw,
+            )
+            scale *= nu
+            merit = last_merit
+        else:
+            last_merit = merit
+    result[0] = sweeps
+    result[1] = merit
+    result[2] = rejections
+
+
+@njit_kernel
+def finish_step(
+    body_kind,
+    vel_free,
+    omega_free,
+    dv,
+    dw,
+    # outputs
+    out_vel,
+    out_omega,
+):
+    """``u+ = u_free + M^-1 J^T lambda`` (course eq. 247b); kinematic bodies keep their prescribed velocity."""
+    for b in range(body_kind.shape[0]):
+        if body_kind[b] == 1:
+            for k in range(3):
+                out_vel[b, k] = vel_free[b, k] + dv[b, k]
+                out_omega[b, k] = omega_free[b, k] + dw[b, k]
+        else:
+            out_vel[b] = vel_free[b]
+            out_omega[b] = omega_free[b]

@@ -1,0 +1,46 @@
+"""Layering and JIT-policy checks: the core stays Blender-free and every kernel goes through core/jit.py."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_core_import_loads_neither_bpy_nor_mathutils():
+    """Import contact_lab.core in a fresh interpreter without pulling in bpy or mathutils."""
+    code = (
+        "import sys, contact_lab.core\n"
+        "bad = [m for m in ('bpy', 'mathutils') if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+        "sys.exit(1 if bad else 0)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_numba_decorators_only_in_jit_module():
+    """Fail on any raw numba decorator or fastmath=True outside core/jit.py."""
+    offenders = []
+    for path in (ROOT / "core").rglob("*.py"):
+        text = path.read_text()
+        if path.name == "jit.py" and path.parent.name == "core":
+            assert "fastmath=False" in text
+            continue
+        if re.search(r"numba\.(n?jit|vectorize|guvectorize)|from numba import", text) or "fastmath=True" in text:
+            offenders.append(str(path.relative_to(ROOT)))
+    assert not offenders, offenders
+
+
+def test_kernels_avoid_blas():
+    """Keep np.dot, np.linalg and the @ operator out of kernels: Blender ships no SciPy BLAS for numba."""
+    offenders = []
+    for path in (ROOT / "core").rglob("*.py"):
+        if path.name in ("builder.py", "model.py", "trajectory.py", "simulate.py"):
+            continue  # plain Python modules, not kernels
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#")[0]
+            if re.search(r"np\.dot\(|np\.linalg\.|\w\s@\s\w", code) and '"""' not in line and "``" not in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not offenders, offenders

@@ -1,0 +1,97 @@
+"""Analytic rigid-body physics: incline stick/slip, sliding to rest, rolling, stacking, impacts."""
+
+import math
+
+import numpy as np
+import pytest
+from contact_lab.core import simulate
+from scenes import G, box_stack, floor_box, floor_sphere, head_on_spheres, incline_box
+
+SOLVERS = ["PGS", "PROX"]
+
+
+def _fit_acceleration(t, x):
+    """Least-squares ``x = x0 + v0 t + a t^2 / 2``; returns a."""
+    A = np.stack([np.ones_like(t), t, 0.5 * t * t], axis=1)
+    return np.linalg.lstsq(A, x, rcond=None)[0][2]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("theta_deg", [15.0, 30.0])
+def test_incline_sticks_above_threshold(solver, theta_deg):
+    """Keep a box at rest (drift < 1 mm over 2 s) when mu = tan(theta) + 0.05."""
+    theta = math.radians(theta_deg)
+    model, downhill = incline_box(theta, math.tan(theta) + 0.05)
+    traj = simulate(model, frame_count=121, fps=60, substeps=4, solver=solver, tolerance=1e-8, iterations=200)
+    drift = np.linalg.norm(traj.body_pos[-1, 1] - traj.body_pos[0, 1])
+    assert drift < 1e-3
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("theta_deg", [15.0, 30.0])
+def test_incline_slides_with_analytic_acceleration(solver, theta_deg):
+    """Slide down at g (sin θ − μ cos θ) within 2 % when mu = tan(theta) − 0.1."""
+    theta = math.radians(theta_deg)
+    mu = math.tan(theta) - 0.1
+    model, downhill = incline_box(theta, mu)
+    fps = 60
+    traj = simulate(model, frame_count=91, fps=fps, substeps=4, solver=solver, tolerance=1e-8, iterations=200)
+    t = np.arange(traj.frame_count) / fps
+    s = (traj.body_pos[:, 1] - traj.body_pos[0, 1]) @ downhill
+    a = _fit_acceleration(t[10:], s[10:])
+    expected = G * (math.sin(theta) - mu * math.cos(theta))
+    assert a == pytest.approx(expected, rel=0.02)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_box_slides_to_rest_after_analytic_distance(solver):
+    """Stop a box sliding at v0 on the floor after v0² / (2 μ g) within 2 %."""
+    v0, mu = 3.0, 0.4
+    model = floor_box(v0, mu)
+    traj = simulate(model, frame_count=121, fps=60, substeps=4, solver=solver, tolerance=1e-8, iterations=200)
+    distance = traj.body_pos[-1, 1, 0] - traj.body_pos[0, 1, 0]
+    assert np.linalg.norm(traj.body_vel[-1, 1]) < 1e-3
+    assert distance == pytest.approx(v0 * v0 / (2 * mu * G), rel=0.02)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_sliding_sphere_ends_rolling_at_five_sevenths(solver):
+    """Leave a sphere sliding without spin rolling at 5/7 v0 (within 2 %), with ω r = v."""
+    v0, mu, radius = 4.0, 0.3, 0.3
+    model = floor_sphere(v0, mu, radius=radius)
+    traj = simulate(model, frame_count=121, fps=60, substeps=4, solver=solver, tolerance=1e-8, iterations=200)
+    v_end = traj.body_vel[-1, 1, 0]
+    assert v_end == pytest.approx(5.0 / 7.0 * v0, rel=0.02)
+    assert traj.body_omega[-1, 1, 1] * radius == pytest.approx(v_end, rel=0.01)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_stack_of_ten_boxes_rests(solver):
+    """Keep the top of a 10-box stack within 1 mm over 5 s at 60 Hz with 4 substeps."""
+    model = box_stack(10)
+    traj = simulate(model, frame_count=301, fps=60, substeps=4, solver=solver)
+    top = model.body_count - 1
+    drift = np.linalg.norm(traj.body_pos[:, top] - traj.body_pos[0, top], axis=1).max()
+    assert drift < 1e-3
+    assert traj.contact_count.max() >= 40
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_elastic_head_on_spheres_exchange_velocities(solver):
+    """Exchange velocities of equal spheres with restitution 1; conserve momentum to 1e-9."""
+    model = head_on_spheres(2.0, 1.0)
+    traj = simulate(model, frame_count=31, fps=60, substeps=4, solver=solver, tolerance=1e-12, iterations=200)
+    momentum = traj.body_vel[:, 0] * 1.0 + traj.body_vel[:, 1] * 1.0
+    assert np.abs(momentum - momentum[0]).max() < 1e-9
+    np.testing.assert_allclose(traj.body_vel[-1, 0], [-2.0, 0, 0], atol=1e-6)
+    np.testing.assert_allclose(traj.body_vel[-1, 1], [2.0, 0, 0], atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_inelastic_head_on_spheres_move_together(solver):
+    """Give both spheres the common velocity m1 v1 / (m1 + m2) with restitution 0 (course D7)."""
+    model = head_on_spheres(1.0, 0.0, masses=(1.0, 3.0))
+    traj = simulate(model, frame_count=31, fps=60, substeps=4, solver=solver, tolerance=1e-12, iterations=200)
+    # momentum 1*1 + 3*(-1) = -2 shared by total mass 4
+    np.testing.assert_allclose(traj.body_vel[-1, 0], [-0.5, 0, 0], atol=1e-6)
+    np.testing.assert_allclose(traj.body_vel[-1, 1], [-0.5, 0, 0], atol=1e-6)
