@@ -25,6 +25,18 @@ def _row_velocity(k, d, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw):
 
 
 @njit_kernel
+def sweep_index(i, sweep, count):
+    """Contact visited at position ``i`` of sweep ``sweep``: forward on even sweeps, backward on odd.
+
+    Symmetric Gauss–Seidel (course §3.2.1, eq. 148–149) removes the bias a fixed order puts on
+    statically indeterminate contacts (a tall stack rocks when one side is always solved first).
+    """
+    if sweep % 2 == 0:
+        return i
+    return count - 1 - i
+
+
+@njit_kernel
 def _max_abs(impulse, contact_count):
     m = 0.0
     for k in range(contact_count):
@@ -66,7 +78,8 @@ def solve_pgs(
     sweeps = 0
     for it in range(iterations):
         merit = 0.0
-        for k in range(contact_count):
+        for i in range(contact_count):
+            k = sweep_index(i, it, contact_count)
             b0 = contact_body0[k]
             b1 = contact_body1[k]
             for d in range(3):
@@ -137,6 +150,36 @@ def compute_r_factors(row_D, contact_count, strategy, out_r):
             out_r[k, d] = r
 
 
+MERIT_WINDOW = 4
+"""Accepted sweeps whose largest merit a new sweep must beat (non-monotone divergence test)."""
+
+
+@njit_kernel
+def is_sweep_rejected(merit, reference_merit):
+    """PROX divergence test (course Alg. 11/12 with erratum E20).
+
+    A sweep is rejected when its merit did not decrease: ``merit >= reference``. The seed's
+    strict ``>`` never fires on an exact 2-cycle, whose merit stays constant.
+    """
+    return merit >= reference_merit
+
+
+@njit_kernel
+def accept_merit(window, count, merit):
+    """Record an accepted merit in the ring ``window``; return the new reference (window maximum).
+
+    Comparing with the largest of the last ``MERIT_WINDOW`` accepted merits instead of the last
+    one tolerates the non-monotone (but converging) merit of Gauss–Seidel sweeps, which otherwise
+    triggers back-offs until r is so small that the iteration stalls; a constant-merit cycle is
+    still rejected because its merit equals the window maximum.
+    """
+    window[count % window.shape[0]] = merit
+    reference = 0.0
+    for i in range(min(count + 1, window.shape[0])):
+        reference = max(reference, window[i])
+    return reference
+
+
 @njit_kernel
 def solve_prox_gs(
     contact_body0,
@@ -173,6 +216,8 @@ def solve_prox_gs(
     """
     v = np.empty(3)
     d_lambda = np.empty(3)
+    window = np.empty(MERIT_WINDOW)
+    accepted = 0
     last_merit = np.inf
     merit = 0.0
     scale = 1.0
@@ -184,7 +229,8 @@ def solve_prox_gs(
             for d in range(3):
                 saved_impulse[k, d] = impulse[k, d]
         merit = 0.0
-        for k in range(contact_count):
+        for i in range(contact_count):
+            k = sweep_index(i, it, contact_count)
             b0 = contact_body0[k]
             b1 = contact_body1[k]
             contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, v)
@@ -202,9 +248,11 @@ def solve_prox_gs(
             apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
             for d in range(3):
                 merit = max(merit, abs(d_lambda[d]))
-        if merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
+        # Convergence is judged on the step normalised by the r back-off: after many rejections a
+        # tiny r makes every step tiny, which is not convergence (seed 001 §1.2 pitfall 2).
+        if merit <= tolerance * scale * max(_max_abs(impulse, contact_count), 1e-300):
             break
-        if merit >= last_merit:
+        if is_sweep_rejected(merit, last_merit):
             # divergence detected: reject the sweep, roll back, shrink r (Alg. 12)
             rejections += 1
             for k in range(contact_count):
@@ -225,7 +273,8 @@ def solve_prox_gs(
             scale *= nu
             merit = last_merit
         else:
-            last_merit = merit
+            last_merit = accept_merit(window, accepted, merit)
+            accepted += 1
     result[0] = sweeps
     result[1] = merit
     result[2] = rejections

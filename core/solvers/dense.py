@@ -1,0 +1,93 @@
+"""PROX blocked Gauss–Seidel on an assembled Delassus matrix (small problems, FCLIB, reference).
+
+Solves the Coulomb contact problem in the local form of FCLIB: find impulses ``r`` (blocks
+``[r_n, r_t, r_b]`` per contact) with ``u = W r + q`` such that ``0 <= u_n ⊥ r_n >= 0`` and
+``r_T = prox_{disk(mu r_n)}(r_T - rho u_T)`` (maximal dissipation). This is the same iteration as
+:func:`.kernels.solve_prox_gs`, written on a dense ``W`` instead of body accumulators, so the two
+can check each other.
+"""
+
+import numpy as np
+
+from ..jit import njit_kernel
+from .kernels import MERIT_WINDOW, accept_merit, compute_r_factors, is_sweep_rejected, project_disk, sweep_index
+
+
+@njit_kernel
+def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_r, result):
+    """PROX GS with adaptive r on ``u = W r + q``.
+
+    Args:
+        W: Delassus matrix, shape (3m, 3m). q: free velocity, shape (3m,). mu: shape (m,).
+        strategy: :class:`RFactorStrategy` value (1 global, 2 local).
+        iterations: sweep cap (rejected sweeps count). tolerance: relative merit threshold.
+        nu: r back-off factor. r_init: starting impulses, shape (3m,).
+        out_r: solution, shape (3m,). result: ``[sweeps, merit, rejections]``.
+    """
+    m = mu.shape[0]
+    blocks = np.empty((m, 3, 3))
+    for k in range(m):
+        for i in range(3):
+            for j in range(3):
+                blocks[k, i, j] = W[3 * k + i, 3 * k + j]
+    rho = np.empty((m, 3))
+    compute_r_factors(blocks, m, strategy, rho)
+    out_r[:] = r_init
+    u = np.empty(3 * m)
+    for i in range(3 * m):
+        s = q[i]
+        for j in range(3 * m):
+            s += W[i, j] * out_r[j]
+        u[i] = s
+    saved_r = out_r.copy()
+    saved_u = u.copy()
+    delta = np.empty(3)
+    window = np.empty(MERIT_WINDOW)
+    accepted = 0
+    last_merit = np.inf
+    merit = 0.0
+    scale = 1.0
+    rejections = 0
+    sweeps = 0
+    for it in range(iterations):
+        sweeps = it + 1
+        saved_r[:] = out_r
+        saved_u[:] = u
+        merit = 0.0
+        for i in range(m):
+            k = sweep_index(i, it, m)
+            i0 = 3 * k
+            rn = max(out_r[i0] - scale * rho[k, 0] * u[i0], 0.0)
+            rt, rb = project_disk(
+                out_r[i0 + 1] - scale * rho[k, 1] * u[i0 + 1],
+                out_r[i0 + 2] - scale * rho[k, 2] * u[i0 + 2],
+                mu[k] * rn,
+            )
+            delta[0] = rn - out_r[i0]
+            delta[1] = rt - out_r[i0 + 1]
+            delta[2] = rb - out_r[i0 + 2]
+            out_r[i0] = rn
+            out_r[i0 + 1] = rt
+            out_r[i0 + 2] = rb
+            for d in range(3):
+                if delta[d] != 0.0:
+                    merit = max(merit, abs(delta[d]))
+                    for j in range(3 * m):
+                        u[j] += W[j, i0 + d] * delta[d]
+        largest = 0.0
+        for i in range(3 * m):
+            largest = max(largest, abs(out_r[i]))
+        if merit <= tolerance * scale * max(largest, 1e-300):
+            break
+        if is_sweep_rejected(merit, last_merit):
+            rejections += 1
+            out_r[:] = saved_r
+            u[:] = saved_u
+            scale *= nu
+            merit = last_merit
+        else:
+            last_merit = accept_merit(window, accepted, merit)
+            accepted += 1
+    result[0] = sweeps
+    result[1] = merit
+    result[2] = rejections
