@@ -95,3 +95,28 @@ def test_inelastic_head_on_spheres_move_together(solver):
     # momentum 1*1 + 3*(-1) = -2 shared by total mass 4
     np.testing.assert_allclose(traj.body_vel[-1, 0], [-0.5, 0, 0], atol=1e-6)
     np.testing.assert_allclose(traj.body_vel[-1, 1], [-0.5, 0, 0], atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("restitution", [0.3, 0.8])
+def test_dropped_ball_bounces_with_restitution(solver, restitution):
+    """Leave the floor at e times the impact speed (Newton impact law, seed 001 eq. 14)."""
+    from contact_lab.core import BodyKind, ModelBuilder
+
+    height, radius = 1.0, 0.2
+    b = ModelBuilder(gravity=(0, 0, -G))
+    floor = b.add_body(kind=BodyKind.KINEMATIC)
+    b.add_shape_plane(floor, mu=0.5, restitution=restitution)
+    ball = b.add_body(pos=(0, 0, radius + height), mass=0.5)
+    b.add_shape_sphere(ball, radius, mu=0.5, restitution=0.0)  # pair restitution = max(e, 0)
+    model = b.finalize()
+    fps, substeps = 120, 4
+    traj = simulate(model, frame_count=fps + 1, fps=fps, substeps=substeps, solver=solver, tolerance=1e-10)
+    vz = traj.body_vel[:, 1, 2]
+    impact = np.argmax(vz > 0)  # first frame moving up
+    assert impact > 0
+    v_impact = math.sqrt(2 * G * height)
+    # velocity one frame after the bounce, corrected for gravity over that part of the frame
+    v_up = vz[impact] + G * (1.0 / fps)
+    assert v_up == pytest.approx(restitution * v_impact, rel=0.03)
+    assert np.abs(traj.body_vel[:, 1, :2]).max() < 1e-9  # no spurious sideways motion
