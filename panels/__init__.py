@@ -1,0 +1,1 @@
+"""bpy Panels in Properties ▸ Physics: draw only."""

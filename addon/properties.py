@@ -1,0 +1,217 @@
+"""PropertyGroups: ``Scene.contact_lab`` (bake settings, last report), ``Object.contact_lab`` (role, shape, material).
+
+Units: masses in [kg]; friction and restitution are dimensionless. Lengths are never stored here:
+shape sizes come from the object's bounding box, converted to metres in :mod:`.scene_export`.
+"""
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+ROLE_ITEMS = (
+    ("NONE", "None", "Not part of the simulation"),
+    ("ACTIVE", "Active", "Simulated rigid body: moved by gravity and contacts, baked to keyframes"),
+    ("PASSIVE", "Passive", "Collider: static, or follows its own animation (kinematic); never baked"),
+)
+
+SHAPE_ITEMS = (
+    ("BOX", "Box", "Box fitted to the object's bounding box (non-uniform scale allowed)"),
+    ("SPHERE", "Sphere", "Sphere of diameter max(dimensions), centred on the bounding box"),
+    ("CAPSULE", "Capsule", "Capsule along local Z: radius max(dim X, dim Y)/2, total height dim Z"),
+    ("PLANE", "Plane", "Infinite ground: the object's local XY plane through its origin, solid below local -Z"),
+)
+
+SOLVER_ITEMS = (
+    ("PROX", "PROX", "Proximal-map solver with the exact Coulomb friction cone (default)"),
+    ("PGS", "PGS", "Projected Gauss-Seidel with a box friction model (faster, less accurate friction)"),
+)
+
+COMBINE_ITEMS = (
+    ("GEOMETRIC", "Geometric Mean", "sqrt(a·b): equal values give that value"),
+    ("AVERAGE", "Average", "(a + b) / 2"),
+    ("MINIMUM", "Minimum", "min(a, b): the more slippery / less bouncy surface wins"),
+    ("MAXIMUM", "Maximum", "max(a, b): the grippier / bouncier surface wins"),
+    ("PRODUCT", "Product", "a·b (Bullet's friction rule)"),
+)
+
+COMBINE_PHRASES = {
+    "GEOMETRIC": "geometric mean",
+    "AVERAGE": "average",
+    "MINIMUM": "minimum",
+    "MAXIMUM": "maximum",
+    "PRODUCT": "product",
+}
+"""Short phrase per combine rule, for panels and reports."""
+
+
+def _scene_of(settings):
+    return settings.id_data
+
+
+def _get_frame_start(self):
+    return self.frame_start_custom if not self.use_scene_frame_range else _scene_of(self).frame_start
+
+
+def _set_frame_start(self, value):
+    if self.use_scene_frame_range:
+        self.frame_end_custom = _scene_of(self).frame_end
+    self.frame_start_custom = value
+    self.use_scene_frame_range = False
+
+
+def _get_frame_end(self):
+    return self.frame_end_custom if not self.use_scene_frame_range else _scene_of(self).frame_end
+
+
+def _set_frame_end(self, value):
+    if self.use_scene_frame_range:
+        self.frame_start_custom = _scene_of(self).frame_start
+    self.frame_end_custom = value
+    self.use_scene_frame_range = False
+
+
+class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
+    """Bake settings of a scene (``scene.contact_lab``)."""
+
+    use_scene_frame_range: BoolProperty(
+        name="Use Scene Frame Range",
+        description="Bake the scene's frame range; setting Start or End turns this off",
+        default=True,
+    )
+    frame_start_custom: IntProperty(name="Custom Start", description="Stored custom first frame", default=1)
+    frame_end_custom: IntProperty(name="Custom End", description="Stored custom last frame", default=250)
+    frame_start: IntProperty(
+        name="Start",
+        description="First baked frame (the initial state); follows the scene's range until set",
+        get=_get_frame_start,
+        set=_set_frame_start,
+    )
+    frame_end: IntProperty(
+        name="End",
+        description="Last baked frame; follows the scene's range until set",
+        get=_get_frame_end,
+        set=_set_frame_end,
+    )
+    substeps: IntProperty(
+        name="Substeps",
+        description="Solver steps per frame; more give stiffer, more accurate contact",
+        default=4,
+        min=1,
+        soft_max=64,
+    )
+    solver: EnumProperty(name="Solver", description="Contact solver", items=SOLVER_ITEMS, default="PROX")
+    iterations: IntProperty(
+        name="Iterations",
+        description="Maximum solver iterations per step",
+        default=100,
+        min=1,
+        soft_max=1000,
+    )
+    tolerance: FloatProperty(
+        name="Tolerance",
+        description="Solver stops when the impulse change drops below this [N·s]",
+        default=1e-6,
+        min=0.0,
+        soft_max=1e-2,
+        precision=7,
+    )
+    friction_combine: EnumProperty(
+        name="Friction Combine",
+        description="How two surfaces' friction coefficients combine into the pair's (Bullet uses Product)",
+        items=COMBINE_ITEMS,
+        default="GEOMETRIC",
+    )
+    restitution_combine: EnumProperty(
+        name="Restitution Combine",
+        description="How two surfaces' restitution coefficients combine into the pair's",
+        items=COMBINE_ITEMS,
+        default="MAXIMUM",
+    )
+    last_report: StringProperty(
+        name="Last Report",
+        description="JSON report of the last bake (read-only for users)",
+        default="",
+    )
+    is_baking: BoolProperty(name="Baking", description="A bake is running in the UI", default=False)
+    bake_progress: FloatProperty(
+        name="Progress",
+        description="Fraction of the running bake that is done",
+        default=0.0,
+        min=0.0,
+        max=1.0,
+        subtype="FACTOR",
+    )
+    bake_status: StringProperty(name="Status", description="What the running bake is doing", default="")
+
+
+class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
+    """Per-object settings (``obj.contact_lab``); bookkeeping fields keep what a bake replaced."""
+
+    role: EnumProperty(name="Role", description="Part this object plays in the simulation", items=ROLE_ITEMS)
+    shape: EnumProperty(
+        name="Shape",
+        description="Collision primitive; its size is derived from the object's dimensions",
+        items=SHAPE_ITEMS,
+        default="BOX",
+    )
+    mass: FloatProperty(
+        name="Mass",
+        description="Mass of an active body [kg]; must be positive",
+        default=1.0,
+        soft_min=0.001,
+        soft_max=1000.0,
+        precision=3,
+    )
+    friction: FloatProperty(
+        name="Friction",
+        description=(
+            "Friction coefficient μ of this surface; a touching pair uses both surfaces' values "
+            "combined by the scene's Friction Combine rule"
+        ),
+        default=0.5,
+        min=0.0,
+        soft_max=2.0,
+    )
+    restitution: FloatProperty(
+        name="Restitution",
+        description=(
+            "Bounciness of this surface (0 = no bounce, 1 = elastic); a touching pair uses both "
+            "surfaces' values combined by the scene's Restitution Combine rule"
+        ),
+        default=0.0,
+        min=0.0,
+        max=1.0,
+    )
+    # bookkeeping of the last bake (not shown in the UI) --------------------------------------
+    baked_action: PointerProperty(
+        name="Baked Action",
+        description="Action written by the last Contact Lab bake",
+        type=bpy.types.Action,
+    )
+    has_previous: BoolProperty(
+        name="Has Previous State",
+        description="The fields below hold what the object had before its first bake",
+        default=False,
+    )
+    previous_action: PointerProperty(
+        name="Previous Action",
+        description="Action the object had before it was baked; Clear Bake restores it",
+        type=bpy.types.Action,
+    )
+    previous_slot: StringProperty(name="Previous Slot", description="Identifier of the previous action slot")
+    previous_rotation_mode: StringProperty(name="Previous Rotation Mode", default="XYZ")
+    previous_location: FloatVectorProperty(name="Previous Location", size=3, subtype="TRANSLATION")
+    previous_rotation_quaternion: FloatVectorProperty(
+        name="Previous Quaternion", size=4, default=(1.0, 0.0, 0.0, 0.0), subtype="QUATERNION"
+    )
+    previous_rotation_euler: FloatVectorProperty(name="Previous Euler", size=3, subtype="EULER")
+
+
+CLASSES = (CONTACT_LAB_SceneSettings, CONTACT_LAB_ObjectSettings)

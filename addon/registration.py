@@ -1,0 +1,56 @@
+"""Register and unregister every class of the add-on, and the ``Scene``/``Object`` settings pointers.
+
+Idempotent and loud: a second :func:`register` is a no-op, errors propagate (nothing is swallowed),
+:func:`unregister` undoes everything in reverse order.
+"""
+
+import bpy
+
+from ..operators import bake as operators_bake
+from ..panels import physics as panels_physics
+from . import jitcache, properties
+
+MODULES = (properties, operators_bake, panels_physics)
+"""Modules whose ``CLASSES`` are registered, in this order."""
+
+_registered: list = []
+
+
+def classes() -> tuple:
+    """Every class to register, in registration order."""
+    return tuple(cls for module in MODULES for cls in module.CLASSES)
+
+
+def is_registered() -> bool:
+    return bool(_registered)
+
+
+def register() -> None:
+    """Register all classes and attach ``Scene.contact_lab`` / ``Object.contact_lab``."""
+    if _registered:
+        return
+    jitcache.configure()
+    try:
+        for cls in classes():
+            bpy.utils.register_class(cls)
+            _registered.append(cls)
+        bpy.types.Scene.contact_lab = bpy.props.PointerProperty(type=properties.CONTACT_LAB_SceneSettings)
+        bpy.types.Object.contact_lab = bpy.props.PointerProperty(type=properties.CONTACT_LAB_ObjectSettings)
+    except BaseException:
+        _unregister_classes()  # leave no half-registered state behind, then re-raise
+        raise
+
+
+def _unregister_classes() -> None:
+    while _registered:
+        bpy.utils.unregister_class(_registered.pop())
+
+
+def unregister() -> None:
+    """Undo :func:`register` in reverse order; a no-op when not registered."""
+    if not _registered:
+        return
+    for owner in (bpy.types.Object, bpy.types.Scene):
+        if hasattr(owner, "contact_lab"):
+            del owner.contact_lab
+    _unregister_classes()

@@ -1,0 +1,181 @@
+"""Bake and Clear operators: thin wrappers around :mod:`..addon.bake`.
+
+``CONTACT_LAB_OT_bake.execute`` is a complete blocking bake (scripts, tests, background mode).
+``invoke`` in the UI runs the same job modally: a window timer pulls a few frames per tick, the
+progress bar and status text follow, Esc cancels and leaves everything unchanged.
+"""
+
+import bpy
+
+TIMER_INTERVAL = 0.02
+"""Seconds between modal timer ticks."""
+
+TICK_BUDGET = 0.08
+"""Seconds of simulation per timer tick (keeps the UI responsive)."""
+
+PASS_THROUGH_EVENTS = frozenset(
+    {"MOUSEMOVE", "INBETWEEN_MOUSEMOVE", "WHEELUPMOUSE", "WHEELDOWNMOUSE", "MIDDLEMOUSE", "TRACKPADPAN", "TRACKPADZOOM"}
+)
+"""Events that still reach Blender during a modal bake (view navigation only: no editing mid-bake)."""
+
+_running = {"job": None}
+"""The modal bake in progress, if any (one at a time)."""
+
+
+def _addon_bake():
+    # imported on first use: pulls in the numba core, which registration must not pay for
+    from ..addon import bake
+
+    return bake
+
+
+def _tag_redraw(context) -> None:
+    screen = getattr(context, "screen", None)
+    if screen is None:
+        return
+    for area in screen.areas:
+        if area.type in {"PROPERTIES", "STATUSBAR"}:
+            area.tag_redraw()
+
+
+class CONTACT_LAB_OT_bake(bpy.types.Operator):
+    """Simulate the Contact Lab bodies and bake their motion into keyframes (Esc cancels)"""
+
+    bl_idname = "contact_lab.bake"
+    bl_label = "Bake Contact Lab"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and _running["job"] is None
+
+    # blocking -----------------------------------------------------------------------------------
+    def execute(self, context):
+        bake = _addon_bake()
+        background = bpy.app.background
+
+        def progress(done, total):
+            if background:
+                print(f"[contact_lab] frame {done}/{total}", flush=True)
+
+        try:
+            report = bake.bake_scene(context.scene, progress=progress)
+        except bake.BakeError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self.report({"INFO"}, _summary(report))
+        return {"FINISHED"}
+
+    # modal --------------------------------------------------------------------------------------
+    def invoke(self, context, event):
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        bake = _addon_bake()
+        try:
+            job = bake.start_bake(context.scene)
+        except bake.BakeError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        _running["job"] = job
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(TIMER_INTERVAL, window=context.window)
+        wm.progress_begin(0, job.frame_count)
+        self._set_status(context, job)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        job = _running["job"]
+        if job is None:
+            return self._end(context, {"CANCELLED"})
+        if event.type == "ESC" and event.value == "PRESS":
+            job.cancel()
+            self.report({"WARNING"}, f"Bake cancelled at frame {job.current_frame}; nothing was changed")
+            return self._end(context, {"CANCELLED"})
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"} if event.type in PASS_THROUGH_EVENTS else {"RUNNING_MODAL"}
+        bake = _addon_bake()
+        try:
+            done = job.step(max_frames=None, time_budget=TICK_BUDGET)
+            if not done:
+                self._set_status(context, job)
+                return {"RUNNING_MODAL"}
+            report = job.finish()
+        except bake.BakeError as exc:
+            scene = bpy.data.scenes.get(job.scene_name)
+            if scene is not None:
+                bake.store_report(scene, job.report("FAILED", error=str(exc)))
+            self.report({"ERROR"}, str(exc))
+            return self._end(context, {"CANCELLED"})
+        self.report({"INFO"}, _summary(report))
+        return self._end(context, {"FINISHED"})
+
+    def cancel(self, context):
+        # Blender ends the operator (window closed, file loaded): discard the bake
+        job = _running["job"]
+        if job is not None:
+            job.cancel("interrupted")
+        self._end(context, {"CANCELLED"})
+
+    # helpers ------------------------------------------------------------------------------------
+    def _set_status(self, context, job) -> None:
+        settings = context.scene.contact_lab
+        settings.is_baking = True
+        settings.bake_progress = job.progress
+        settings.bake_status = job.status_text()
+        context.window_manager.progress_update(job.frames_done)
+        if context.workspace is not None:
+            context.workspace.status_text_set(f"Contact Lab: {settings.bake_status} — Esc to cancel")
+        _tag_redraw(context)
+
+    def _end(self, context, result):
+        _running["job"] = None
+        wm = context.window_manager
+        timer = getattr(self, "_timer", None)
+        if timer is not None:
+            wm.event_timer_remove(timer)
+            self._timer = None
+        wm.progress_end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+        if context.scene is not None:
+            settings = context.scene.contact_lab
+            settings.is_baking = False
+            settings.bake_progress = 0.0
+            settings.bake_status = ""
+        _tag_redraw(context)
+        return result
+
+
+class CONTACT_LAB_OT_clear_bake(bpy.types.Operator):
+    """Remove the baked keyframes and restore the objects' previous animation"""
+
+    bl_idname = "contact_lab.clear_bake"
+    bl_label = "Clear Contact Lab Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and _running["job"] is None
+
+    def execute(self, context):
+        bake = _addon_bake()
+        cleared = bake.clear_bake(context.scene)
+        if not cleared:
+            self.report({"INFO"}, "Nothing to clear")
+        else:
+            self.report({"INFO"}, f"Cleared the bake of {len(cleared)} object(s)")
+        return {"FINISHED"}
+
+
+def _summary(report: dict) -> str:
+    frames = report["frames"]
+    stats = report["stats"]
+    seconds = report["timings"].get("total", 0.0)
+    return (
+        f"Baked {len(report['bodies']['active'])} object(s), frames {frames['start']}-{frames['end']} "
+        f"in {seconds:.2f} s (max {stats['max_contacts']} contacts)"
+    )
+
+
+CLASSES = (CONTACT_LAB_OT_bake, CONTACT_LAB_OT_clear_bake)

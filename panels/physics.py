@@ -1,0 +1,129 @@
+"""Panels in Properties ▸ Physics: bake settings and report (scene), body settings (object). Draw only."""
+
+import json
+
+import bpy
+
+from ..addon.properties import COMBINE_PHRASES
+
+
+class CONTACT_LAB_PT_scene(bpy.types.Panel):
+    """Bake settings, Bake / Clear buttons, progress and the last report"""
+
+    bl_label = "Contact Lab Bake"
+    bl_idname = "CONTACT_LAB_PT_scene"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and hasattr(context.scene, "contact_lab")
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        settings = context.scene.contact_lab
+
+        col = layout.column(align=True)
+        col.prop(settings, "use_scene_frame_range")
+        sub = col.column(align=True)
+        sub.active = not settings.use_scene_frame_range
+        sub.prop(settings, "frame_start", text="Frame Start")
+        sub.prop(settings, "frame_end", text="End")
+
+        col = layout.column()
+        col.prop(settings, "substeps")
+        col.prop(settings, "solver")
+        col.prop(settings, "iterations")
+        col.prop(settings, "tolerance")
+        col.prop(settings, "friction_combine", text="Friction")
+        col.prop(settings, "restitution_combine", text="Restitution")
+
+        row = layout.row(align=True)
+        row.scale_y = 1.3
+        row.enabled = not settings.is_baking
+        row.operator("contact_lab.bake", text="Bake", icon="PHYSICS")
+        row.operator("contact_lab.clear_bake", text="Clear", icon="TRASH")
+
+        if settings.is_baking:
+            text = settings.bake_status or "Baking…"
+            if hasattr(layout, "progress"):
+                layout.progress(factor=settings.bake_progress, type="BAR", text=f"{text} — Esc to cancel")
+            else:
+                layout.label(text=f"{text} ({settings.bake_progress:.0%})")
+        _draw_report(layout, settings.last_report)
+
+
+def _draw_report(layout, text: str) -> None:
+    if not text:
+        return
+    try:
+        report = json.loads(text)
+    except ValueError:
+        layout.label(text="Last report is unreadable", icon="ERROR")
+        return
+    box = layout.box()
+    status = report.get("status", "?")
+    icon = "CHECKMARK" if status == "FINISHED" else "ERROR"
+    frames = report.get("frames", {})
+    box.label(text=f"Last bake: {status.lower()}", icon=icon)
+    if report.get("error"):
+        box.label(text=report["error"])
+    stats = report.get("stats", {})
+    timings = report.get("timings", {})
+    col = box.column(align=True)
+    col.label(
+        text=f"Frames: {frames.get('start', '?')}-{frames.get('end', '?')} ({frames.get('simulated', 0)} simulated)"
+    )
+    col.label(text=f"Max contacts: {stats.get('max_contacts', 0)} (overflow {stats.get('contact_overflow', 0)})")
+    col.label(text=f"Max iterations: {stats.get('max_iterations', 0)}")
+    col.label(text=f"Max residual: {stats.get('max_residual', 0.0):.3g} N·s")
+    col.label(text=f"Max penetration: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
+    total = timings.get("total", sum(timings.values()) if timings else 0.0)
+    col.label(text=f"Time: {total:.2f} s")
+
+
+class CONTACT_LAB_PT_object(bpy.types.Panel):
+    """The active object's Contact Lab role, shape and material"""
+
+    bl_label = "Contact Lab Body"
+    bl_idname = "CONTACT_LAB_PT_object"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.object
+        return obj is not None and hasattr(obj, "contact_lab")
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        obj = context.object
+        settings = obj.contact_lab
+        scene_settings = context.scene.contact_lab
+        layout.prop(settings, "role")
+        col = layout.column()
+        col.active = settings.role != "NONE"
+        col.prop(settings, "shape")
+        sub = col.column()
+        sub.active = settings.role == "ACTIVE"
+        sub.prop(settings, "mass")
+        col.prop(settings, "friction")
+        col.prop(settings, "restitution")
+        rules = col.column(align=True)
+        rules.label(text=f"Pair friction: {COMBINE_PHRASES[scene_settings.friction_combine]} (scene setting)")
+        rules.label(text=f"Pair restitution: {COMBINE_PHRASES[scene_settings.restitution_combine]} (scene setting)")
+        if settings.role == "ACTIVE" and settings.shape == "PLANE":
+            col.label(text="A plane can only be Passive", icon="ERROR")
+        if settings.role == "ACTIVE" and settings.mass <= 0.0:
+            col.label(text="Mass must be positive", icon="ERROR")
+        if settings.baked_action is not None:
+            col.label(text=f"Baked into '{settings.baked_action.name}'", icon="ACTION")
+
+
+CLASSES = (CONTACT_LAB_PT_scene, CONTACT_LAB_PT_object)
