@@ -12,14 +12,13 @@ an error or a divergence leaves every object's animation untouched.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 
 import bpy
 import numpy as np
 
-from ..core import iter_simulate
+from ..core import DivergenceError, iter_simulate
 from . import keyframes
 from .scene_export import BakeError, SceneExport, export_scene
 
@@ -104,7 +103,7 @@ class BakeJob:
                     break
                 if time_budget is not None and _now() - t0 >= time_budget:
                     break
-        except FloatingPointError as exc:
+        except DivergenceError as exc:
             raise self._divergence_error(exc) from exc
         except (ValueError, ArithmeticError) as exc:
             frame = int(self.export.frames[min(self.frames_done, self.frame_count - 1)])
@@ -123,14 +122,14 @@ class BakeJob:
         if progress is not None:
             progress(self.frames_done, self.frame_count)
 
-    def _divergence_error(self, exc: Exception) -> BakeError:
-        frame = int(self.export.frames[min(self.frames_done, self.frame_count - 1)])
-        match = re.search(r"bodies: ([^)]*)", str(exc))
-        names = match.group(1) if match else None
-        where = f" (objects: {names})" if names else ""
-        first = names.split(", ")[0] if names else None
+    def _divergence_error(self, exc: DivergenceError) -> BakeError:
+        frame = int(self.export.frames[min(exc.frame, self.frame_count - 1)])
+        names = ", ".join(exc.body_label[:5]) + (" …" if len(exc.body_label) > 5 else "")
+        first = exc.body_label[0] if exc.body_label else None
         return BakeError(
-            f"Simulation diverged at frame {frame}{where}; nothing was changed", object_name=first, frame=frame
+            f"Simulation diverged at frame {frame} (objects: {names}); nothing was changed",
+            object_name=first,
+            frame=frame,
         )
 
     # results ------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from .contacts import Contacts
 from .control import Control
 from .enums import BodyKind, CombineMode, FrictionModel, RFactorStrategy, ShapeType, SolverStatus
 from .model import Model
-from .simulate import KinematicTrack, iter_simulate, simulate
+from .simulate import DivergenceError, KinematicTrack, iter_simulate, simulate
 from .solvers import SOLVER_NAMES, SolverPGS, SolverProx, make_solver
 from .state import State
 from .trajectory import Trajectory
@@ -22,22 +22,23 @@ __all__ = [
     "CombineMode",
     "Contacts",
     "Control",
+    "DivergenceError",
     "FrictionModel",
+    "iter_simulate",
     "KinematicTrack",
+    "make_solver",
     "Model",
     "ModelBuilder",
     "ModelError",
     "RFactorStrategy",
-    "SOLVER_NAMES",
+    "shape_inertia",
+    "shape_volume",
     "ShapeType",
+    "simulate",
+    "SOLVER_NAMES",
     "SolverPGS",
     "SolverProx",
     "SolverStatus",
     "State",
     "Trajectory",
-    "iter_simulate",
-    "make_solver",
-    "shape_inertia",
-    "shape_volume",
-    "simulate",
 ]

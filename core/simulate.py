@@ -19,6 +19,20 @@ from .solvers import make_solver
 from .trajectory import Trajectory
 
 
+class DivergenceError(FloatingPointError):
+    """A body's state became non-finite; nothing after ``frame`` is valid."""
+
+    def __init__(self, frame: int, body_index: list[int], body_label: list[str]):
+        self.frame = frame
+        """Output frame (0-based, as in the trajectory) during which the state blew up."""
+        self.body_index = body_index
+        """Indices of the bodies with a non-finite pose or velocity."""
+        self.body_label = body_label
+        """Their labels (Blender object names)."""
+        names = ", ".join(body_label[:5]) + (" …" if len(body_label) > 5 else "")
+        super().__init__(f"simulation diverged at frame {frame} (bodies: {names})")
+
+
 @dataclass
 class KinematicTrack:
     """Prescribed poses of kinematic bodies, sampled once per output frame.
@@ -109,12 +123,15 @@ def iter_simulate(
             traj.solver_residual[f] = max(traj.solver_residual[f], step_solver.last_residual)
             if n:
                 traj.max_penetration[f] = max(traj.max_penetration[f], -float(contacts.contact_gap[:n].min()))
-            if not (np.all(np.isfinite(state_0.body_pos)) and np.all(np.isfinite(state_0.body_vel))):
-                bad = np.flatnonzero(
-                    ~np.isfinite(state_0.body_pos).all(axis=1) | ~np.isfinite(state_0.body_vel).all(axis=1)
-                )
-                names = ", ".join(model.body_label[i] for i in bad[:5])
-                raise FloatingPointError(f"simulation diverged at frame {frame + 1} (bodies: {names})")
+            finite = (
+                np.isfinite(state_0.body_pos).all(axis=1)
+                & np.isfinite(state_0.body_quat).all(axis=1)
+                & np.isfinite(state_0.body_vel).all(axis=1)
+                & np.isfinite(state_0.body_omega).all(axis=1)
+            )
+            if not finite.all():
+                bad = [int(i) for i in np.flatnonzero(~finite)]
+                raise DivergenceError(frame + 1, bad, [model.body_label[i] for i in bad])
         traj.record(frame + 1, state_0)
         yield frame + 1, traj
 

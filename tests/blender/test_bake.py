@@ -9,7 +9,7 @@ bpy = pytest.importorskip("bpy")
 
 from contact_lab.addon import bake as addon_bake  # noqa: E402
 from contact_lab.addon import scene_export, units  # noqa: E402
-from contact_lab.core import simulate  # noqa: E402
+from contact_lab.core import DivergenceError, simulate  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -161,14 +161,14 @@ def test_invalid_input_changes_nothing(lab, breaker, message):
 
 
 def test_divergence_changes_nothing_and_names_frame(lab, monkeypatch):
-    """A FloatingPointError from the core mid-bake leaves the previous animation; the error names frame and object."""
+    """A core divergence mid-bake leaves the previous animation; the error names the frame and object."""
     scene, objs = lab.build_drop_scene(frame_end=10)
     real = addon_bake.iter_simulate
 
     def diverging(model, **kwargs):
         for frame, traj in real(model, **kwargs):
             if frame == 4:
-                raise FloatingPointError("simulation diverged at frame 4 (bodies: Ball)")
+                raise DivergenceError(4, [2], ["Ball"])
             yield frame, traj
 
     monkeypatch.setattr(addon_bake, "iter_simulate", diverging)

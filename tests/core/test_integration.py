@@ -112,3 +112,17 @@ def test_quaternion_helpers_match_rotation_matrices(seed):
     d = np.abs(a @ bq)
     angle = 2 * math.acos(min(d, 1.0))
     assert abs(2 * math.acos(min(abs(mid @ a), 1.0)) - angle / 2) < 1e-9
+
+
+def test_divergence_names_frame_and_body():
+    """Raise DivergenceError with the frame and body when a state becomes non-finite."""
+    from contact_lab.core import DivergenceError
+
+    b = ModelBuilder(gravity=(0, 0, 0))
+    body = b.add_body(pos=(0, 0, 0), vel=(1e308, 0, 0), mass=1.0, label="runaway")
+    b.add_shape_sphere(body, 0.1)
+    model = b.finalize()
+    with pytest.raises(DivergenceError) as info:
+        simulate(model, frame_count=5, fps=1.0, substeps=2)
+    # x = 0.5e308 k after substep k (dt = 0.5 s): the 4th substep overflows, i.e. output frame 2
+    assert info.value.frame == 2 and info.value.body_label == ["runaway"] and info.value.body_index == [0]
