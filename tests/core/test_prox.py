@@ -3,6 +3,7 @@
 import math
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 from contact_lab.core import CollisionPipeline, RFactorStrategy, make_solver
@@ -67,7 +68,6 @@ def test_dense_prox_solves_fclib_box_stack(strategy):
     Gauss–Seidel sweeps stall near 3e-6 m/s (|q| ≈ 5e-3 m/s); the reference came from Siconos'
     NSGS with exact local solves at tol 1e-8.
     """
-    h5py = pytest.importorskip("h5py")
     with h5py.File(FCLIB) as f:
         g = f["fclib_local"]
         n = int(g["W/n"][0])

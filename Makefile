@@ -1,0 +1,203 @@
+# Contact Lab developer commands. The README shows two: `make demo` and `make test`.
+#
+#   make setup        .venv: Python 3.11 + bpy 5.0.1 + numba + pytest + ruff + this repo (editable)
+#   make test         ruff check + ruff format --check; pytest tests/core tests/addon (mocked bpy)
+#                     tests/test_packaging.py; pytest tests/blender on bpy 5.0 (.venv), 4.2 LTS
+#                     (.venv-blender42) and 5.2 (.venv-blender52, skipped with a notice without Python 3.13)
+#   make demo         build, bake and render the demo scene (out/, docs/demo_contact_sheet.png)
+#   make bench        every tests/benchmarks/bench_*.py (keyframe writing, rigid solvers vs pybullet)
+#   make validate     validate blender_manifest.toml with Blender's own blender_ext.py
+#   make build        download numba/llvmlite wheels (~300 MB) and build per-platform zips into dist/
+#   make clean        remove build outputs and caches (keeps the virtual environments)
+#   make distclean    clean + remove all virtual environments and downloaded wheels
+#
+# Only Python 3.11 (and optionally 3.13), gcc and pip (PyPI) are needed; everything else is installed here.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+# ---- versions -------------------------------------------------------------------------------
+BPY_VERSION      := 5.0.1
+BPY42_SPEC       := bpy>=4.2,<4.3
+BPY52_SPEC       := bpy>=5.2,<5.3
+NUMBA_VERSION    := 0.68.1
+LLVMLITE_VERSION := 0.50.0
+PYTEST_SPEC      := pytest>=8,<10
+RUFF_SPEC        := ruff==0.17.6
+# test-only: reads the FCLIB reference problem (shared/data/fclib)
+H5PY_SPEC        := h5py>=3.10
+
+# ---- environments ---------------------------------------------------------------------------
+VENV    := .venv
+VENV42  := .venv-blender42
+VENV52  := .venv-blender52
+PY      := $(VENV)/bin/python
+PY42    := $(VENV42)/bin/python
+PY52    := $(VENV52)/bin/python
+STAMP   := $(VENV)/.contact_lab-setup
+STAMP42 := $(VENV42)/.contact_lab-setup
+STAMP52 := $(VENV52)/.contact_lab-setup
+PIP_INSTALL = -m pip install --disable-pip-version-check --progress-bar off -q
+
+# Prints the absolute path of a Python interpreter of version $(1) (e.g. 3.11) that can create venvs, or nothing.
+# Tries pythonX.Y, python3, the pyenv shim with PYENV_VERSION set, then ~/.pyenv/versions/X.Y.*.
+define find_python
+for cand in "python$(1)" "python3" \
+            "env PYENV_VERSION=$$(ls -d $$HOME/.pyenv/versions/$(1).* 2>/dev/null | sort -V | tail -n1 | xargs -r basename) python$(1)" \
+            $$(ls -d $$HOME/.pyenv/versions/$(1).*/bin/python$(1) 2>/dev/null | sort -rV); do \
+  exe=$$($$cand -c 'import sys, venv, ensurepip; assert sys.version_info[:2] == tuple(map(int, "$(1)".split("."))); print(sys.executable)' 2>/dev/null) \
+    && [ -n "$$exe" ] && { echo "$$exe"; break; }; \
+done; true
+endef
+
+.PHONY: help setup setup-blender42 setup-blender52 test lint test-core test-blender test-blender42 \
+        test-blender52 demo bench validate wheels build clean distclean
+
+help:
+	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
+
+# ---- setup ----------------------------------------------------------------------------------
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@py=$$($(call find_python,3.11)); \
+	if [ -z "$$py" ]; then echo "ERROR: Python 3.11 not found (needed for bpy $(BPY_VERSION))" >&2; exit 1; fi; \
+	if [ ! -x $(PY) ]; then echo ">> creating $(VENV) with $$py"; "$$py" -m venv $(VENV); fi
+	@echo ">> installing bpy==$(BPY_VERSION) numba==$(NUMBA_VERSION) pytest ruff into $(VENV)"
+	$(PY) $(PIP_INSTALL) "bpy==$(BPY_VERSION)" "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)" \
+	    "$(PYTEST_SPEC)" "$(RUFF_SPEC)" "$(H5PY_SPEC)"
+	$(PY) $(PIP_INSTALL) -e . --no-deps
+	@touch $@
+
+# Blender 4.2 LTS: Python 3.11 like Blender 4.2 itself, numpy 1.x like Blender 4.2 ships.
+setup-blender42: $(STAMP42)
+
+$(STAMP42): pyproject.toml Makefile
+	@py=$$($(call find_python,3.11)); \
+	if [ -z "$$py" ]; then echo "ERROR: Python 3.11 not found (needed for bpy 4.2)" >&2; exit 1; fi; \
+	if [ ! -x $(PY42) ]; then echo ">> creating $(VENV42) with $$py"; "$$py" -m venv $(VENV42); fi
+	@echo ">> installing $(BPY42_SPEC) numba pytest into $(VENV42)"
+	$(PY42) $(PIP_INSTALL) "$(BPY42_SPEC)" "numpy>=1.26,<2" "numba==$(NUMBA_VERSION)" \
+	    "llvmlite==$(LLVMLITE_VERSION)" "$(PYTEST_SPEC)"
+	$(PY42) $(PIP_INSTALL) -e . --no-deps
+	@touch $@
+
+# Blender 5.2: Python 3.13, numpy 2. Skipped with a notice when no Python 3.13 is available.
+setup-blender52:
+	@py=$$($(call find_python,3.13)); \
+	if [ -z "$$py" ]; then \
+	  echo "NOTICE: no Python 3.13 found (python3.13, pyenv 3.13.x): skipping the Blender 5.2 tier"; exit 0; fi; \
+	$(MAKE) $(STAMP52) PY313="$$py"
+
+$(STAMP52): pyproject.toml Makefile
+	@if [ ! -x $(PY52) ]; then echo ">> creating $(VENV52) with $(PY313)"; "$(PY313)" -m venv $(VENV52); fi
+	@echo ">> installing $(BPY52_SPEC) numba pytest into $(VENV52)"
+	$(PY52) $(PIP_INSTALL) "$(BPY52_SPEC)" "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)" \
+	    "$(PYTEST_SPEC)"
+	$(PY52) $(PIP_INSTALL) -e . --no-deps
+	@touch $@
+
+# ---- tests ----------------------------------------------------------------------------------
+# `make test` runs every step even after a failure, prints a summary and fails if any step failed.
+TEST_STEPS := lint test-core test-blender test-blender42 test-blender52
+
+test: setup
+	@failed=(); \
+	for step in $(TEST_STEPS); do \
+	  echo; echo "======== make $$step ========"; \
+	  start=$$SECONDS; \
+	  if $(MAKE) $$step; then res=ok; else res=FAILED; failed+=("$$step"); fi; \
+	  echo ">> $$step: $$res ($$((SECONDS - start)) s)"; \
+	done; \
+	echo; \
+	if [ $${#failed[@]} -ne 0 ]; then echo "make test: FAILED: $${failed[*]}"; exit 1; fi; \
+	echo "make test: all steps passed"
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+# Core physics (no Blender), the bridge against a mocked bpy and the packaging checks (Blender's
+# blender_ext.py validator, run as a plain script), in one process.
+# Exit code 5 (nothing collected) fails like any other non-zero code.
+test-core: setup
+	$(PY) -m pytest tests/core tests/addon tests/test_packaging.py
+
+# Real Blender 5.0 (bpy module), separate process from the mocked-bpy tier.
+test-blender: setup
+	$(PY) -m pytest tests/blender
+
+test-blender42: setup-blender42
+	$(PY42) -m pytest tests/blender
+
+test-blender52: setup-blender52
+	@if [ -x $(PY52) ] && [ -f $(STAMP52) ]; then $(PY52) -m pytest tests/blender; \
+	else echo "NOTICE: Blender 5.2 tier skipped (no Python 3.13)"; fi
+
+# ---- demo / bench ---------------------------------------------------------------------------
+demo: setup
+	$(PY) demo/build_demo.py
+
+# Every tests/benchmarks/bench_*.py, each in its own process; peers they compare against are
+# installed into .venv on first use (pybullet ships cp311 wheels).
+BENCH_PACKAGES := pybullet
+
+$(VENV)/.contact_lab-bench: $(STAMP)
+	$(PY) $(PIP_INSTALL) $(BENCH_PACKAGES)
+	@touch $@
+
+bench: setup $(VENV)/.contact_lab-bench
+	@failed=(); \
+	for b in tests/benchmarks/bench_*.py; do \
+	  echo; echo "======== $$b ========"; \
+	  $(PY) "$$b" || failed+=("$$b"); \
+	done; \
+	if [ $${#failed[@]} -ne 0 ]; then echo "make bench: FAILED: $${failed[*]}"; exit 1; fi
+
+# ---- packaging ------------------------------------------------------------------------------
+# Blender's own extension CLI ships inside the bpy wheel; it runs with plain Python, no Blender binary.
+BPY_SCRIPTS = $$($(PY) -c 'import importlib.util as u, glob, os; d = u.find_spec("bpy").submodule_search_locations[0]; print(sorted(glob.glob(os.path.join(d, "[0-9]*", "scripts")))[-1])')
+BLENDER_EXT = $(BPY_SCRIPTS)/addons_core/bl_pkg/cli/blender_ext.py
+VALID_TAGS  = $(BPY_SCRIPTS)/modules/_bpy_internal/extensions/tags.py
+
+validate: setup
+	@echo ">> blender_ext.py validate ."
+	@$(PY) $(BLENDER_EXT) validate --valid-tags=$(VALID_TAGS) .
+
+# Wheels listed in blender_manifest.toml, per platform and Python (cp311: Blender 4.2-5.0, cp313: 5.1+).
+WHEEL_PLATFORMS := manylinux_2_28_x86_64 win_amd64 macosx_12_0_arm64
+WHEEL_PYTHONS   := 3.11 3.13
+
+wheels: setup
+	@mkdir -p wheels
+	@for pyv in $(WHEEL_PYTHONS); do for plat in $(WHEEL_PLATFORMS); do \
+	  echo ">> pip download numba==$(NUMBA_VERSION) llvmlite==$(LLVMLITE_VERSION) for Python $$pyv, $$plat"; \
+	  $(PY) -m pip download -q --disable-pip-version-check --progress-bar off --dest wheels \
+	      --only-binary=:all: --no-deps --python-version $$pyv --platform $$plat \
+	      "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)"; \
+	done; done
+	@$(PY) -c 'import tomllib, os, sys; \
+	w = tomllib.load(open("blender_manifest.toml", "rb"))["wheels"]; \
+	missing = [p for p in w if not os.path.isfile(p)]; \
+	extra = sorted(set(os.listdir("wheels")) - {os.path.basename(p) for p in w}); \
+	print("wheels: %d listed in the manifest, all present" % len(w)) if not missing else None; \
+	print("wheels/ holds files the manifest does not list:", extra) if extra else None; \
+	sys.exit("manifest lists wheels that were not downloaded: %s" % missing if missing else 0)'
+
+build: wheels validate
+	@mkdir -p dist
+	@echo ">> blender_ext.py build --split-platforms --output-dir dist/"
+	@$(PY) $(BLENDER_EXT) build --valid-tags=$(VALID_TAGS) --split-platforms --output-dir dist/
+	@for z in dist/*.zip; do $(PY) $(BLENDER_EXT) validate --valid-tags=$(VALID_TAGS) "$$z" >/dev/null \
+	  && echo ">> $$z: valid, $$(du -h "$$z" | cut -f1)"; done
+
+# ---- cleaning -------------------------------------------------------------------------------
+clean:
+	rm -rf dist build out .pytest_cache .ruff_cache
+	find . \( -name '.venv*' -o -name .git \) -prune -o \
+	    \( -name __pycache__ -o -name '*.nbi' -o -name '*.nbc' \) -print | xargs -r rm -rf
+
+distclean: clean
+	rm -rf $(VENV) $(VENV42) $(VENV52) wheels contact_lab.egg-info

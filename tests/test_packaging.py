@@ -1,0 +1,154 @@
+"""Packaging checks: the manifest passes Blender's own validator and the built zip holds the right files.
+
+Blender's extension CLI (``blender_ext.py``) ships inside the ``bpy`` wheel and runs with plain Python, so
+these tests need the bpy package on disk but never import it (``make test`` runs them in the core tier).
+The wheels are not downloaded here (``make build`` does that, ~300 MB): the build test uses a copy of the
+manifest without ``wheels``.
+"""
+
+import importlib.machinery
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+MANIFEST = REPO / "blender_manifest.toml"
+PLATFORM_WHEEL_TAGS = {
+    "linux-x64": "manylinux_2_28_x86_64",
+    "windows-x64": "win_amd64",
+    "macos-arm64": "macosx_12_0_arm64",
+}
+PYTHON_TAGS = ("cp311", "cp313")  # Blender 4.2-5.0 and 5.1+
+WHEEL_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+)-(?P<version>[^-]+)-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+
+
+def _bpy_scripts_dir() -> Path | None:
+    # PathFinder looks on sys.path only: the mocked-bpy tests may have put a stand-in into sys.modules.
+    spec = importlib.machinery.PathFinder.find_spec("bpy")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    candidates = sorted(Path(spec.submodule_search_locations[0]).glob("[0-9]*/scripts"))
+    return candidates[-1] if candidates else None
+
+
+SCRIPTS = _bpy_scripts_dir()
+needs_blender_ext = pytest.mark.skipif(SCRIPTS is None, reason="bpy (which ships blender_ext.py) is not installed")
+
+
+def _blender_ext(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    tool = SCRIPTS / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
+    return subprocess.run(
+        [sys.executable, str(tool), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def _valid_tags() -> str:
+    return "--valid-tags=" + str(SCRIPTS / "modules" / "_bpy_internal" / "extensions" / "tags.py")
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict:
+    with MANIFEST.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def _makefile_var(name: str) -> str:
+    m = re.search(rf"^{name}\s*:=\s*(\S+)", (REPO / "Makefile").read_text(), re.MULTILINE)
+    assert m, f"{name} not found in the Makefile"
+    return m.group(1)
+
+
+@needs_blender_ext
+def test_manifest_passes_blenders_validator_with_official_tags():
+    result = _blender_ext("validate", _valid_tags(), str(REPO))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@needs_blender_ext
+def test_validator_rejects_a_broken_manifest(tmp_path):
+    """The validator run above can fail: a trailing period in the tagline is an error."""
+    text = MANIFEST.read_text(encoding="utf-8")
+    broken = re.sub(r'^tagline = "(.*)"$', r'tagline = "\1."', text, count=1, flags=re.MULTILINE)
+    assert broken != text
+    (tmp_path / "blender_manifest.toml").write_text(broken, encoding="utf-8")
+    shutil.copy(REPO / "__init__.py", tmp_path)
+    result = _blender_ext("validate", _valid_tags(), str(tmp_path))
+    assert result.returncode != 0
+
+
+def test_manifest_identity(manifest):
+    assert manifest["id"] == "contact_lab"
+    assert manifest["type"] == "add-on"
+    assert manifest["blender_version_min"] == "4.2.0"
+    assert len(manifest["tagline"]) <= 64
+    assert manifest["tagline"][-1].isalnum()
+    assert set(manifest["platforms"]) == set(PLATFORM_WHEEL_TAGS)
+    assert len(manifest["permissions"]["files"]) <= 64
+
+
+def test_manifest_wheels_cover_every_platform_and_python(manifest):
+    """numba + llvmlite for cp311 and cp313 on every platform, the versions the Makefile downloads, no numpy."""
+    versions = {"numba": _makefile_var("NUMBA_VERSION"), "llvmlite": _makefile_var("LLVMLITE_VERSION")}
+    found = set()
+    for path in manifest["wheels"]:
+        assert path.startswith("./wheels/"), path
+        m = WHEEL_RE.match(path.removeprefix("./wheels/"))
+        assert m, f"not a wheel file name: {path}"
+        assert m["name"] in versions, f"unexpected wheel (never bundle numpy): {path}"
+        assert m["version"] == versions[m["name"]], path
+        platform = next((p for p, tag in PLATFORM_WHEEL_TAGS.items() if tag in m["plat"].split(".")), None)
+        assert platform is not None, f"wheel for no declared platform: {path}"
+        found.add((m["name"], m["py"], platform))
+    expected = {(n, py, p) for n in versions for py in PYTHON_TAGS for p in PLATFORM_WHEEL_TAGS}
+    assert found == expected
+    assert len(manifest["wheels"]) == len(expected)
+
+
+def test_build_excludes_keep_the_defaults(manifest):
+    """A custom ``paths_exclude_pattern`` replaces Blender's defaults; they must be re-added."""
+    patterns = manifest["build"]["paths_exclude_pattern"]
+    for default in ("__pycache__/", ".*", "/*.zip", "*.blend[1-9]"):
+        assert default in patterns
+    for dev_only in ("/tests/", "/demo/", "/Makefile", "/pyproject.toml"):
+        assert dev_only in patterns
+
+
+@needs_blender_ext
+def test_built_zip_contains_the_package_and_no_dev_files(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(
+        REPO,
+        src,
+        ignore=shutil.ignore_patterns(".venv*", ".git", "out", "dist", "wheels", "build", "*.egg-info"),
+    )
+    # a stray cache and dot-file, as a developer's tree has them
+    (src / "core" / "__pycache__").mkdir(exist_ok=True)
+    (src / "core" / "__pycache__" / "stale.cpython-311.pyc").write_bytes(b"")
+    (src / ".hidden").write_text("x")
+    text = (src / "blender_manifest.toml").read_text(encoding="utf-8")
+    (src / "blender_manifest.toml").write_text(re.sub(r"(?ms)^wheels = \[.*?^\]\n", "", text), encoding="utf-8")
+    out = tmp_path / "contact_lab.zip"
+    result = _blender_ext("build", _valid_tags(), "--source-dir", str(src), "--output-filepath", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    names = zipfile.ZipFile(out).namelist()
+    assert "blender_manifest.toml" in names
+    assert "__init__.py" in names
+    for package in ("addon/", "core/", "operators/", "panels/"):
+        assert any(n.startswith(package) and n.endswith(".py") for n in names), package
+    leaked = [
+        n
+        for n in names
+        if n.startswith(("tests/", "demo/", "docs/", "out/", "dist/", "."))
+        or "__pycache__" in n
+        or n in ("Makefile", "pyproject.toml", "README.md")
+        or n.endswith((".nbi", ".nbc", ".pyc"))
+    ]
+    assert leaked == []
+    result = _blender_ext("validate", _valid_tags(), str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
