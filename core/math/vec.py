@@ -16,6 +16,29 @@ def dot3(a, b):
 
 
 @njit_kernel
+def cross_into(a, b, out):
+    """``out = a x b`` for 3-vectors, no allocation (``out`` must not alias ``a`` or ``b``)."""
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit_kernel
+def mat3_vec_into(A, x, out):
+    """``out = A x`` for a 3x3 matrix and a 3-vector, no allocation."""
+    for i in range(3):
+        out[i] = A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2]
+
+
+@njit_kernel
+def point_velocity_into(vel, omega, r, out):
+    """``out = v + w x r``: velocity [m/s] of the point at arm ``r`` of a rigid body."""
+    out[0] = vel[0] + omega[1] * r[2] - omega[2] * r[1]
+    out[1] = vel[1] + omega[2] * r[0] - omega[0] * r[2]
+    out[2] = vel[2] + omega[0] * r[1] - omega[1] * r[0]
+
+
+@njit_kernel
 def mat3_vec(A, x):
     """``A x`` for a 3x3 matrix and a 3-vector, new array (3,)."""
     out = np.empty(3)

@@ -15,21 +15,23 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
-from ..math.vec import dot3, mat3_vec
+from ..math.vec import cross_into, dot3, mat3_vec_into, point_velocity_into
 
 
 @njit_kernel
 def _tangent_fallback(n, out_t):
     # Deterministic tangent: cross n with the world axis least aligned with it.
     ax, ay, az = abs(n[0]), abs(n[1]), abs(n[2])
+    # t = n x e for the unit axis e least aligned with n
     if ax <= ay and ax <= az:
-        e = np.array([1.0, 0.0, 0.0])
+        out_t[0], out_t[1], out_t[2] = 0.0, n[2], -n[1]
     elif ay <= az:
-        e = np.array([0.0, 1.0, 0.0])
+        out_t[0], out_t[1], out_t[2] = -n[2], 0.0, n[0]
     else:
-        e = np.array([0.0, 0.0, 1.0])
-    t = np.cross(n, e)
-    out_t[:] = t / math.sqrt(dot3(t, t))
+        out_t[0], out_t[1], out_t[2] = n[1], -n[0], 0.0
+    norm = math.sqrt(dot3(out_t, out_t))
+    for j in range(3):
+        out_t[j] /= norm
 
 
 @njit_kernel
@@ -76,34 +78,42 @@ def compute_contact_rows(
     Shapes: contact_frame (c, 3, 3) rows n, t, b; row_rc0/row_rc1 (c, 3, 3) rows ``r x c_d``;
     row_irc0/row_irc1 (c, 3, 3) rows ``I_w^-1 (r x c_d)``; row_D (c, 3, 3); row_b (c, 3) [m/s].
     """
-    t = np.empty(3)
+    # per-contact scratch, allocated once
+    r0 = np.empty(3)
+    r1 = np.empty(3)
+    vel0 = np.empty(3)
+    vel1 = np.empty(3)
+    dv_free = np.empty(3)
     for k in range(contact_count):
         b0 = contact_body0[k]
         b1 = contact_body1[k]
         n = contact_normal[k]
-        p = contact_point[k]
-        r0 = p - body_pos[b0]
-        r1 = p - body_pos[b1]
+        for j in range(3):
+            r0[j] = contact_point[k, j] - body_pos[b0, j]
+            r1[j] = contact_point[k, j] - body_pos[b1, j]
         # free relative velocity at the contact point
-        dv_free = (vel_free[b1] + np.cross(omega_free[b1], r1)) - (vel_free[b0] + np.cross(omega_free[b0], r0))
-        vt = dv_free - dot3(dv_free, n) * n
-        vt_norm = math.sqrt(dot3(vt, vt))
-        if vt_norm > 1e-9:
-            t[:] = vt / vt_norm
-        else:
-            _tangent_fallback(n, t)
-        bt = np.cross(n, t)
+        point_velocity_into(vel_free[b0], omega_free[b0], r0, vel0)
+        point_velocity_into(vel_free[b1], omega_free[b1], r1, vel1)
+        for j in range(3):
+            dv_free[j] = vel1[j] - vel0[j]
         frame = contact_frame[k]
-        frame[0] = n
-        frame[1] = t
-        frame[2] = bt
+        vn_free = dot3(dv_free, n)
+        for j in range(3):
+            frame[0, j] = n[j]
+            frame[1, j] = dv_free[j] - vn_free * n[j]
+        vt_norm = math.sqrt(dot3(frame[1], frame[1]))
+        if vt_norm > 1e-9:
+            for j in range(3):
+                frame[1, j] /= vt_norm
+        else:
+            _tangent_fallback(n, frame[1])
+        cross_into(frame[0], frame[1], frame[2])
         m_sum = body_inv_mass[b0] + body_inv_mass[b1]
         for d in range(3):
-            c = frame[d]
-            row_rc0[k, d] = np.cross(r0, c)
-            row_rc1[k, d] = np.cross(r1, c)
-            row_irc0[k, d] = mat3_vec(inv_inertia_world[b0], row_rc0[k, d])
-            row_irc1[k, d] = mat3_vec(inv_inertia_world[b1], row_rc1[k, d])
+            cross_into(r0, frame[d], row_rc0[k, d])
+            cross_into(r1, frame[d], row_rc1[k, d])
+            mat3_vec_into(inv_inertia_world[b0], row_rc0[k, d], row_irc0[k, d])
+            mat3_vec_into(inv_inertia_world[b1], row_rc1[k, d], row_irc1[k, d])
         for i in range(3):
             for j in range(3):
                 row_D[k, i, j] = (
@@ -120,8 +130,9 @@ def compute_contact_rows(
             bias = erp * min(phi + penetration_slop, 0.0) / dt
         e = contact_restitution[k]
         if e > 0.0:
-            dv_pre = (body_vel[b1] + np.cross(body_omega[b1], r1)) - (body_vel[b0] + np.cross(body_omega[b0], r0))
-            vn_pre = dot3(n, dv_pre)
+            point_velocity_into(body_vel[b0], body_omega[b0], r0, vel0)
+            point_velocity_into(body_vel[b1], body_omega[b1], r1, vel1)
+            vn_pre = (vel1[0] - vel0[0]) * n[0] + (vel1[1] - vel0[1]) * n[1] + (vel1[2] - vel0[2]) * n[2]
             if vn_pre < -restitution_threshold and phi + dt * vn_pre <= 0.0:
                 bias = min(e * vn_pre, min(bias, 0.0))
         row_b[k, 0] += bias

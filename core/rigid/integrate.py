@@ -4,7 +4,7 @@ import numpy as np
 
 from ..jit import njit_kernel
 from ..math.quat import quat_angular_velocity, quat_integrate, quat_normalize, quat_to_matrix
-from ..math.vec import mat3_sandwich, mat3_vec
+from ..math.vec import cross_into, mat3_sandwich, mat3_vec_into
 
 
 @njit_kernel
@@ -34,6 +34,9 @@ def compute_free_velocities(
     """
     R = np.empty((3, 3))
     inertia_world = np.empty((3, 3))
+    momentum = np.empty(3)
+    gyro = np.empty(3)
+    dw = np.empty(3)
     for b in range(body_kind.shape[0]):
         if body_kind[b] != 1:
             for k in range(3):
@@ -45,8 +48,9 @@ def compute_free_velocities(
         mat3_sandwich(R, body_inv_inertia_local[b], inv_inertia_world[b])
         mat3_sandwich(R, body_inertia_local[b], inertia_world)
         w = body_omega[b]
-        gyro = np.cross(w, mat3_vec(inertia_world, w))
-        dw = mat3_vec(inv_inertia_world[b], gyro)
+        mat3_vec_into(inertia_world, w, momentum)
+        cross_into(w, momentum, gyro)
+        mat3_vec_into(inv_inertia_world[b], gyro, dw)
         for k in range(3):
             vel_free[b, k] = body_vel[b, k] + dt * gravity[k]
             omega_free[b, k] = w[k] - dt * dw[k]

@@ -11,7 +11,6 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
-from ..math.vec import dot3, mat3_vec
 from ..rigid.contact_rows import accumulate_impulses, apply_contact_impulse, contact_velocity
 
 
@@ -132,17 +131,19 @@ def compute_r_factors(row_D, contact_count, strategy, out_r):
                 out_r[k, d] = 1.0 / row_D[k, d, d]
         return
     lam_max = 0.0
-    x = np.empty(3)
     for k in range(contact_count):
-        # a few power iterations on the 3x3 SPD block, started from its largest diagonal
-        x[:] = 1.0
+        # a few power iterations on the 3x3 SPD block (scalars: no allocation per contact)
+        D = row_D[k]
+        x0, x1, x2 = 1.0, 1.0, 1.0
         lam = 0.0
         for _ in range(12):
-            y = mat3_vec(row_D[k], x)
-            lam = math.sqrt(dot3(y, y))
+            y0 = D[0, 0] * x0 + D[0, 1] * x1 + D[0, 2] * x2
+            y1 = D[1, 0] * x0 + D[1, 1] * x1 + D[1, 2] * x2
+            y2 = D[2, 0] * x0 + D[2, 1] * x1 + D[2, 2] * x2
+            lam = math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
             if lam == 0.0:
                 break
-            x[:] = y / lam
+            x0, x1, x2 = y0 / lam, y1 / lam, y2 / lam
         lam_max = max(lam_max, lam)
     r = 1.0 / lam_max if lam_max > 0.0 else 1.0
     for k in range(contact_count):
