@@ -39,6 +39,18 @@ def random_rotation(rng: np.random.Generator) -> np.ndarray:
     )
 
 
+def quat_matrix(q) -> np.ndarray:
+    """Rotation matrix of a unit quaternion (w, x, y, z), written out independently of the core."""
+    w, x, y, z = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
 def rotation_about(axis, angle: float) -> np.ndarray:
     """Rodrigues rotation matrix (3, 3) about ``axis`` by ``angle`` [rad]."""
     k = np.asarray(axis, float) / np.linalg.norm(axis)

@@ -1,28 +1,12 @@
 """Sweep and prune against the O(n^2) brute-force pair set (tests/core/reference_geometry.py)."""
 
-import importlib.util
-import pathlib
-import sys
 import time
 
 import numpy as np
 import pytest
+import reference_geometry as ref
 from contact_lab.core.collision.broad_phase import sweep_and_prune
 from contact_lab.core.collision.narrow_phase import compute_shape_aabbs
-
-
-def _load_reference():
-    name = "contact_lab_tests_reference_geometry"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).with_name("reference_geometry.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-ref = _load_reference()
 
 
 def random_scene(rng, n, planes=1, extent=4.0):

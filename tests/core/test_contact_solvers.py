@@ -5,17 +5,7 @@ import itertools
 import numpy as np
 import pytest
 from contact_lab.core import BodyKind, CollisionPipeline, ModelBuilder, make_solver
-
-
-def _quat_matrix(q):
-    w, x, y, z = q
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+from reference_geometry import quat_matrix
 
 
 def _scene(mu, seed=0):
@@ -41,7 +31,7 @@ def _dense_system(model, state, contacts, dt):
     Minv = np.zeros((6 * nb, 6 * nb))
     u_free = np.zeros(6 * nb)
     for i in range(nb):
-        R = _quat_matrix(state.body_quat[i])
+        R = quat_matrix(state.body_quat[i])
         w = state.body_omega[i]
         if model.body_kind[i] == int(BodyKind.DYNAMIC):
             Iw = R @ model.body_inertia_local[i] @ R.T

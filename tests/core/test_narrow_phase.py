@@ -1,26 +1,10 @@
 """Narrow phase against independent numpy references (tests/core/reference_geometry.py) and seed §2.1 examples."""
 
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
 import pytest
+import reference_geometry as ref
 from contact_lab.core.collision.narrow_phase import FEATURE_MAX, generate_contacts
 
-
-def _load_reference():
-    name = "contact_lab_tests_reference_geometry"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).with_name("reference_geometry.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-ref = _load_reference()
 Shape = ref.Shape
 SPHERE, BOX, CAPSULE, PLANE = ref.SPHERE, ref.BOX, ref.CAPSULE, ref.PLANE
 MARGIN = 0.05
