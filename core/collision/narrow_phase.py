@@ -587,6 +587,29 @@ def _clip_polygon(src_pos, src_tag, count, axis, side, limit, plane, dst_pos, ds
 
 
 @njit_kernel
+def _face_axes_separation(R_own, h_own, R_other, h_other, d, margin):
+    """Largest separation over the 3 face axes of one box (SAT, course eq. 86).
+
+    ``d`` is the centre offset from box A to box B. Returns ``(separation, axis, sign of d along it)``;
+    stops early (returning a separation > margin) as soon as one axis separates the boxes.
+    """
+    best = -INF
+    best_axis = 0
+    best_sign = 1.0
+    for i in range(3):
+        axis = _column(R_own, i)
+        r_other = h_other[0] * abs(_dot(axis, _column(R_other, 0))) + h_other[1] * abs(_dot(axis, _column(R_other, 1)))
+        r_other += h_other[2] * abs(_dot(axis, _column(R_other, 2)))
+        dl = _dot(d, axis)
+        sep = abs(dl) - h_own[i] - r_other
+        if sep > margin:
+            return sep, i, _sign(dl)
+        if sep > best:
+            best, best_axis, best_sign = sep, i, _sign(dl)
+    return best, best_axis, best_sign
+
+
+@njit_kernel
 def collide_box_box(pa, Ra, ha, pb, Rb, hb, margin, pair_index, sgn, clip_pos, clip_tag, out):
     """Box vs box by the separating axis test (seed §2.1.3, eq. 86-87) [m]; normal a -> b.
 
@@ -606,32 +629,12 @@ def collide_box_box(pa, Ra, ha, pb, Rb, hb, margin, pair_index, sgn, clip_pos, c
     """
     d = _sub(_vec(pb), _vec(pa))
     scale = max(ha[0], ha[1], ha[2], hb[0], hb[1], hb[2])
-    best_a = -INF
-    axis_a = 0
-    sign_a = 1.0
-    for i in range(3):
-        axis = _column(Ra, i)
-        r_b = hb[0] * abs(_dot(axis, _column(Rb, 0))) + hb[1] * abs(_dot(axis, _column(Rb, 1)))
-        r_b += hb[2] * abs(_dot(axis, _column(Rb, 2)))
-        dl = _dot(d, axis)
-        s = abs(dl) - ha[i] - r_b
-        if s > margin:
-            return
-        if s > best_a:
-            best_a, axis_a, sign_a = s, i, _sign(dl)
-    best_b = -INF
-    axis_b = 0
-    sign_b = 1.0
-    for j in range(3):
-        axis = _column(Rb, j)
-        r_a = ha[0] * abs(_dot(axis, _column(Ra, 0))) + ha[1] * abs(_dot(axis, _column(Ra, 1)))
-        r_a += ha[2] * abs(_dot(axis, _column(Ra, 2)))
-        dl = _dot(d, axis)
-        s = abs(dl) - hb[j] - r_a
-        if s > margin:
-            return
-        if s > best_b:
-            best_b, axis_b, sign_b = s, j, _sign(dl)
+    best_a, axis_a, sign_a = _face_axes_separation(Ra, ha, Rb, hb, d, margin)
+    if best_a > margin:
+        return
+    best_b, axis_b, sign_b = _face_axes_separation(Rb, hb, Ra, ha, d, margin)
+    if best_b > margin:
+        return
     best_e = -INF
     edge_i = 0
     edge_j = 0
