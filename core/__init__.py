@@ -9,7 +9,7 @@ from .builder import ModelBuilder, ModelError, shape_inertia, shape_volume
 from .collision.pipeline import CollisionPipeline
 from .contacts import Contacts
 from .control import Control
-from .enums import BodyKind, CombineMode, FrictionModel, RFactorStrategy, ShapeType, SolverStatus
+from .enums import BodyKind, CombineMode, FrictionSet, RFactorStrategy, ShapeType, SolverStatus
 from .model import Model
 from .simulate import DivergenceError, KinematicTrack, iter_simulate, simulate
 from .solvers import SOLVER_NAMES, SolverPGS, SolverProx, make_solver
@@ -23,7 +23,7 @@ __all__ = [
     "Contacts",
     "Control",
     "DivergenceError",
-    "FrictionModel",
+    "FrictionSet",
     "iter_simulate",
     "KinematicTrack",
     "make_solver",

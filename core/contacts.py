@@ -39,6 +39,15 @@ class Contacts:
         """Sort/match key ``(shape0, shape1, feature)`` packed into an int64, shape (contact_max,)."""
         self.contact_mu = np.zeros(n)
         """Combined friction coefficient of the pair, shape (contact_max,)."""
+        self.contact_friction_set = np.full(n, 2, np.int32)
+        """:class:`FrictionSet` of each contact's limit surface, shape (contact_max,)."""
+        self.contact_mu4 = np.zeros((n, 4))
+        """Friction coefficients along ``[+t, +b, -t, -b]`` of the contact frame, shape (contact_max, 4):
+        all equal ``contact_mu`` for CONE; ``(mu_t, mu_b, mu_t, mu_b)`` for ELLIPSE; directional for BOX."""
+        self.contact_tangent_fixed = np.zeros(n, np.bool_)
+        """True where the friction model fixes the tangent ``t`` (structure direction), shape (contact_max,)."""
+        self.contact_tangent_hint = np.zeros((n, 3))
+        """The fixed tangent direction (projected onto the contact plane by the solver), shape (contact_max, 3)."""
         self.contact_restitution = np.zeros(n)
         """Combined restitution coefficient of the pair, shape (contact_max,)."""
         self.contact_impulse = np.zeros((n, 3))

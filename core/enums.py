@@ -27,14 +27,17 @@ class BodyKind(IntEnum):
     """Follows a prescribed pose track (animated or static passive object); infinite mass."""
 
 
-class FrictionModel(IntEnum):
-    """Friction set used by the contact solver."""
+class FrictionSet(IntEnum):
+    """Shape of a contact's friction limit surface ``F(lambda_n)`` (course ch. 6, Table 5)."""
 
     NONE = 0
     BOX = 1
-    """BLCP box: ``|lambda_t|, |lambda_b| <= mu lambda_n`` independently (course §1.7)."""
+    """Four directional bounds ``-mu_-t lambda_n <= lambda_t <= mu_+t lambda_n`` (same for b): the BLCP of
+    course §1.7 and texture friction (eq. 337–338). PGS enforces every set as this box."""
     CONE = 2
-    """Isotropic Coulomb disk: ``||(lambda_t, lambda_b)|| <= mu lambda_n`` (course eq. 23)."""
+    """Isotropic Coulomb disk ``||(lambda_t, lambda_b)|| <= mu lambda_n`` (course eq. 23)."""
+    ELLIPSE = 3
+    """Elliptic cone ``(lambda_t / mu_t)^2 + (lambda_b / mu_b)^2 <= lambda_n^2`` on a fixed frame (eq. 308, 310)."""
 
 
 class CombineMode(IntEnum):
@@ -71,4 +74,4 @@ class SolverStatus(IntEnum):
     NO_CONTACTS = 4
 
 
-__all__ = ["ShapeType", "BodyKind", "FrictionModel", "CombineMode", "RFactorStrategy", "SolverStatus"]
+__all__ = ["ShapeType", "BodyKind", "FrictionSet", "CombineMode", "RFactorStrategy", "SolverStatus"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..contacts import Contacts
+from ..enums import FrictionSet
 from ..jit import njit_kernel
 from ..math.quat import quat_mul, quat_rotate, quat_to_matrix
 from ..model import Model
@@ -183,3 +184,7 @@ class CollisionPipeline:
         contacts.contact_gap[:count] = self._raw_gap[:count][order]
         contacts.contact_feature[:count] = self._raw_feature[:count][order]
         contacts.contact_count = count
+        # Isotropic Coulomb unless a friction generator says otherwise (course ch. 6).
+        contacts.contact_friction_set[:count] = int(FrictionSet.CONE)
+        contacts.contact_mu4[:count] = contacts.contact_mu[:count, None]
+        contacts.contact_tangent_fixed[:count] = False

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..friction.models import project_friction
 from ..jit import njit_kernel
 from ..math.vec import cross_into, dot3, mat3_vec_into, point_velocity_into
 
@@ -49,6 +50,8 @@ def compute_contact_rows(
     contact_normal,
     contact_gap,
     contact_restitution,
+    contact_tangent_fixed,
+    contact_tangent_hint,
     contact_count,
     erp,
     penetration_slop,
@@ -65,9 +68,10 @@ def compute_contact_rows(
 ):
     """Per-contact frame, Jacobian cross terms, Delassus block and constant velocity term.
 
-    The tangent ``t`` follows the free relative sliding direction (so the box friction model of
-    PGS is exact for straight sliding, course §1.10.1: "t in the direction of sliding"), else a
-    deterministic fallback; ``b = n x t`` makes ``(t, b, n)`` right-handed.
+    The tangent ``t`` is the model's structure direction where ``contact_tangent_fixed`` (anisotropic
+    cones have a material frame, course §6.1.6), else it follows the free relative sliding direction
+    (so the box friction model of PGS is exact for straight sliding, course §1.10.1: "t in the
+    direction of sliding"), else a deterministic fallback; ``b = n x t`` makes ``(t, b, n)`` right-handed.
 
     Normal right-hand side (``v = J u_free + bias``; the solver enforces ``v_n + A lambda >= 0``):
       * gap > 0 (speculative, course eq. 12): ``bias = phi / h`` lets the bodies close the gap exactly;
@@ -98,9 +102,17 @@ def compute_contact_rows(
             dv_free[j] = vel1[j] - vel0[j]
         frame = contact_frame[k]
         vn_free = dot3(dv_free, n)
-        for j in range(3):
-            frame[0, j] = n[j]
-            frame[1, j] = dv_free[j] - vn_free * n[j]
+        if contact_tangent_fixed[k]:
+            # the friction model fixes the frame (structure direction): project it onto the contact plane
+            hint = contact_tangent_hint[k]
+            hn = dot3(hint, n)
+            for j in range(3):
+                frame[0, j] = n[j]
+                frame[1, j] = hint[j] - hn * n[j]
+        else:
+            for j in range(3):
+                frame[0, j] = n[j]
+                frame[1, j] = dv_free[j] - vn_free * n[j]
         vt_norm = math.sqrt(dot3(frame[1], frame[1]))
         if vt_norm > 1e-9:
             for j in range(3):
@@ -192,18 +204,20 @@ def warm_start_impulses(
     contact_key,
     contact_count,
     contact_frame,
-    contact_mu,
+    contact_friction_set,
+    contact_mu4,
     prev_key,
     prev_impulse_world,
     prev_count,
-    friction_model,
+    box_only,
     # outputs
     impulse,
 ):
     """Initial impulses from the previous step's world impulse of the contact with the same key.
 
     Keys are sorted ascending in both steps, so matching is a merge. The warm start is projected
-    onto the current frame and friction set (``lambda_n >= 0``; box or disk of radius mu lambda_n).
+    onto the current frame and friction set (``lambda_n >= 0``; the contact's set, or its box when
+    ``box_only`` — the BLCP of PGS).
     """
     j = 0
     for k in range(contact_count):
@@ -215,16 +229,7 @@ def warm_start_impulses(
             ln = max(dot3(contact_frame[k, 0], P), 0.0)
             lt = dot3(contact_frame[k, 1], P)
             lb = dot3(contact_frame[k, 2], P)
-            limit = contact_mu[k] * ln
-            if friction_model == 1:
-                lt = min(max(lt, -limit), limit)
-                lb = min(max(lb, -limit), limit)
-            else:
-                norm = math.sqrt(lt * lt + lb * lb)
-                if norm > limit:
-                    scale = limit / norm if norm > 0.0 else 0.0
-                    lt *= scale
-                    lb *= scale
+            lt, lb = project_friction(1 if box_only else contact_friction_set[k], contact_mu4[k], ln, lt, lb)
             impulse[k, 0] = ln
             impulse[k, 1] = lt
             impulse[k, 2] = lb

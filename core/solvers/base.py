@@ -7,7 +7,7 @@ import numpy as np
 from .. import config
 from ..contacts import Contacts
 from ..control import Control
-from ..enums import FrictionModel, SolverStatus
+from ..enums import FrictionSet, SolverStatus
 from ..model import Model
 from ..rigid.contact_rows import (
     accumulate_impulses,
@@ -27,8 +27,8 @@ class SolverBase:
     solver's own scratch (allocated once here).
     """
 
-    friction_model = FrictionModel.NONE
-    """Friction set this solver enforces."""
+    friction_set = FrictionSet.NONE
+    """BOX: the solver enforces every contact's set as its box (BLCP); NONE: each contact's own set."""
 
     def __init__(
         self,
@@ -104,14 +104,16 @@ class SolverBase:
                 m.body_inv_mass, state_in.body_pos, state_in.body_vel, state_in.body_omega,
                 self._inv_inertia_world, self._vel_free, self._omega_free,
                 contacts.contact_body0, contacts.contact_body1, contacts.contact_point, contacts.contact_normal,
-                contacts.contact_gap, contacts.contact_restitution, n,
+                contacts.contact_gap, contacts.contact_restitution,
+                contacts.contact_tangent_fixed, contacts.contact_tangent_hint, n,
                 self.erp, self.penetration_slop, self.restitution_threshold, dt,
                 contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._D, self._b,
             )  # fmt: skip
             if self.warm_start:
                 warm_start_impulses(
-                    contacts.contact_key, n, contacts.contact_frame, contacts.contact_mu,
-                    self._prev_key, self._prev_impulse_world, self._prev_count, int(self.friction_model),
+                    contacts.contact_key, n, contacts.contact_frame,
+                    contacts.contact_friction_set, contacts.contact_mu4,
+                    self._prev_key, self._prev_impulse_world, self._prev_count, self.friction_set == FrictionSet.BOX,
                     contacts.contact_impulse,
                 )  # fmt: skip
             else:

@@ -9,8 +9,9 @@ can check each other.
 
 import numpy as np
 
+from ..friction.models import project_disk
 from ..jit import njit_kernel
-from .kernels import MERIT_WINDOW, accept_merit, compute_r_factors, is_sweep_rejected, project_disk, sweep_index
+from .kernels import MERIT_WINDOW, accept_merit, compute_r_factors, is_sweep_rejected, sweep_index
 
 
 @njit_kernel

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..friction.models import project_friction
 from ..jit import njit_kernel
 from ..rigid.contact_rows import accumulate_impulses, apply_contact_impulse, contact_velocity
 
@@ -49,7 +50,7 @@ def solve_pgs(
     contact_body0,
     contact_body1,
     contact_count,
-    contact_mu,
+    contact_mu4,
     body_inv_mass,
     contact_frame,
     row_rc0,
@@ -69,8 +70,10 @@ def solve_pgs(
     """Projected Gauss–Seidel for the box-friction BLCP (course Alg. 6 with eq. 159 bounds).
 
     Row by row: ``lambda_n <- max(0, lambda_n - v_n / A_nn)``, then each friction row
-    ``lambda_f <- clamp(lambda_f - v_f / A_ff, -mu lambda_n, mu lambda_n)`` with the newest normal
-    impulse (Poulsen's affine bounds, §3.2.2). ``result`` receives ``[sweeps, merit, 0]``.
+    ``lambda_f <- clamp(lambda_f - v_f / A_ff, -mu_-f lambda_n, mu_+f lambda_n)`` with the newest normal
+    impulse (Poulsen's affine bounds, §3.2.2). Every friction set is enforced as its box: the
+    disk and the ellipse by their axes ``mu_t, mu_b`` (the BLCP model), texture friction by its four
+    directional coefficients ``contact_mu4 = [+t, +b, -t, -b]``. ``result`` receives ``[sweeps, merit, 0]``.
     """
     d_lambda = np.zeros(3)
     merit = 0.0
@@ -88,8 +91,9 @@ def solve_pgs(
                 if d == 0:
                     new = max(new, 0.0)
                 else:
-                    limit = contact_mu[k] * impulse[k, 0]
-                    new = min(max(new, -limit), limit)
+                    # directional bounds [-mu_-d lambda_n, mu_+d lambda_n] (course eq. 337–338)
+                    ln = impulse[k, 0]
+                    new = min(max(new, -contact_mu4[k, d + 1] * ln), contact_mu4[k, d - 1] * ln)
                 delta = new - old
                 if delta != 0.0:
                     impulse[k, d] = new
@@ -103,18 +107,6 @@ def solve_pgs(
     result[0] = sweeps
     result[1] = merit
     result[2] = 0.0
-
-
-@njit_kernel
-def project_disk(zt, zb, radius):
-    """Closest point of the disk ``||(t, b)|| <= radius`` to ``(zt, zb)`` (course eq. 226)."""
-    norm = math.sqrt(zt * zt + zb * zb)
-    if norm <= radius:
-        return zt, zb
-    if norm == 0.0 or radius <= 0.0:
-        return 0.0, 0.0
-    s = radius / norm
-    return zt * s, zb * s
 
 
 @njit_kernel
@@ -186,7 +178,8 @@ def solve_prox_gs(
     contact_body0,
     contact_body1,
     contact_count,
-    contact_mu,
+    contact_friction_set,
+    contact_mu4,
     body_inv_mass,
     contact_frame,
     row_rc0,
@@ -239,7 +232,7 @@ def solve_prox_gs(
             zt = impulse[k, 1] - scale * r_row[k, 1] * v[1]
             zb = impulse[k, 2] - scale * r_row[k, 2] * v[2]
             ln = max(zn, 0.0)
-            lt, lb = project_disk(zt, zb, contact_mu[k] * ln)
+            lt, lb = project_friction(contact_friction_set[k], contact_mu4[k], ln, zt, zb)
             d_lambda[0] = ln - impulse[k, 0]
             d_lambda[1] = lt - impulse[k, 1]
             d_lambda[2] = lb - impulse[k, 2]

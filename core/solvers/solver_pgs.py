@@ -1,7 +1,7 @@
 """SolverPGS: projected Gauss–Seidel on the box-friction BLCP (course §1.7, §3.2)."""
 
 from ..contacts import Contacts
-from ..enums import FrictionModel
+from ..enums import FrictionSet
 from .base import SolverBase
 from .kernels import solve_pgs
 
@@ -9,12 +9,12 @@ from .kernels import solve_pgs
 class SolverPGS(SolverBase):
     """Matrix-free projected Gauss–Seidel with box friction ``|lambda_t|, |lambda_b| <= mu lambda_n``."""
 
-    friction_model = FrictionModel.BOX
+    friction_set = FrictionSet.BOX
 
     def _solve(self, contacts: Contacts) -> None:
         n = contacts.contact_count
         solve_pgs(
-            contacts.contact_body0, contacts.contact_body1, n, contacts.contact_mu, self.model.body_inv_mass,
+            contacts.contact_body0, contacts.contact_body1, n, contacts.contact_mu4, self.model.body_inv_mass,
             contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._D, self._b,
             self.iterations, self.tolerance,
             contacts.contact_impulse, self._dv, self._dw, self._result,

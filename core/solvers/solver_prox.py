@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..contacts import Contacts
-from ..enums import FrictionModel, RFactorStrategy
+from ..enums import FrictionSet, RFactorStrategy
 from ..model import Model
 from .base import SolverBase
 from .kernels import compute_r_factors, solve_prox_gs
@@ -12,7 +12,7 @@ from .kernels import compute_r_factors, solve_prox_gs
 class SolverProx(SolverBase):
     """Proximal-map blocked Gauss–Seidel with the isotropic Coulomb disk and an adaptive r-factor."""
 
-    friction_model = FrictionModel.CONE
+    friction_set = FrictionSet.NONE
 
     def __init__(
         self,
@@ -41,7 +41,8 @@ class SolverProx(SolverBase):
         n = contacts.contact_count
         compute_r_factors(self._D, n, int(self.r_strategy), self._r_row)
         solve_prox_gs(
-            contacts.contact_body0, contacts.contact_body1, n, contacts.contact_mu, self.model.body_inv_mass,
+            contacts.contact_body0, contacts.contact_body1, n,
+            contacts.contact_friction_set, contacts.contact_mu4, self.model.body_inv_mass,
             contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._b, self._r_row,
             self.iterations, self.tolerance, self.nu,
             self._saved_impulse,

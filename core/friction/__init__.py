@@ -1,0 +1,1 @@
+"""Friction models beyond isotropic Coulomb: per-surface inputs and per-contact friction sets."""
