@@ -8,6 +8,7 @@ import numpy as np
 
 from . import config
 from .enums import BodyKind, CombineMode, ShapeType
+from .friction.surface import StructureSource, SurfaceFriction, SurfaceFrictionModel
 from .model import Model
 from .state import State
 
@@ -152,6 +153,16 @@ class ModelBuilder:
         """Infinite ground plane through ``pos``; solid below, outward normal = local +z. Kinematic bodies only."""
         return self._add_shape(body, ShapeType.PLANE, (0.0, 0.0, 0.0), pos, quat, mu, restitution)
 
+    def set_shape_friction(self, shape: int, surface: SurfaceFriction) -> None:
+        """Give shape ``shape`` a friction model other than plain Coulomb (course ch. 6).
+
+        ``surface.mu`` replaces the ``mu`` the shape was added with. Validated in :meth:`finalize`.
+        """
+        if not 0 <= shape < len(self._shapes):
+            raise ModelError(f"friction refers to unknown shape {shape}")
+        self._shapes[shape]["surface"] = surface
+        self._shapes[shape]["mu"] = float(surface.mu)
+
     # finalize -------------------------------------------------------------------------------
     def finalize(
         self,
@@ -200,6 +211,7 @@ class ModelBuilder:
         m.shape_mu = np.array([self._shapes[s]["mu"] for s in order], np.float64).reshape(ns)
         m.shape_restitution = np.array([self._shapes[s]["restitution"] for s in order], np.float64).reshape(ns)
 
+        self._finalize_friction(m, order)
         for s in self._shapes:
             label = self._bodies[s["body"]]["label"]
             if not np.all(np.isfinite(s["params"])) or not np.all(np.isfinite(s["pos"])):
@@ -244,6 +256,57 @@ class ModelBuilder:
             m.body_inv_inertia_local[i] = np.linalg.inv(inertia)
         m.initial_state = state
         return m
+
+    def _finalize_friction(self, m: Model, order: list[int]) -> None:
+        """Per-shape friction-model arrays (``order`` maps model shape index → builder shape index)."""
+        ns = len(order)
+        m.shape_friction_model = np.full(ns, int(SurfaceFrictionModel.COULOMB), np.int32)
+        m.shape_mu_t = np.zeros(ns)
+        m.shape_mu_b = np.zeros(ns)
+        m.shape_kappa = np.zeros(ns)
+        m.shape_tensor = np.tile(np.eye(2), (ns, 1, 1))
+        m.shape_structure_source = np.zeros(ns, np.int32)
+        m.shape_structure_axis = np.zeros((ns, 3))
+        m.shape_surface = []
+        for i, s_index in enumerate(order):
+            shape = self._shapes[s_index]
+            surface = shape.get("surface")
+            m.shape_surface.append(surface)
+            label = self._bodies[shape["body"]]["label"]
+            m.shape_mu_t[i] = m.shape_mu_b[i] = shape["mu"]
+            if surface is None:
+                continue
+            model = SurfaceFrictionModel(surface.model)
+            for name in ("mu", "mu_t", "mu_b", "kappa", "contensou"):
+                value = float(getattr(surface, name))
+                if not (np.isfinite(value) and value >= 0.0):
+                    raise ModelError(f"{label}: friction {name} must be >= 0, got {value}")
+            tensor = np.asarray(surface.tensor, np.float64).reshape(2, 2)
+            if model == SurfaceFrictionModel.TENSOR:
+                if surface.kappa <= 0.0 or not np.all(np.linalg.eigvalsh(0.5 * (tensor + tensor.T)) > 0.0):
+                    raise ModelError(
+                        f"{label}: a friction tensor needs kappa > 0 and a symmetric positive "
+                        f"definite Q (course eq. 326: only then is the force dissipative)"
+                    )
+            source = StructureSource(surface.structure_source)
+            axis = np.asarray(surface.structure_axis, np.float64).reshape(3)
+            if source == StructureSource.AXIS and not np.linalg.norm(axis) > 0.0:
+                raise ModelError(f"{label}: the structure axis is zero")
+            needs_mesh = source in (StructureSource.ATTRIBUTE, StructureSource.IMAGE, StructureSource.UV_TANGENT)
+            if needs_mesh and surface.mesh is None:
+                raise ModelError(f"{label}: structure source {source.name} needs the surface mesh")
+            if model == SurfaceFrictionModel.TEXTURE and (
+                surface.normal_map is None or surface.mesh is None or surface.mesh.corner_uv is None
+            ):
+                raise ModelError(f"{label}: texture friction needs a normal map, a mesh and a UV map")
+            m.shape_friction_model[i] = int(model)
+            m.shape_mu_t[i] = surface.mu_t
+            m.shape_mu_b[i] = surface.mu_b
+            m.shape_kappa[i] = surface.kappa
+            m.shape_tensor[i] = tensor
+            m.shape_structure_source[i] = int(source)
+            m.shape_structure_axis[i] = axis
+        m.has_friction_generators = bool(np.any(m.shape_friction_model != int(SurfaceFrictionModel.COULOMB)))
 
     def _derived_inertia(self, shape_indices, mass) -> np.ndarray:
         """Uniform-density inertia of the union of a body's shapes about the body origin."""

@@ -51,6 +51,25 @@ class Model:
         self.shape_restitution: np.ndarray = np.zeros(0)
         """Restitution coefficient of each surface [dimensionless], shape (shape_count,)."""
 
+        self.shape_friction_model: np.ndarray = np.zeros(0, np.int32)
+        """:class:`SurfaceFrictionModel` per shape (COULOMB unless set), shape (shape_count,), int32."""
+        self.shape_mu_t: np.ndarray = np.zeros(0)
+        """Friction along the structure direction (ANISOTROPIC, MATCHSTICK), shape (shape_count,)."""
+        self.shape_mu_b: np.ndarray = np.zeros(0)
+        """Friction across the structure direction (ANISOTROPIC, MATCHSTICK), shape (shape_count,)."""
+        self.shape_kappa: np.ndarray = np.zeros(0)
+        """Friction-tensor scale kappa (TENSOR), shape (shape_count,)."""
+        self.shape_tensor: np.ndarray = np.zeros((0, 2, 2))
+        """Friction tensor Q in the structure frame (TENSOR), shape (shape_count, 2, 2)."""
+        self.shape_structure_source: np.ndarray = np.zeros(0, np.int32)
+        """:class:`StructureSource` per shape, shape (shape_count,), int32."""
+        self.shape_structure_axis: np.ndarray = np.zeros((0, 3))
+        """Structure direction in the shape frame for the AXIS source, shape (shape_count, 3)."""
+        self.shape_surface: list = []
+        """The :class:`SurfaceFriction` given for each shape (None: plain Coulomb with ``shape_mu``)."""
+        self.has_friction_generators: bool = False
+        """True when any shape uses a model other than isotropic Coulomb."""
+
         self.friction_combine: int = 1
         """:class:`CombineMode` for the pair friction (default geometric mean)."""
         self.restitution_combine: int = 4

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..contacts import Contacts
 from ..enums import FrictionSet
+from ..friction.generate import compute_axis_structure, generate_friction_sets
 from ..jit import njit_kernel
 from ..math.quat import quat_mul, quat_rotate, quat_to_matrix
 from ..model import Model
@@ -99,6 +100,8 @@ class CollisionPipeline:
         self._raw_gap = np.zeros(n)
         self._raw_feature = np.zeros(n, np.int32)
         self._contact_counts = np.zeros(2, np.int64)
+        self._structure0 = np.zeros((n, 3))
+        self._structure1 = np.zeros((n, 3))
         self.pair_overflow = 0
         """Candidate pairs dropped for lack of capacity in the last call."""
 
@@ -188,3 +191,22 @@ class CollisionPipeline:
         contacts.contact_friction_set[:count] = int(FrictionSet.CONE)
         contacts.contact_mu4[:count] = contacts.contact_mu[:count, None]
         contacts.contact_tangent_fixed[:count] = False
+        if m.has_friction_generators and count:
+            self._generate_friction(contacts, count)
+
+    def _generate_friction(self, contacts: Contacts, count: int) -> None:
+        """Friction sets of non-Coulomb surfaces (course §6.1: generator evaluated outside the solver)."""
+        m = self.model
+        self._structure0[:count] = 0.0
+        self._structure1[:count] = 0.0
+        compute_axis_structure(
+            m.shape_structure_source, m.shape_structure_axis, self.shape_world_rot,
+            contacts.contact_shape0, contacts.contact_shape1, count, self._structure0, self._structure1,
+        )  # fmt: skip
+        generate_friction_sets(
+            m.shape_friction_model, m.shape_mu, m.shape_mu_t, m.shape_mu_b, m.shape_kappa, m.shape_tensor,
+            m.friction_combine, contacts.contact_shape0, contacts.contact_shape1, contacts.contact_normal,
+            self._structure0, self._structure1, count,
+            contacts.contact_friction_set, contacts.contact_mu4, contacts.contact_tangent_fixed,
+            contacts.contact_tangent_hint,
+        )  # fmt: skip

@@ -23,11 +23,11 @@ def project_onto_plane(s0, s1, s2, n):
 
 
 @njit_kernel
-def matchstick_coefficients(sa, sb, mu, mu_t_aniso, mu_b_aniso):
+def matchstick_coefficients(sa0, sa1, sa2, sb0, sb1, sb2, mu, mu_t_aniso, mu_b_aniso):
     """Matchstick friction generator (course Alg. 21, eq. 300–307).
 
     Args:
-        sa, sb: unit structure directions of both surfaces in the contact plane, shape (3,).
+        sa0..sa2, sb0..sb2: unit structure directions of both surfaces in the contact plane.
         mu: isotropic coefficient. mu_t_aniso, mu_b_aniso: the anisotropic extremes ``mu_t^A <= mu_b^A``.
 
     Returns:
@@ -36,7 +36,7 @@ def matchstick_coefficients(sa, sb, mu, mu_t_aniso, mu_b_aniso):
         ``d = 1 - 2 theta / pi`` interpolates linearly: parallel fields give ``(mu_t^A, mu_b^A)``,
         orthogonal ones the isotropic ``mu``.
     """
-    c = sa[0] * sb[0] + sa[1] * sb[1] + sa[2] * sb[2]
+    c = sa0 * sb0 + sa1 * sb1 + sa2 * sb2
     sign = 1.0
     if c < 0.0:
         sign = -1.0
@@ -46,9 +46,9 @@ def matchstick_coefficients(sa, sb, mu, mu_t_aniso, mu_b_aniso):
     d = 1.0 - TWO_OVER_PI * theta
     mu_t = d * mu_t_aniso + (1.0 - d) * mu
     mu_b = d * mu_b_aniso + (1.0 - d) * mu
-    t0 = sa[0] + sign * sb[0]
-    t1 = sa[1] + sign * sb[1]
-    t2 = sa[2] + sign * sb[2]
+    t0 = sa0 + sign * sb0
+    t1 = sa1 + sign * sb1
+    t2 = sa2 + sign * sb2
     norm = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
     return mu_t, mu_b, t0 / norm, t1 / norm, t2 / norm
 

@@ -1,0 +1,227 @@
+"""Per-contact friction generation: two surfaces → friction set, coefficients and frame (course §6.1.1).
+
+Pair rules (decided here; the course leaves them open, spec Part L #6, #8):
+
+* COULOMB × COULOMB: the isotropic cone with the scene's combine rule of both ``mu``.
+* TEXTURE on either side: a BOX set whose four directional coefficients are the pair's combined
+  isotropic ``mu`` (base friction) plus the plowing coefficients sampled from both normal maps
+  (course §6.3). The frame is fixed to the textured surface's UV tangent (so ridges along U stay
+  along ``t``); without one it follows the sliding direction.
+* TENSOR on either side: ``L = L_A + R L_B R^T`` with ``L_S = kappa_S Q_S`` in the surface's structure
+  frame for tensor surfaces and ``(mu_S / 2) I`` for the others (so two Coulomb surfaces give ``mu``);
+  the ELLIPSE of ``C_P = L^-T L^-1`` (course eq. 321–325).
+* MATCHSTICK on either side: course Alg. 21 with both structure directions; isotropic end ``mu`` =
+  the combined isotropic coefficients; anisotropic extremes from the Matchstick surface(s) (combined
+  per axis when both are). A surface without a structure direction (Coulomb, missing field) leaves
+  the other one alone: ``d = 1`` with its direction (Table 5, "anisotropic Coulomb, frame fixed on one
+  object").
+* ANISOTROPIC on either side: the ELLIPSE ``(mu_t, mu_b)`` on the anisotropic surface's structure
+  direction (body0's when both are; coefficients combined per axis); the Coulomb counterpart does not
+  change it, since the anisotropic coefficients describe the pair's behaviour.
+* A model that needs a structure direction but finds none at the contact falls back to the
+  isotropic cone with the combined ``mu``.
+Priority when the two surfaces differ: TEXTURE > TENSOR > MATCHSTICK > ANISOTROPIC > COULOMB.
+"""
+
+import math
+
+from ..jit import njit_kernel
+from .models import matchstick_coefficients, project_onto_plane, tensor_ellipse
+
+COULOMB, ANISOTROPIC, MATCHSTICK, TENSOR, TEXTURE = 1, 2, 3, 4, 5
+SET_BOX, SET_CONE, SET_ELLIPSE = 1, 2, 3
+
+
+@njit_kernel
+def _combine(a, b, mode):
+    # CombineMode: 1 geometric, 2 average, 3 minimum, 4 maximum, 5 product
+    if mode == 1:
+        return math.sqrt(a * b)
+    if mode == 2:
+        return 0.5 * (a + b)
+    if mode == 3:
+        return min(a, b)
+    if mode == 4:
+        return max(a, b)
+    return a * b
+
+
+@njit_kernel
+def _set_isotropic(k, mu, contact_friction_set, contact_mu4, contact_tangent_fixed):
+    contact_friction_set[k] = SET_CONE
+    for i in range(4):
+        contact_mu4[k, i] = mu
+    contact_tangent_fixed[k] = False
+
+
+@njit_kernel
+def _set_ellipse(k, mu_t, mu_b, tx, ty, tz, contact_friction_set, contact_mu4, contact_tangent_fixed, hint):
+    contact_friction_set[k] = SET_ELLIPSE
+    contact_mu4[k, 0] = mu_t
+    contact_mu4[k, 1] = mu_b
+    contact_mu4[k, 2] = mu_t
+    contact_mu4[k, 3] = mu_b
+    contact_tangent_fixed[k] = True
+    hint[k, 0] = tx
+    hint[k, 1] = ty
+    hint[k, 2] = tz
+
+
+@njit_kernel
+def _tensor_in_plane(kappa, q, sx, sy, sz, has_dir, n, e1x, e1y, e1z, mu_iso):
+    """2x2 tensor ``L_S`` of one surface expressed in the contact-plane basis ``(e1, n x e1)``."""
+    if kappa <= 0.0:  # not a tensor surface: half its isotropic friction
+        half = 0.5 * mu_iso
+        return half, 0.0, 0.0, half
+    if not has_dir:
+        return kappa * q[0, 0], kappa * q[0, 1], kappa * q[1, 0], kappa * q[1, 1]
+    # angle of the structure direction t_S from e1 within the plane
+    e2x = n[1] * e1z - n[2] * e1y
+    e2y = n[2] * e1x - n[0] * e1z
+    e2z = n[0] * e1y - n[1] * e1x
+    c = sx * e1x + sy * e1y + sz * e1z
+    s = sx * e2x + sy * e2y + sz * e2z
+    # R Q R^T with R = [[c, -s], [s, c]]
+    m00 = c * q[0, 0] - s * q[1, 0]
+    m01 = c * q[0, 1] - s * q[1, 1]
+    m10 = s * q[0, 0] + c * q[1, 0]
+    m11 = s * q[0, 1] + c * q[1, 1]
+    return (
+        kappa * (m00 * c - m01 * s),
+        kappa * (m00 * s + m01 * c),
+        kappa * (m10 * c - m11 * s),
+        kappa * (m10 * s + m11 * c),
+    )
+
+
+@njit_kernel
+def generate_friction_sets(
+    shape_friction_model,
+    shape_mu,
+    shape_mu_t,
+    shape_mu_b,
+    shape_kappa,
+    shape_tensor,
+    friction_combine,
+    contact_shape0,
+    contact_shape1,
+    contact_normal,
+    contact_structure0,
+    contact_structure1,
+    contact_count,
+    # outputs
+    contact_friction_set,
+    contact_mu4,
+    contact_tangent_fixed,
+    contact_tangent_hint,
+):
+    """Friction set, coefficients ``[+t, +b, -t, -b]`` and fixed tangent of every contact (rules above).
+
+    ``contact_structure0/1`` (c, 3) are the two surfaces' structure directions at the contact in world
+    coordinates (zero where a surface has none). TEXTURE contacts get their base coefficients here; the
+    plowing part is added by the texture sampler.
+    """
+    for k in range(contact_count):
+        s0 = contact_shape0[k]
+        s1 = contact_shape1[k]
+        m0 = shape_friction_model[s0]
+        m1 = shape_friction_model[s1]
+        n = contact_normal[k]
+        mu_iso = _combine(shape_mu[s0], shape_mu[s1], friction_combine)
+        a0, a1, a2, has0 = project_onto_plane(
+            contact_structure0[k, 0], contact_structure0[k, 1], contact_structure0[k, 2], n
+        )
+        b0, b1, b2, has1 = project_onto_plane(
+            contact_structure1[k, 0], contact_structure1[k, 1], contact_structure1[k, 2], n
+        )
+        top = max(m0, m1)
+        if top == TEXTURE:
+            _set_isotropic(k, mu_iso, contact_friction_set, contact_mu4, contact_tangent_fixed)
+            contact_friction_set[k] = SET_BOX
+            if m0 == TEXTURE and has0:
+                contact_tangent_fixed[k] = True
+                contact_tangent_hint[k, 0], contact_tangent_hint[k, 1], contact_tangent_hint[k, 2] = a0, a1, a2
+            elif m1 == TEXTURE and has1:
+                contact_tangent_fixed[k] = True
+                contact_tangent_hint[k, 0], contact_tangent_hint[k, 1], contact_tangent_hint[k, 2] = b0, b1, b2
+        elif top == TENSOR:
+            # a common in-plane basis e1: a structure direction if there is one, else any tangent
+            if has0:
+                e1x, e1y, e1z = a0, a1, a2
+            elif has1:
+                e1x, e1y, e1z = b0, b1, b2
+            else:
+                e1x, e1y, e1z, _ = project_onto_plane(1.0, 0.0, 0.0, n)
+                if not _:
+                    e1x, e1y, e1z, _ = project_onto_plane(0.0, 1.0, 0.0, n)
+            k0 = shape_kappa[s0] if m0 == TENSOR else 0.0
+            k1 = shape_kappa[s1] if m1 == TENSOR else 0.0
+            la00, la01, la10, la11 = _tensor_in_plane(
+                k0, shape_tensor[s0], a0, a1, a2, has0, n, e1x, e1y, e1z, shape_mu[s0]
+            )
+            lb00, lb01, lb10, lb11 = _tensor_in_plane(
+                k1, shape_tensor[s1], b0, b1, b2, has1, n, e1x, e1y, e1z, shape_mu[s1]
+            )
+            mu_t, mu_b, ca, sa = tensor_ellipse(la00 + lb00, la01 + lb01, la10 + lb10, la11 + lb11)
+            e2x = n[1] * e1z - n[2] * e1y
+            e2y = n[2] * e1x - n[0] * e1z
+            e2z = n[0] * e1y - n[1] * e1x
+            _set_ellipse(
+                k, mu_t, mu_b, ca * e1x + sa * e2x, ca * e1y + sa * e2y, ca * e1z + sa * e2z,
+                contact_friction_set, contact_mu4, contact_tangent_fixed, contact_tangent_hint,
+            )  # fmt: skip
+        elif top == MATCHSTICK or top == ANISOTROPIC:
+            # anisotropic extremes: from the structured surface(s) of this model or better
+            aniso0 = m0 == MATCHSTICK or m0 == ANISOTROPIC
+            aniso1 = m1 == MATCHSTICK or m1 == ANISOTROPIC
+            if aniso0 and aniso1:
+                mu_t_a = _combine(shape_mu_t[s0], shape_mu_t[s1], friction_combine)
+                mu_b_a = _combine(shape_mu_b[s0], shape_mu_b[s1], friction_combine)
+            elif aniso0:
+                mu_t_a, mu_b_a = shape_mu_t[s0], shape_mu_b[s0]
+            else:
+                mu_t_a, mu_b_a = shape_mu_t[s1], shape_mu_b[s1]
+            use0 = aniso0 and has0
+            use1 = aniso1 and has1
+            if top == MATCHSTICK and use0 and use1:
+                mu_t, mu_b, tx, ty, tz = matchstick_coefficients(a0, a1, a2, b0, b1, b2, mu_iso, mu_t_a, mu_b_a)
+                _set_ellipse(k, mu_t, mu_b, tx, ty, tz, contact_friction_set, contact_mu4, contact_tangent_fixed,
+                             contact_tangent_hint)  # fmt: skip
+            elif use0:
+                _set_ellipse(k, mu_t_a, mu_b_a, a0, a1, a2, contact_friction_set, contact_mu4, contact_tangent_fixed,
+                             contact_tangent_hint)  # fmt: skip
+            elif use1:
+                _set_ellipse(k, mu_t_a, mu_b_a, b0, b1, b2, contact_friction_set, contact_mu4, contact_tangent_fixed,
+                             contact_tangent_hint)  # fmt: skip
+            else:
+                _set_isotropic(k, mu_iso, contact_friction_set, contact_mu4, contact_tangent_fixed)
+        else:
+            _set_isotropic(k, mu_iso, contact_friction_set, contact_mu4, contact_tangent_fixed)
+
+
+@njit_kernel
+def compute_axis_structure(
+    shape_structure_source,
+    shape_structure_axis,
+    shape_world_rot,
+    contact_shape0,
+    contact_shape1,
+    contact_count,
+    # outputs
+    contact_structure0,
+    contact_structure1,
+):
+    """World structure directions of the AXIS source (``R_shape axis``); other sources are left untouched."""
+    for k in range(contact_count):
+        for side in range(2):
+            s = contact_shape0[k] if side == 0 else contact_shape1[k]
+            if shape_structure_source[s] != 4:
+                continue
+            R = shape_world_rot[s]
+            a = shape_structure_axis[s]
+            for j in range(3):
+                value = R[j, 0] * a[0] + R[j, 1] * a[1] + R[j, 2] * a[2]
+                if side == 0:
+                    contact_structure0[k, j] = value
+                else:
+                    contact_structure1[k, j] = value
