@@ -1,7 +1,9 @@
 """PropertyGroups: ``Scene.contact_lab`` (bake settings, last report), ``Object.contact_lab`` (role, shape, material).
 
-Units: masses in [kg]; friction and restitution are dimensionless. Lengths are never stored here:
-shape sizes come from the object's bounding box, converted to metres in :mod:`.scene_export`.
+Units: masses in [kg]; friction and restitution are dimensionless. Shape sizes come from the object's
+bounding box, converted to metres in :mod:`.scene_export`. The only stored lengths are the texture patch size
+and the spin friction (Blender units, shown in scene units, converted by the scene's Unit Scale at bake time).
+The friction settings are read by :mod:`.friction_export` (course ch. 6).
 """
 
 import bpy
@@ -39,6 +41,57 @@ COMBINE_ITEMS = (
     ("MINIMUM", "Minimum", "min(a, b): the more slippery / less bouncy surface wins"),
     ("MAXIMUM", "Maximum", "max(a, b): the grippier / bouncier surface wins"),
     ("PRODUCT", "Product", "a·b (Bullet's friction rule)"),
+)
+
+FRICTION_MODEL_ITEMS = (
+    ("COULOMB", "Coulomb", "Isotropic Coulomb friction: the same coefficient μ in every sliding direction"),
+    (
+        "ANISOTROPIC",
+        "Anisotropic",
+        "Elliptic Coulomb friction: μ Along when sliding along the structure direction, μ Across when sliding "
+        "across it (grain, brushed metal, grooves)",
+    ),
+    (
+        "MATCHSTICK",
+        "Matchstick",
+        "Matchstick model: isotropic μ when the two surfaces' structure directions cross at a right angle, "
+        "μ Along / μ Across when they are parallel, blended by the angle between them",
+    ),
+    (
+        "TENSOR",
+        "Tensor",
+        "Friction tensor: force = −κ·(Q_A + R Q_B Rᵀ)·(sliding direction)·(normal force); Q in the structure frame",
+    ),
+    (
+        "TEXTURE",
+        "Texture",
+        "Plowing friction computed from the material's normal map: facets tilted against the motion resist "
+        "(sawtooth ridges slide one way, stick the other)",
+    ),
+)
+"""``Object.contact_lab.friction_model``; names match :class:`core.friction.surface.SurfaceFrictionModel`."""
+
+STRUCTURE_SOURCE_ITEMS = (
+    ("NONE", "None", "No structure direction: the surface behaves isotropically (μ)"),
+    (
+        "ATTRIBUTE",
+        "Attribute",
+        "A FLOAT_VECTOR mesh attribute (point, face or face corner domain) in object space gives the direction",
+    ),
+    (
+        "IMAGE",
+        "Image",
+        "A direction image in UV space: RGB = (2·rgb − 1) along U and V, like a tangent-space normal map's XY",
+    ),
+    ("UV_TANGENT", "UV Tangent", "The direction in which the UV map's U coordinate increases"),
+    ("AXIS", "Axis", "A fixed axis of the object (rotates with it)"),
+)
+"""``Object.contact_lab.structure_source``; names match :class:`core.friction.surface.StructureSource`."""
+
+AXIS_ITEMS = (
+    ("X", "X", "The object's local X axis"),
+    ("Y", "Y", "The object's local Y axis"),
+    ("Z", "Z", "The object's local Z axis"),
 )
 
 COMBINE_PHRASES = {
@@ -188,6 +241,144 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         default=0.0,
         min=0.0,
         max=1.0,
+    )
+    # direction-dependent friction (course ch. 6; read by addon.friction_export) ---------------
+    friction_model: EnumProperty(
+        name="Friction Model",
+        description="How the friction of this surface depends on the sliding direction",
+        items=FRICTION_MODEL_ITEMS,
+        default="COULOMB",
+    )
+    friction_t: FloatProperty(
+        name="μ Along",
+        description=(
+            "Friction coefficient when sliding along the structure direction (default 0.3; Anisotropic: "
+            "the ellipse's axis along the structure; Matchstick: when both structures are parallel)"
+        ),
+        default=0.3,
+        min=0.0,
+        soft_max=2.0,
+    )
+    friction_b: FloatProperty(
+        name="μ Across",
+        description=(
+            "Friction coefficient when sliding across the structure direction (default 0.6; Anisotropic: "
+            "the ellipse's axis across the structure; Matchstick: when both structures are parallel)"
+        ),
+        default=0.6,
+        min=0.0,
+        soft_max=2.0,
+    )
+    friction_kappa: FloatProperty(
+        name="κ",
+        description=(
+            "Friction tensor scale κ: with both tensors the identity the pair behaves like isotropic Coulomb "
+            "friction with μ = 2κ"
+        ),
+        default=0.25,
+        min=0.0,
+        soft_max=1.0,
+    )
+    friction_tensor: FloatVectorProperty(
+        name="Tensor",
+        description=(
+            "Friction tensor Q = [[Q_tt, Q_tb], [Q_tb, Q_bb]] in the structure frame (t along the structure, "
+            "b across); must be positive definite (Q_tt > 0, Q_tt·Q_bb > Q_tb²) so friction never adds energy"
+        ),
+        size=3,
+        default=(1.0, 0.0, 1.0),
+    )
+    friction_spin: FloatProperty(
+        name="Spin Friction",
+        description=(
+            "Torsional (Coulomb–Contensou) friction: largest torque about the contact normal per newton of "
+            "normal force, a length; resists spinning in place. 0 = off"
+        ),
+        default=0.0,
+        min=0.0,
+        soft_max=0.1,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        precision=4,
+    )
+    structure_source: EnumProperty(
+        name="Structure",
+        description=(
+            "Where the structure direction (fibre, grain, groove direction) of this surface comes from; "
+            "used by the Anisotropic, Matchstick and Tensor models"
+        ),
+        items=STRUCTURE_SOURCE_ITEMS,
+        default="NONE",
+    )
+    structure_attribute: StringProperty(
+        name="Attribute",
+        description=(
+            "Name of a FLOAT_VECTOR mesh attribute (point, face or face corner domain) holding the structure "
+            "direction in object space; modifiers and Geometry Nodes may create it. Length and normal component "
+            "do not matter: it is projected onto the contact plane"
+        ),
+        default="",
+    )
+    structure_image: PointerProperty(
+        name="Direction Image",
+        description=(
+            "Image in UV space whose RGB encodes the structure direction as 2·rgb − 1 along U (R) and V (G); "
+            "must be Non-Color data"
+        ),
+        type=bpy.types.Image,
+    )
+    structure_axis: EnumProperty(
+        name="Axis",
+        description="Object axis used as the structure direction (it rotates with the object)",
+        items=AXIS_ITEMS,
+        default="X",
+    )
+    normal_map: PointerProperty(
+        name="Normal Map",
+        description=(
+            "Tangent-space normal map whose facets plow into the other surface; empty = found automatically in "
+            "the object's material (Image Texture ▸ Normal Map node ▸ shader Normal)"
+        ),
+        type=bpy.types.Image,
+    )
+    normal_map_directx: BoolProperty(
+        name="DirectX Normal Map",
+        description=(
+            "The normal map's green channel points down (DirectX convention): flip it so facets tilt the right way"
+        ),
+        default=False,
+    )
+    normal_map_strength: FloatProperty(
+        name="Strength",
+        description=(
+            "How strongly the normal map tilts the facets (0 = flat, no plowing friction; 1 = as painted); used "
+            "with an explicitly picked normal map, an auto-detected one uses its Normal Map node's Strength"
+        ),
+        default=1.0,
+        min=0.0,
+        soft_max=2.0,
+    )
+    uv_map: StringProperty(
+        name="UV Map",
+        description=(
+            "UV map for the normal map and direction image and for UV tangents; empty = the one the material's "
+            "Normal Map node uses, else the active render UV map"
+        ),
+        default="",
+    )
+    texture_patch_size: FloatProperty(
+        name="Patch Size",
+        description=(
+            "Side length of the square contact patch over which the normal map's facets are averaged into "
+            "friction coefficients (default 0.05 m); larger = smoother friction, smaller = follows fine detail"
+        ),
+        default=0.05,
+        min=1e-6,
+        soft_min=0.001,
+        soft_max=1.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        precision=4,
     )
     # bookkeeping of the last bake (not shown in the UI) --------------------------------------
     baked_action: PointerProperty(

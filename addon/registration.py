@@ -7,10 +7,11 @@ Idempotent and loud: a second :func:`register` is a no-op, errors propagate (not
 import bpy
 
 from ..operators import bake as operators_bake
+from ..operators import preview as operators_preview
 from ..panels import physics as panels_physics
 from . import jitcache, properties
 
-MODULES = (properties, operators_bake, panels_physics)
+MODULES = (properties, operators_bake, operators_preview, panels_physics)
 """Modules whose ``CLASSES`` are registered, in this order."""
 
 _registered: list = []

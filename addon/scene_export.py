@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import BodyKind, CombineMode, KinematicTrack, Model, ModelBuilder, ModelError
-from . import units
+from . import friction_export, units
 
 SCALE_TOLERANCE = 1e-5
 """Relative scale difference [dimensionless] above which a scale counts as non-uniform."""
@@ -273,19 +273,19 @@ def sample_world_matrices(scene, objects: list, frames: np.ndarray) -> np.ndarra
 # export ---------------------------------------------------------------------------------------
 
 
-def _add_shape(builder: ModelBuilder, body: int, shape: str, size_m: np.ndarray, mu: float, restitution: float):
+def _add_shape(builder: ModelBuilder, body: int, shape: str, size_m: np.ndarray, mu: float, restitution: float) -> int:
+    """Add the collision primitive (in the body frame) and return its shape index."""
     if shape == "BOX":
-        builder.add_shape_box(body, 0.5 * size_m, mu=mu, restitution=restitution)
-    elif shape == "SPHERE":
-        builder.add_shape_sphere(body, 0.5 * float(size_m.max()), mu=mu, restitution=restitution)
-    elif shape == "CAPSULE":
+        return builder.add_shape_box(body, 0.5 * size_m, mu=mu, restitution=restitution)
+    if shape == "SPHERE":
+        return builder.add_shape_sphere(body, 0.5 * float(size_m.max()), mu=mu, restitution=restitution)
+    if shape == "CAPSULE":
         radius = 0.5 * float(max(size_m[0], size_m[1]))
         half_height = max(0.5 * float(size_m[2]) - radius, 0.0)
-        builder.add_shape_capsule(body, radius, half_height, mu=mu, restitution=restitution)
-    elif shape == "PLANE":
-        builder.add_shape_plane(body, mu=mu, restitution=restitution)
-    else:
-        raise BakeError(f"unknown shape {shape!r}")
+        return builder.add_shape_capsule(body, radius, half_height, mu=mu, restitution=restitution)
+    if shape == "PLANE":
+        return builder.add_shape_plane(body, mu=mu, restitution=restitution)
+    raise BakeError(f"unknown shape {shape!r}")
 
 
 def export_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SceneExport:
@@ -313,13 +313,17 @@ def export_scene(scene, *, frame_start: int | None = None, frame_end: int | None
 
     metres = units.length_scale(scene)
     quats = units.make_quat_continuous(units.matrix_to_quat(rotation))  # (Fs, N, 4)
+    boxes = [_local_box(obj) for obj in objects]
+    centres = [
+        np.zeros(3) if obj.contact_lab.shape == "PLANE" else box[0] for obj, box in zip(objects, boxes, strict=True)
+    ]
+    # per-surface friction inputs (meshes, UVs, images) at the first frame, in each shape's frame
+    surfaces = friction_export.export_surfaces(scene, objects, centres, scale[0], metres, int(frames[0]))
     builder = ModelBuilder(gravity=units.scene_gravity(scene))
     bodies: list[ExportedBody] = []
     for k, obj in enumerate(objects):
         s = obj.contact_lab
-        centre, size = _local_box(obj)
-        if s.shape == "PLANE":
-            centre = np.zeros(3)  # the plane goes through the object's origin
+        centre, size = centres[k], boxes[k][1]  # a plane goes through the object's origin
         obj_scale = scale[0, k]
         # centre of mass in world [BU] at every sampled frame: M · (centre, 1)
         com = translation[:, k] + np.einsum("fij,fj->fi", rotation[:, k], scale[:, k] * centre)
@@ -331,7 +335,11 @@ def export_scene(scene, *, frame_start: int | None = None, frame_end: int | None
             kind=BodyKind.DYNAMIC if is_active else BodyKind.KINEMATIC,
             label=obj.name,
         )
-        _add_shape(builder, index, s.shape, np.abs(obj_scale) * size * metres, float(s.friction), float(s.restitution))
+        shape_index = _add_shape(
+            builder, index, s.shape, np.abs(obj_scale) * size * metres, float(s.friction), float(s.restitution)
+        )
+        if surfaces[k] is not None:
+            builder.set_shape_friction(shape_index, surfaces[k])
         bodies.append(ExportedBody(obj.name, s.role, s.shape, index, centre, obj_scale.copy()))
 
     try:

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import config
 from .enums import BodyKind, CombineMode, ShapeType
+from .friction.lookup import pack_surfaces
 from .friction.surface import StructureSource, SurfaceFriction, SurfaceFrictionModel
 from .model import Model
 from .state import State
@@ -74,8 +75,12 @@ def shape_inertia(shape_type: int, params, mass: float) -> np.ndarray:
 class ModelBuilder:
     """Collects bodies and shapes as Python lists; :meth:`finalize` validates and returns a :class:`Model`."""
 
-    def __init__(self, *, gravity=(0.0, 0.0, -9.81)):
+    def __init__(self, *, gravity=(0.0, 0.0, -9.81), plowing_law: int = 0):
+        """Args:
+        gravity: [m/s²]. plowing_law: texture friction law, 0 = ``(2/pi) theta`` (default), 1 = ``tan``.
+        """
         self.gravity = np.asarray(gravity, dtype=np.float64).reshape(3)
+        self.plowing_law = int(plowing_law)
         self._bodies: list[dict] = []
         self._shapes: list[dict] = []
 
@@ -307,6 +312,14 @@ class ModelBuilder:
             m.shape_structure_source[i] = int(source)
             m.shape_structure_axis[i] = axis
         m.has_friction_generators = bool(np.any(m.shape_friction_model != int(SurfaceFrictionModel.COULOMB)))
+        m.has_texture_friction = bool(np.any(m.shape_friction_model == int(SurfaceFrictionModel.TEXTURE)))
+        m.plowing_law = int(self.plowing_law)
+        if m.has_friction_generators:
+            pool = pack_surfaces(m.shape_surface)
+            # texture friction samples along the textured surface's U direction when it has no other field
+            texture = (m.shape_friction_model == int(SurfaceFrictionModel.TEXTURE)) & (pool.surface_source == 0)
+            pool.surface_source[texture] = int(StructureSource.UV_TANGENT)
+            m.surface_pool = pool
 
     def _derived_inertia(self, shape_indices, mass) -> np.ndarray:
         """Uniform-density inertia of the union of a body's shapes about the body origin."""

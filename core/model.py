@@ -67,6 +67,12 @@ class Model:
         """Structure direction in the shape frame for the AXIS source, shape (shape_count, 3)."""
         self.shape_surface: list = []
         """The :class:`SurfaceFriction` given for each shape (None: plain Coulomb with ``shape_mu``)."""
+        self.surface_pool = None
+        """:class:`~.friction.lookup.SurfacePool` of the shapes' friction inputs (None when all are plain Coulomb)."""
+        self.plowing_law: int = 0
+        """Texture plowing law: 0 = ``(2/pi) theta`` (course eq. 334–336), 1 = ``(2/pi) tan theta`` (eq. 333)."""
+        self.has_texture_friction: bool = False
+        """True when any shape uses TEXTURE friction."""
         self.has_friction_generators: bool = False
         """True when any shape uses a model other than isotropic Coulomb."""
 

@@ -124,6 +124,70 @@ class CONTACT_LAB_PT_object(bpy.types.Panel):
             col.label(text="Mass must be positive", icon="ERROR")
         if settings.baked_action is not None:
             col.label(text=f"Baked into '{settings.baked_action.name}'", icon="ACTION")
+        _draw_friction(layout, context, obj)
+
+
+def _draw_friction(layout, context, obj) -> None:
+    """The "Friction" sub-section: model, coefficients, structure field, normal map, warnings, preview."""
+    from ..addon import friction_export
+
+    settings = obj.contact_lab
+    model = settings.friction_model
+    box = layout.box()
+    box.active = settings.role != "NONE"
+    box.label(text="Friction", icon="MOD_PHYSICS")
+    col = box.column()
+    col.prop(settings, "friction_model", text="Model")
+    if model in {"ANISOTROPIC", "MATCHSTICK"}:
+        sub = col.column(align=True)
+        sub.prop(settings, "friction_t")
+        sub.prop(settings, "friction_b")
+    elif model == "TENSOR":
+        sub = col.column(align=True)
+        sub.prop(settings, "friction_kappa")
+        sub.prop(settings, "friction_tensor", index=0, text="Q_tt")
+        sub.prop(settings, "friction_tensor", index=1, text="Q_tb")
+        sub.prop(settings, "friction_tensor", index=2, text="Q_bb")
+    col.prop(settings, "friction_spin")
+
+    if model in friction_export.STRUCTURE_MODELS:
+        col.separator()
+        col.prop(settings, "structure_source")
+        source = settings.structure_source
+        if source == "ATTRIBUTE":
+            if obj.type == "MESH":
+                col.prop_search(settings, "structure_attribute", obj.data, "attributes", text="Attribute")
+            else:
+                col.prop(settings, "structure_attribute")
+        elif source == "IMAGE":
+            col.template_ID(settings, "structure_image", open="image.open")
+        elif source == "AXIS":
+            col.row().prop(settings, "structure_axis", expand=True)
+
+    if model == "TEXTURE":
+        col.separator()
+        col.template_ID(settings, "normal_map", open="image.open")
+        found = friction_export.find_normal_map(obj) if settings.normal_map is None else None
+        if found is not None:
+            col.label(text=f"From material: {found.image.name} ({found.material})", icon="NODE_MATERIAL")
+        col.prop(settings, "normal_map_directx")
+        if found is not None:
+            col.label(text=f"Strength: {found.strength:g} (Normal Map node '{found.node}')")
+        else:
+            col.prop(settings, "normal_map_strength")
+        col.prop(settings, "texture_patch_size")
+    if friction_export.needs_uv(settings):
+        if obj.type == "MESH":
+            col.prop_search(settings, "uv_map", obj.data, "uv_layers", text="UV Map")
+        else:
+            col.prop(settings, "uv_map")
+
+    # the view layer's depsgraph as it is (no evaluation from a draw callback): attributes made by modifiers
+    view_layer = getattr(context, "view_layer", None)
+    depsgraph = getattr(view_layer, "depsgraph", None)
+    for message in friction_export.friction_warnings(obj, depsgraph):
+        box.label(text=message, icon="ERROR")
+    box.operator("contact_lab.preview_friction", icon="COLOR")
 
 
 CLASSES = (CONTACT_LAB_PT_scene, CONTACT_LAB_PT_object)

@@ -6,7 +6,8 @@ import numpy as np
 
 from ..contacts import Contacts
 from ..enums import FrictionSet
-from ..friction.generate import compute_axis_structure, generate_friction_sets
+from ..friction.generate import add_texture_friction, compute_contact_structure, generate_friction_sets
+from ..friction.texture import STANDARD_DIRECTIONS
 from ..jit import njit_kernel
 from ..math.quat import quat_mul, quat_rotate, quat_to_matrix
 from ..model import Model
@@ -102,6 +103,20 @@ class CollisionPipeline:
         self._contact_counts = np.zeros(2, np.int64)
         self._structure0 = np.zeros((n, 3))
         self._structure1 = np.zeros((n, 3))
+        # texture-friction cache (keys, contact points in both shape frames, plowing coefficients)
+        self._tex_key = np.zeros(n, np.int64)
+        self._tex_local = np.zeros((n, 2, 3))
+        self._tex_plowing = np.zeros((n, 4))
+        self._tex_count = 0
+        self._tex_local_next = np.zeros((n, 2, 3))
+        self._tex_plowing_next = np.zeros((n, 4))
+        res = 1
+        if model.surface_pool is not None and len(model.surface_pool.surface_patch_resolution):
+            res = int(model.surface_pool.surface_patch_resolution.max())
+        self._tex_scratch = np.zeros((2, res * res, STANDARD_DIRECTIONS.shape[0] + 1))
+        self._tex_work = np.zeros((4 + STANDARD_DIRECTIONS.shape[0], 3))
+        self.texture_samples = 0
+        """Contacts whose texture friction was sampled (not cached) in the last call."""
         self.pair_overflow = 0
         """Candidate pairs dropped for lack of capacity in the last call."""
 
@@ -197,11 +212,11 @@ class CollisionPipeline:
     def _generate_friction(self, contacts: Contacts, count: int) -> None:
         """Friction sets of non-Coulomb surfaces (course §6.1: generator evaluated outside the solver)."""
         m = self.model
-        self._structure0[:count] = 0.0
-        self._structure1[:count] = 0.0
-        compute_axis_structure(
-            m.shape_structure_source, m.shape_structure_axis, self.shape_world_rot,
-            contacts.contact_shape0, contacts.contact_shape1, count, self._structure0, self._structure1,
+        pool = m.surface_pool
+        compute_contact_structure(
+            *pool.structure_arrays(), self.shape_world_pos, self.shape_world_rot,
+            contacts.contact_shape0, contacts.contact_shape1, contacts.contact_point, count,
+            self._structure0, self._structure1,
         )  # fmt: skip
         generate_friction_sets(
             m.shape_friction_model, m.shape_mu, m.shape_mu_t, m.shape_mu_b, m.shape_kappa, m.shape_tensor,
@@ -210,3 +225,17 @@ class CollisionPipeline:
             contacts.contact_friction_set, contacts.contact_mu4, contacts.contact_tangent_fixed,
             contacts.contact_tangent_hint,
         )  # fmt: skip
+        if m.has_texture_friction:
+            self.texture_samples = add_texture_friction(
+                *pool.lookup_arrays(), *pool.frame_arrays(), *pool.image_arrays(), *pool.normal_map_arrays(),
+                pool.surface_patch_size, pool.surface_patch_resolution, self.shape_world_pos, self.shape_world_rot,
+                contacts.contact_shape0, contacts.contact_shape1, contacts.contact_point, contacts.contact_normal,
+                contacts.contact_friction_set, contacts.contact_key, count, STANDARD_DIRECTIONS, m.plowing_law,
+                self._tex_key, self._tex_local, self._tex_plowing, self._tex_count,
+                contacts.contact_tangent_fixed, contacts.contact_tangent_hint, contacts.contact_mu4,
+                self._tex_local_next, self._tex_plowing_next, self._tex_scratch, self._tex_work,
+            )  # fmt: skip
+            self._tex_key[:count] = contacts.contact_key[:count]
+            self._tex_local, self._tex_local_next = self._tex_local_next, self._tex_local
+            self._tex_plowing, self._tex_plowing_next = self._tex_plowing_next, self._tex_plowing
+            self._tex_count = count

@@ -25,8 +25,12 @@ Priority when the two surfaces differ: TEXTURE > TENSOR > MATCHSTICK > ANISOTROP
 
 import math
 
+import numpy as np
+
 from ..jit import njit_kernel
+from .lookup import surface_structure_direction
 from .models import matchstick_coefficients, project_onto_plane, tensor_ellipse
+from .texture import DEPTH_WINDOW_MIN, texture_patch_coefficients
 
 COULOMB, ANISOTROPIC, MATCHSTICK, TENSOR, TEXTURE = 1, 2, 3, 4, 5
 SET_BOX, SET_CONE, SET_ELLIPSE = 1, 2, 3
@@ -200,28 +204,207 @@ def generate_friction_sets(
 
 
 @njit_kernel
-def compute_axis_structure(
-    shape_structure_source,
-    shape_structure_axis,
+def compute_contact_structure(
+    shape_tri_start,
+    tri_vertices,
+    grid_origin,
+    grid_cell_size,
+    grid_dims,
+    shape_cell_start,
+    cell_tri_start,
+    cell_tri,
+    tri_normal,
+    tri_tangent,
+    tri_bitangent,
+    tri_uv,
+    tri_structure,
+    image_pixels,
+    image_pixel_start,
+    image_width,
+    image_height,
+    image_channels,
+    surface_source,
+    surface_axis,
+    surface_structure_image,
+    surface_has_uv,
+    surface_has_structure,
+    shape_world_pos,
     shape_world_rot,
     contact_shape0,
     contact_shape1,
+    contact_point,
     contact_count,
     # outputs
     contact_structure0,
     contact_structure1,
 ):
-    """World structure directions of the AXIS source (``R_shape axis``); other sources are left untouched."""
+    """World structure direction of both surfaces at every contact (zero where a surface has none).
+
+    The contact point goes into each shape's frame, :func:`.lookup.surface_structure_direction` finds the
+    field there (attribute, direction image, UV tangent or axis), and the result goes back to world.
+    """
+    local_p = np.empty(3)
+    local_s = np.empty(3)
     for k in range(contact_count):
         for side in range(2):
             s = contact_shape0[k] if side == 0 else contact_shape1[k]
-            if shape_structure_source[s] != 4:
+            out = contact_structure0[k] if side == 0 else contact_structure1[k]
+            out[0] = 0.0
+            out[1] = 0.0
+            out[2] = 0.0
+            if surface_source[s] == 0:
                 continue
             R = shape_world_rot[s]
-            a = shape_structure_axis[s]
+            d0 = contact_point[k, 0] - shape_world_pos[s, 0]
+            d1 = contact_point[k, 1] - shape_world_pos[s, 1]
+            d2 = contact_point[k, 2] - shape_world_pos[s, 2]
             for j in range(3):
-                value = R[j, 0] * a[0] + R[j, 1] * a[1] + R[j, 2] * a[2]
-                if side == 0:
-                    contact_structure0[k, j] = value
-                else:
-                    contact_structure1[k, j] = value
+                local_p[j] = R[0, j] * d0 + R[1, j] * d1 + R[2, j] * d2  # R^T (p - x)
+            surface_structure_direction(
+                shape_tri_start, tri_vertices, grid_origin, grid_cell_size, grid_dims, shape_cell_start,
+                cell_tri_start, cell_tri, tri_normal, tri_tangent, tri_bitangent, tri_uv, tri_structure,
+                image_pixels, image_pixel_start, image_width, image_height, image_channels,
+                surface_source, surface_axis, surface_structure_image, surface_has_uv, surface_has_structure,
+                s, local_p, local_s,
+            )  # fmt: skip
+            for j in range(3):
+                out[j] = R[j, 0] * local_s[0] + R[j, 1] * local_s[1] + R[j, 2] * local_s[2]
+
+
+@njit_kernel
+def add_texture_friction(
+    shape_tri_start,
+    tri_vertices,
+    grid_origin,
+    grid_cell_size,
+    grid_dims,
+    shape_cell_start,
+    cell_tri_start,
+    cell_tri,
+    tri_normal,
+    tri_tangent,
+    tri_bitangent,
+    tri_uv,
+    image_pixels,
+    image_pixel_start,
+    image_width,
+    image_height,
+    image_channels,
+    surface_normal_image,
+    surface_normal_strength,
+    surface_normal_directx,
+    surface_has_uv,
+    surface_patch_size,
+    surface_patch_resolution,
+    shape_world_pos,
+    shape_world_rot,
+    contact_shape0,
+    contact_shape1,
+    contact_point,
+    contact_normal,
+    contact_friction_set,
+    contact_key,
+    contact_count,
+    directions,
+    law,
+    prev_key,
+    prev_local,
+    prev_plowing,
+    prev_count,
+    # outputs
+    contact_tangent_fixed,
+    contact_tangent_hint,
+    contact_mu4,
+    cur_local,
+    cur_plowing,
+    scratch,
+    work,
+):
+    """Add the plowing coefficients of both normal maps to every BOX (texture) contact (course §6.3.2).
+
+    The frame is fixed here (the UV tangent from the generator, else a deterministic tangent) so the
+    solver uses exactly the directions that were sampled: ``mu4 += [+t, +b, -t, -b]`` plowing.
+    Cache: a contact whose key existed in the previous call and whose point moved less than one patch
+    sample in both shapes' frames reuses its coefficients (keys are sorted: matching is a merge).
+    Returns the number of contacts sampled (not taken from the cache).
+    """
+    t = np.empty(3)
+    b = np.empty(3)
+    coefficients = np.empty(4)
+    sampled = 0
+    j = 0
+    for k in range(contact_count):
+        if contact_friction_set[k] != SET_BOX:
+            continue
+        s0 = contact_shape0[k]
+        s1 = contact_shape1[k]
+        n = contact_normal[k]
+        if contact_tangent_fixed[k]:
+            hint = contact_tangent_hint[k]
+            hn = hint[0] * n[0] + hint[1] * n[1] + hint[2] * n[2]
+            for i in range(3):
+                t[i] = hint[i] - hn * n[i]
+            norm = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+        else:
+            norm = 0.0
+        if not norm > 1e-9:
+            tx, ty, tz, ok = project_onto_plane(1.0, 0.0, 0.0, n)
+            if not ok:
+                tx, ty, tz, ok = project_onto_plane(0.0, 1.0, 0.0, n)
+            t[0], t[1], t[2] = tx, ty, tz
+            norm = 1.0
+        for i in range(3):
+            t[i] /= norm
+            contact_tangent_hint[k, i] = t[i]
+        contact_tangent_fixed[k] = True
+        b[0] = n[1] * t[2] - n[2] * t[1]
+        b[1] = n[2] * t[0] - n[0] * t[2]
+        b[2] = n[0] * t[1] - n[1] * t[0]
+        # patch settings: the largest among the textured surfaces
+        size = 0.0
+        res = 0
+        for s in (s0, s1):
+            if surface_normal_image[s] >= 0:
+                size = max(size, surface_patch_size[s])
+                res = max(res, surface_patch_resolution[s])
+        if res == 0:
+            continue
+        # the contact point in both shape frames (cache test)
+        for side in range(2):
+            s = s0 if side == 0 else s1
+            R = shape_world_rot[s]
+            d0 = contact_point[k, 0] - shape_world_pos[s, 0]
+            d1 = contact_point[k, 1] - shape_world_pos[s, 1]
+            d2 = contact_point[k, 2] - shape_world_pos[s, 2]
+            for i in range(3):
+                cur_local[k, side, i] = R[0, i] * d0 + R[1, i] * d1 + R[2, i] * d2
+        while j < prev_count and prev_key[j] < contact_key[k]:
+            j += 1
+        reuse = False
+        if j < prev_count and prev_key[j] == contact_key[k]:
+            moved = 0.0
+            for side in range(2):
+                for i in range(3):
+                    moved = max(moved, abs(cur_local[k, side, i] - prev_local[j, side, i]))
+            reuse = moved < size / res
+        if reuse:
+            for i in range(4):
+                coefficients[i] = prev_plowing[j, i]
+            for side in range(2):  # keep the sampled positions so slow creep still triggers a resample
+                for i in range(3):
+                    cur_local[k, side, i] = prev_local[j, side, i]
+        else:
+            texture_patch_coefficients(
+                shape_tri_start, tri_vertices, grid_origin, grid_cell_size, grid_dims, shape_cell_start,
+                cell_tri_start, cell_tri, tri_normal, tri_tangent, tri_bitangent, tri_uv,
+                image_pixels, image_pixel_start, image_width, image_height, image_channels,
+                surface_normal_image, surface_normal_strength, surface_normal_directx, surface_has_uv,
+                s0, shape_world_rot[s0], shape_world_pos[s0], s1, shape_world_rot[s1], shape_world_pos[s1],
+                contact_point[k], n, t, b, directions, size, res, law, max(size, DEPTH_WINDOW_MIN),
+                coefficients, scratch, work,
+            )  # fmt: skip
+            sampled += 1
+        for i in range(4):
+            cur_plowing[k, i] = coefficients[i]
+            contact_mu4[k, i] += coefficients[i]
+    return sampled

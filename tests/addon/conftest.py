@@ -79,6 +79,10 @@ class Scene(ID):
     pass
 
 
+class Image(ID):
+    pass
+
+
 class Object(ID):
     pass
 
@@ -145,7 +149,7 @@ def build_mock_bpy() -> types.ModuleType:
     bpy = types.ModuleType("bpy")
     bpy.__contact_lab_mock__ = True
     bpy.types = types.ModuleType("bpy.types")
-    for cls in (Operator, Panel, PropertyGroup, ID, Action, Scene, Object, Keyframe):
+    for cls in (Operator, Panel, PropertyGroup, ID, Action, Scene, Object, Image, Keyframe):
         setattr(bpy.types, cls.__name__, cls)
     bpy.props = types.ModuleType("bpy.props")
     for kind in (

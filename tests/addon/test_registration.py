@@ -6,6 +6,7 @@ import types
 import pytest
 from contact_lab.addon import jitcache, properties, registration
 from contact_lab.operators import bake as op_bake
+from contact_lab.operators import preview
 from contact_lab.panels import physics
 
 
@@ -28,7 +29,7 @@ def test_mock_is_the_bpy_in_use():
 def test_register_is_idempotent_and_unregister_reverses(clean_registration):
     """register() twice registers every class once; unregister() removes them in reverse order."""
     bpy = clean_registration
-    expected = properties.CLASSES + op_bake.CLASSES + physics.CLASSES
+    expected = properties.CLASSES + op_bake.CLASSES + preview.CLASSES + physics.CLASSES
     registration.register()
     registration.register()
     assert [cls for kind, cls in bpy.utils.calls] == list(expected)
