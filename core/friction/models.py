@@ -195,3 +195,45 @@ def project_friction(friction_set, mu4, lambda_n, zt, zb):
         min(max(zt, -mu4[2] * lambda_n), mu4[0] * lambda_n),
         min(max(zb, -mu4[3] * lambda_n), mu4[1] * lambda_n),
     )
+
+
+@njit_kernel
+def project_ellipsoid(z0, z1, z2, a, b, c):
+    """Closest point of the ellipsoid ``(x/a)^2 + (y/b)^2 + (z/c)^2 <= 1`` to ``z`` (course Alg. 13, errata E10–E11).
+
+    The Coulomb–Contensou limit surface (seed 001 eq. 16): semi-axes ``(mu_t, mu_b, mu_tau) lambda_n`` for
+    the two friction impulses and the spin (torsion) impulse. Points inside are returned unchanged;
+    otherwise ``x_i = z_i a_i^2 / (a_i^2 + t)`` with the root ``t > 0`` of
+    ``g(t) = sum a_i^2 z_i^2 / (a_i^2 + t)^2 - 1``, bisection in the unit-scaled problem (bracket growth 1.5).
+    A zero semi-axis pins that component to 0 and projects onto the remaining ellipse.
+    """
+    if c <= 0.0:
+        x0, x1 = project_ellipse(z0, z1, a, b)
+        return x0, x1, 0.0
+    if a <= 0.0:
+        x1, x2 = project_ellipse(z1, z2, b, c)
+        return 0.0, x1, x2
+    if b <= 0.0:
+        x0, x2 = project_ellipse(z0, z2, a, c)
+        return x0, 0.0, x2
+    if (z0 / a) ** 2 + (z1 / b) ** 2 + (z2 / c) ** 2 <= 1.0:
+        return z0, z1, z2
+    s = 1.0 / max(1.0, a, b, c, abs(z0), abs(z1), abs(z2))
+    sa, sb, sc = a * s, b * s, c * s
+    w0, w1, w2 = z0 * s, z1 * s, z2 * s
+    a2, b2, c2 = sa * sa, sb * sb, sc * sc
+    lo = 0.0
+    hi = max(sa, sb, sc) * math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    while a2 * w0 * w0 / (a2 + hi) ** 2 + b2 * w1 * w1 / (b2 + hi) ** 2 + c2 * w2 * w2 / (c2 + hi) ** 2 > 1.0:
+        hi *= 1.5
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        g = a2 * w0 * w0 / (a2 + mid) ** 2 + b2 * w1 * w1 / (b2 + mid) ** 2 + c2 * w2 * w2 / (c2 + mid) ** 2 - 1.0
+        if g > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    t = 0.5 * (lo + hi) / (s * s)
+    return z0 * a * a / (a * a + t), z1 * b * b / (b * b + t), z2 * c * c / (c * c + t)

@@ -9,6 +9,7 @@ from contact_lab.core.friction.models import (
     ellipse_coefficient,
     matchstick_coefficients,
     project_ellipse,
+    project_ellipsoid,
     tensor_ellipse,
     tensor_force,
 )
@@ -233,3 +234,20 @@ def test_ellipse_coefficient_is_where_the_ray_meets_the_ellipse():
     for phi in np.linspace(0, 2 * np.pi, 37):
         mu = ellipse_coefficient(math.cos(phi), math.sin(phi), MU_S, MU_T)
         assert (mu * math.cos(phi) / MU_S) ** 2 + (mu * math.sin(phi) / MU_T) ** 2 == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("axes", "z", "expected"),
+    [
+        ((1, 1, 1), (2, 0, 0), (1, 0, 0)),
+        ((2, 1, 0.5), (3, 1, 1), (1.87415896, 0.29386941, 0.09423749)),
+        ((1, 2, 3), (0.1, 0.1, 0.1), (0.1, 0.1, 0.1)),
+        ((1, 1, 1e-3), (1, 1, 1), (0.70710472, 0.70710472, 2.41e-6)),
+    ],
+)
+def test_ellipsoid_projection_matches_course_values(axes, z, expected):
+    """Reproduce the closest points of course worked example D4 (Alg. 13)."""
+    x = project_ellipsoid(*z, *axes)
+    np.testing.assert_allclose(x, expected, rtol=1e-6, atol=1e-8)
+    if np.linalg.norm(np.array(z) - expected) > 0:
+        assert sum((xi / ai) ** 2 for xi, ai in zip(x, axes, strict=True)) == pytest.approx(1.0, abs=1e-9)
