@@ -33,6 +33,7 @@ SHAPE_ITEMS = (
 SOLVER_ITEMS = (
     ("PROX", "PROX", "Proximal-map solver with the exact Coulomb friction cone (default)"),
     ("PGS", "PGS", "Projected Gauss-Seidel with a box friction model (faster, less accurate friction)"),
+    ("NEWTON", "Newton", "Gauss-Seidel with an exact Fischer-Burmeister Newton solve per contact (slowest)"),
 )
 
 COMBINE_ITEMS = (

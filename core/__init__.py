@@ -12,7 +12,7 @@ from .control import Control
 from .enums import BodyKind, CombineMode, FrictionSet, RFactorStrategy, ShapeType, SolverStatus
 from .model import Model
 from .simulate import DivergenceError, KinematicTrack, iter_simulate, simulate
-from .solvers import SOLVER_NAMES, SolverPGS, SolverProx, make_solver
+from .solvers import SOLVER_NAMES, SolverNewton, SolverPGS, SolverProx, make_solver
 from .state import State
 from .trajectory import Trajectory
 
@@ -36,6 +36,7 @@ __all__ = [
     "ShapeType",
     "simulate",
     "SOLVER_NAMES",
+    "SolverNewton",
     "SolverPGS",
     "SolverProx",
     "SolverStatus",

@@ -97,7 +97,10 @@ def test_scene_settings_names_and_defaults():
     """Scene settings: range, substeps, solver, iterations, tolerance, combine rules, last report."""
     p = _props(properties.CONTACT_LAB_SceneSettings)
     assert p["substeps"].keywords["default"] == 4
-    assert _items(p["solver"]) == ["PROX", "PGS"] or set(_items(p["solver"])) == {"PGS", "PROX"}
+    assert _items(p["solver"]) == ["PROX", "PGS", "NEWTON"]
+    from contact_lab.core import SOLVER_NAMES
+
+    assert set(_items(p["solver"])) == set(SOLVER_NAMES)
     assert p["solver"].keywords["default"] == "PROX"
     assert p["iterations"].keywords["default"] == 100
     assert p["tolerance"].keywords["default"] == 1e-6

@@ -22,9 +22,11 @@ def reference(scene):
     return export, simulate(export.model, **export.simulate_kwargs())
 
 
-def test_bake_matches_core_trajectory(lab):
+@pytest.mark.parametrize("solver", ["PROX", "PGS", "NEWTON"])
+def test_bake_matches_core_trajectory(lab, solver):
     """Bake two active bodies over a static plane and a kinematic box; keys equal the core trajectory."""
     scene, objs = lab.build_drop_scene()
+    scene.contact_lab.solver = solver
     export, traj = reference(scene)
     assert export.kinematic_track is not None
     assert np.ptp(export.kinematic_track.pos[:, :, 0]) > 1.0  # the pusher really moves
