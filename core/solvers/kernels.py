@@ -115,12 +115,17 @@ def compute_r_factors(row_D, contact_count, strategy, out_r):
 
     GLOBAL (1): one value ``1 / max_k lambda_max(D_k)`` for every row: each blocked update then
     is a contraction of its own block, which is the Gauss–Seidel stability condition.
-    LOCAL (2): ``r_i = 1 / A_ii`` (PGS step sizes).
+    LOCAL (2): ``r_n = 1 / A_nn`` and one ``r_f = 1 / max(A_tt, A_bb)`` for both friction rows (the seed
+    uses "one r for both": only a scalar r on the friction block keeps maximal dissipation at the fixed point).
     """
     if strategy == 2:
         for k in range(contact_count):
-            for d in range(3):
-                out_r[k, d] = 1.0 / row_D[k, d, d]
+            out_r[k, 0] = 1.0 / row_D[k, 0, 0]
+            # one r for the whole friction block: with r_t != r_b the fixed point of
+            # lambda_f = prox(lambda_f - R v_f) puts lambda_f along -R v_f, not -v_f (no maximal dissipation)
+            r_friction = 1.0 / max(row_D[k, 1, 1], row_D[k, 2, 2])
+            out_r[k, 1] = r_friction
+            out_r[k, 2] = r_friction
         return
     lam_max = 0.0
     for k in range(contact_count):

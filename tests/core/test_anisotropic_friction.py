@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from contact_lab.core import BodyKind, CollisionPipeline, FrictionSet, ModelBuilder, simulate
+from contact_lab.core import BodyKind, CollisionPipeline, FrictionSet, ModelBuilder, RFactorStrategy, simulate
 from contact_lab.core.friction.models import (
     ellipse_coefficient,
     matchstick_coefficients,
@@ -196,8 +196,40 @@ def test_anisotropic_incline_threshold(phi_deg):
             assert moved < 1e-4, moved
 
 
+def _anisotropic_slide_velocity_change(psi, half_extents, strategy):
+    """Velocity change (2,) over one 1/480 s step of a box sliding at 2 m/s at ψ from its structure axis."""
+    b = ModelBuilder(gravity=(0, 0, -G))
+    floor = b.add_body(kind=BodyKind.KINEMATIC)
+    b.add_shape_plane(floor)
+    v0 = 2.0 * np.array([math.cos(psi), math.sin(psi), 0.0])
+    box = b.add_body(pos=(0, 0, half_extents[2]), vel=v0, mass=1.0)
+    shape = b.add_shape_box(box, half_extents)
+    friction = SurfaceFriction(model=SurfaceFrictionModel.ANISOTROPIC, mu_t=MU_S, mu_b=MU_T,
+                               structure_source=StructureSource.AXIS, structure_axis=(1, 0, 0))  # fmt: skip
+    b.set_shape_friction(shape, friction)
+    traj = simulate(
+        b.finalize(), frame_count=2, fps=480, substeps=1, solver="PROX", tolerance=1e-13, iterations=5000,
+        r_strategy=strategy,
+    )  # fmt: skip
+    return traj.body_vel[1, 1, :2] - v0[:2]
+
+
 @pytest.mark.parametrize("psi_deg", [20.0, 45.0, 70.0])
-def test_anisotropic_sliding_follows_maximal_dissipation(psi_deg):
+def test_r_factor_strategy_does_not_change_anisotropic_friction(psi_deg):
+    """Give the same step for GLOBAL and LOCAL r-factors (the fixed point is r-independent, seed 001 §1.4).
+
+    Regression: LOCAL once used r_t = 1/A_tt ≠ r_b = 1/A_bb, which tilts the converged friction of a long box
+    by up to 37° (its corners have different effective masses along t and b).
+    """
+    half_extents = (0.75, 0.125, 0.25)
+    dv_global = _anisotropic_slide_velocity_change(math.radians(psi_deg), half_extents, RFactorStrategy.GLOBAL)
+    dv_local = _anisotropic_slide_velocity_change(math.radians(psi_deg), half_extents, RFactorStrategy.LOCAL)
+    np.testing.assert_allclose(dv_local, dv_global, atol=1e-6 * np.linalg.norm(dv_global))
+
+
+@pytest.mark.parametrize("strategy", [RFactorStrategy.GLOBAL, RFactorStrategy.LOCAL])
+@pytest.mark.parametrize("psi_deg", [20.0, 45.0, 70.0])
+def test_anisotropic_sliding_follows_maximal_dissipation(psi_deg, strategy):
     """Decelerate along the max-dissipation direction −(a² cos ψ, b² sin ψ), not −v (within 1°)."""
     psi = math.radians(psi_deg)
     half = 0.25
@@ -217,7 +249,10 @@ def test_anisotropic_sliding_follows_maximal_dissipation(psi_deg):
             structure_axis=(1, 0, 0),
         ),
     )
-    traj = simulate(b.finalize(), frame_count=2, fps=480, substeps=1, solver="PROX", tolerance=1e-12, iterations=500)
+    traj = simulate(
+        b.finalize(), frame_count=2, fps=480, substeps=1, solver="PROX", tolerance=1e-13, iterations=3000,
+        r_strategy=strategy,
+    )  # fmt: skip
     dv = traj.body_vel[1, 1, :2] - v0[:2]
     expected = -np.array([MU_S**2 * math.cos(psi), MU_T**2 * math.sin(psi)])
     angle = math.degrees(math.acos(dv @ expected / np.linalg.norm(dv) / np.linalg.norm(expected)))
