@@ -4,7 +4,7 @@
 #   make test         ruff check + ruff format --check; pytest tests/core tests/addon (mocked bpy)
 #                     tests/test_packaging.py; pytest tests/blender on bpy 5.0 (.venv), 4.2 LTS
 #                     (.venv-blender42) and 5.2 (.venv-blender52, skipped with a notice without Python 3.13)
-#   make demo         build, bake and render the demo scene (out/, docs/demo_contact_sheet.png)
+#   make demo         build, bake and render the demo scenes (out/, docs/*_contact_sheet.png)
 #   make bench        every tests/benchmarks/bench_*.py (keyframe writing, rigid solvers vs pybullet)
 #   make validate     validate blender_manifest.toml with Blender's own blender_ext.py
 #   make build        download numba/llvmlite wheels (~300 MB) and build per-platform zips into dist/
@@ -139,6 +139,7 @@ test-blender52: setup-blender52
 # ---- demo / bench ---------------------------------------------------------------------------
 demo: setup
 	$(PY) demo/build_demo.py
+	$(PY) demo/build_friction_demo.py
 
 # Every tests/benchmarks/bench_*.py, each in its own process; peers they compare against are
 # installed into .venv on first use (pybullet ships cp311 wheels).
