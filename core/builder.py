@@ -269,6 +269,7 @@ class ModelBuilder:
         m.shape_mu_t = np.zeros(ns)
         m.shape_mu_b = np.zeros(ns)
         m.shape_kappa = np.zeros(ns)
+        m.shape_contensou = np.zeros(ns)
         m.shape_tensor = np.tile(np.eye(2), (ns, 1, 1))
         m.shape_structure_source = np.zeros(ns, np.int32)
         m.shape_structure_axis = np.zeros((ns, 3))
@@ -308,10 +309,12 @@ class ModelBuilder:
             m.shape_mu_t[i] = surface.mu_t
             m.shape_mu_b[i] = surface.mu_b
             m.shape_kappa[i] = surface.kappa
+            m.shape_contensou[i] = surface.contensou
             m.shape_tensor[i] = tensor
             m.shape_structure_source[i] = int(source)
             m.shape_structure_axis[i] = axis
         m.has_friction_generators = bool(np.any(m.shape_friction_model != int(SurfaceFrictionModel.COULOMB)))
+        m.has_spin_friction = bool(np.any(m.shape_contensou > 0.0))
         m.has_texture_friction = bool(np.any(m.shape_friction_model == int(SurfaceFrictionModel.TEXTURE)))
         m.plowing_law = int(self.plowing_law)
         if m.has_friction_generators:

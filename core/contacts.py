@@ -48,6 +48,10 @@ class Contacts:
         """True where the friction model fixes the tangent ``t`` (structure direction), shape (contact_max,)."""
         self.contact_tangent_hint = np.zeros((n, 3))
         """The fixed tangent direction (projected onto the contact plane by the solver), shape (contact_max, 3)."""
+        self.contact_mu_spin = np.zeros(n)
+        """Torsional (Coulomb–Contensou) coefficient of the pair [m]: spin torque limit per unit normal force."""
+        self.contact_spin_impulse = np.zeros(n)
+        """Solved spin (torsion) impulse about the normal [N·m·s], shape (contact_max,)."""
         self.contact_restitution = np.zeros(n)
         """Combined restitution coefficient of the pair, shape (contact_max,)."""
         self.contact_impulse = np.zeros((n, 3))

@@ -61,6 +61,10 @@ class Model:
         """Friction-tensor scale kappa (TENSOR), shape (shape_count,)."""
         self.shape_tensor: np.ndarray = np.zeros((0, 2, 2))
         """Friction tensor Q in the structure frame (TENSOR), shape (shape_count, 2, 2)."""
+        self.shape_contensou: np.ndarray = np.zeros(0)
+        """Torsional (Coulomb–Contensou) friction coefficient [m] per shape, shape (shape_count,)."""
+        self.has_spin_friction: bool = False
+        """True when any shape has a torsional friction coefficient."""
         self.shape_structure_source: np.ndarray = np.zeros(0, np.int32)
         """:class:`StructureSource` per shape, shape (shape_count,), int32."""
         self.shape_structure_axis: np.ndarray = np.zeros((0, 3))

@@ -7,6 +7,7 @@ import numpy as np
 from ..contacts import Contacts
 from ..enums import FrictionSet
 from ..friction.generate import add_texture_friction, compute_contact_structure, generate_friction_sets
+from ..friction.models import combine_coefficient
 from ..friction.texture import STANDARD_DIRECTIONS
 from ..jit import njit_kernel
 from ..math.quat import quat_mul, quat_rotate, quat_to_matrix
@@ -31,20 +32,6 @@ def compute_shape_world_poses(
         b = shape_body[s]
         shape_world_pos[s] = body_pos[b] + quat_rotate(body_quat[b], shape_pos_local[s])
         quat_to_matrix(quat_mul(body_quat[b], shape_quat_local[s]), shape_world_rot[s])
-
-
-@njit_kernel
-def _combine(a, b, mode):
-    # CombineMode: 1 geometric, 2 average, 3 minimum, 4 maximum, 5 product
-    if mode == 1:
-        return np.sqrt(a * b)
-    if mode == 2:
-        return 0.5 * (a + b)
-    if mode == 3:
-        return min(a, b)
-    if mode == 4:
-        return max(a, b)
-    return a * b
 
 
 @njit_kernel
@@ -76,9 +63,18 @@ def finish_contacts(
         contact_shape1[c] = s1
         contact_body0[c] = shape_body[s0]
         contact_body1[c] = shape_body[s1]
-        contact_mu[c] = _combine(shape_mu[s0], shape_mu[s1], friction_combine)
-        contact_restitution[c] = _combine(shape_restitution[s0], shape_restitution[s1], restitution_combine)
+        contact_mu[c] = combine_coefficient(shape_mu[s0], shape_mu[s1], friction_combine)
+        contact_restitution[c] = combine_coefficient(shape_restitution[s0], shape_restitution[s1], restitution_combine)
         contact_key[c] = (np.int64(s0) * shape_count + s1) * FEATURE_MAX + raw_feature[c]
+
+
+@njit_kernel
+def combine_spin_coefficients(shape_contensou, contact_shape0, contact_shape1, contact_count, mode, contact_mu_spin):
+    """Pair torsion coefficient: the combine rule when both surfaces have one, else the one that does."""
+    for k in range(contact_count):
+        a = shape_contensou[contact_shape0[k]]
+        b = shape_contensou[contact_shape1[k]]
+        contact_mu_spin[k] = combine_coefficient(a, b, mode) if a > 0.0 and b > 0.0 else a + b
 
 
 class CollisionPipeline:
@@ -208,6 +204,11 @@ class CollisionPipeline:
         contacts.contact_tangent_fixed[:count] = False
         if m.has_friction_generators and count:
             self._generate_friction(contacts, count)
+        if m.has_spin_friction and count:
+            combine_spin_coefficients(
+                m.shape_contensou, contacts.contact_shape0, contacts.contact_shape1, count, m.friction_combine,
+                contacts.contact_mu_spin,
+            )  # fmt: skip
 
     def _generate_friction(self, contacts: Contacts, count: int) -> None:
         """Friction sets of non-Coulomb surfaces (course §6.1: generator evaluated outside the solver)."""

@@ -29,25 +29,11 @@ import numpy as np
 
 from ..jit import njit_kernel
 from .lookup import surface_structure_direction
-from .models import matchstick_coefficients, project_onto_plane, tensor_ellipse
+from .models import combine_coefficient, matchstick_coefficients, project_onto_plane, tensor_ellipse
 from .texture import DEPTH_WINDOW_MIN, texture_patch_coefficients
 
 COULOMB, ANISOTROPIC, MATCHSTICK, TENSOR, TEXTURE = 1, 2, 3, 4, 5
 SET_BOX, SET_CONE, SET_ELLIPSE = 1, 2, 3
-
-
-@njit_kernel
-def _combine(a, b, mode):
-    # CombineMode: 1 geometric, 2 average, 3 minimum, 4 maximum, 5 product
-    if mode == 1:
-        return math.sqrt(a * b)
-    if mode == 2:
-        return 0.5 * (a + b)
-    if mode == 3:
-        return min(a, b)
-    if mode == 4:
-        return max(a, b)
-    return a * b
 
 
 @njit_kernel
@@ -131,7 +117,7 @@ def generate_friction_sets(
         m0 = shape_friction_model[s0]
         m1 = shape_friction_model[s1]
         n = contact_normal[k]
-        mu_iso = _combine(shape_mu[s0], shape_mu[s1], friction_combine)
+        mu_iso = combine_coefficient(shape_mu[s0], shape_mu[s1], friction_combine)
         a0, a1, a2, has0 = project_onto_plane(
             contact_structure0[k, 0], contact_structure0[k, 1], contact_structure0[k, 2], n
         )
@@ -179,8 +165,8 @@ def generate_friction_sets(
             aniso0 = m0 == MATCHSTICK or m0 == ANISOTROPIC
             aniso1 = m1 == MATCHSTICK or m1 == ANISOTROPIC
             if aniso0 and aniso1:
-                mu_t_a = _combine(shape_mu_t[s0], shape_mu_t[s1], friction_combine)
-                mu_b_a = _combine(shape_mu_b[s0], shape_mu_b[s1], friction_combine)
+                mu_t_a = combine_coefficient(shape_mu_t[s0], shape_mu_t[s1], friction_combine)
+                mu_b_a = combine_coefficient(shape_mu_b[s0], shape_mu_b[s1], friction_combine)
             elif aniso0:
                 mu_t_a, mu_b_a = shape_mu_t[s0], shape_mu_b[s0]
             else:

@@ -12,6 +12,20 @@ TWO_OVER_PI = 2.0 / math.pi
 
 
 @njit_kernel
+def combine_coefficient(a, b, mode):
+    """Pair coefficient of two surfaces by :class:`CombineMode` (1 geometric, 2 average, 3 min, 4 max, 5 product)."""
+    if mode == 1:
+        return math.sqrt(a * b)
+    if mode == 2:
+        return 0.5 * (a + b)
+    if mode == 3:
+        return min(a, b)
+    if mode == 4:
+        return max(a, b)
+    return a * b
+
+
+@njit_kernel
 def project_onto_plane(s0, s1, s2, n):
     """Unit direction of ``s - (s.n) n``; returns ``(x, y, z, ok)`` with ok False if it vanishes."""
     d = s0 * n[0] + s1 * n[1] + s2 * n[2]

@@ -250,3 +250,113 @@ def store_world_impulses(contact_key, contact_count, contact_frame, impulse, out
                 + impulse[k, 1] * contact_frame[k, 1, j]
                 + impulse[k, 2] * contact_frame[k, 2, j]
             )
+
+
+# Torsional (Coulomb–Contensou) rows ---------------------------------------------------------------
+# row_spin columns: 0 mu_spin [m], 1 D_tau [1/(kg m^2)], 2 free spin velocity b_tau [rad/s],
+# 3 scaling length ell [m] (spin impulse in force units is lambda_tau / ell), 4:7 I_0^-1 n, 7:10 I_1^-1 n.
+SPIN_COLUMNS = 10
+
+
+@njit_kernel
+def compute_spin_rows(
+    inv_inertia_world,
+    omega_free,
+    contact_body0,
+    contact_body1,
+    contact_frame,
+    contact_mu_spin,
+    row_D,
+    contact_count,
+    # outputs
+    row_spin,
+):
+    """Rows of the spin (torsion) constraint ``v_tau = n . (w_1 - w_0)`` (course eq. 61, seed 001 eq. 12–16).
+
+    ``J_0 = [0, -n]``, ``J_1 = [0, n]``; ``D_tau = n.I_0^-1 n + n.I_1^-1 n``. The length
+    ``ell = sqrt(max(A_tt, A_bb) / D_tau)`` rescales the spin impulse so one r-factor serves the whole
+    friction block (t, b, tau) without mixing units; power is kept:
+    ``lambda_tau v_tau = (lambda_tau / ell) (ell v_tau)``.
+    """
+    for k in range(contact_count):
+        b0 = contact_body0[k]
+        b1 = contact_body1[k]
+        n = contact_frame[k, 0]
+        row_spin[k, 0] = contact_mu_spin[k]
+        d_tau = 0.0
+        b_tau = 0.0
+        for j in range(3):
+            i0 = (
+                inv_inertia_world[b0, j, 0] * n[0]
+                + inv_inertia_world[b0, j, 1] * n[1]
+                + inv_inertia_world[b0, j, 2] * n[2]
+            )
+            i1 = (
+                inv_inertia_world[b1, j, 0] * n[0]
+                + inv_inertia_world[b1, j, 1] * n[1]
+                + inv_inertia_world[b1, j, 2] * n[2]
+            )
+            row_spin[k, 4 + j] = i0
+            row_spin[k, 7 + j] = i1
+            d_tau += n[j] * (i0 + i1)
+            b_tau += n[j] * (omega_free[b1, j] - omega_free[b0, j])
+        row_spin[k, 1] = d_tau
+        row_spin[k, 2] = b_tau
+        row_spin[k, 3] = math.sqrt(max(row_D[k, 1, 1], row_D[k, 2, 2]) / d_tau) if d_tau > 0.0 else 1.0
+
+
+@njit_kernel
+def spin_velocity(k, b0, b1, contact_frame, row_spin, dw):
+    """Current relative spin velocity ``n . (w_1 - w_0)`` [rad/s] of contact ``k``."""
+    n = contact_frame[k, 0]
+    return (
+        row_spin[k, 2]
+        + n[0] * (dw[b1, 0] - dw[b0, 0])
+        + n[1] * (dw[b1, 1] - dw[b0, 1])
+        + n[2] * (dw[b1, 2] - dw[b0, 2])
+    )
+
+
+@njit_kernel
+def apply_spin_impulse(k, b0, b1, delta, row_spin, dw):
+    """Add ``M^-1 J_tau^T delta`` (a torque impulse ``delta n``) to the angular accumulators."""
+    for j in range(3):
+        dw[b1, j] += delta * row_spin[k, 7 + j]
+        dw[b0, j] -= delta * row_spin[k, 4 + j]
+
+
+@njit_kernel
+def accumulate_spin_impulses(contact_body0, contact_body1, contact_count, spin_impulse, row_spin, dw):
+    """Add every contact's spin impulse to ``dw`` (after :func:`accumulate_impulses`)."""
+    for k in range(contact_count):
+        if spin_impulse[k] != 0.0:
+            apply_spin_impulse(k, contact_body0[k], contact_body1[k], spin_impulse[k], row_spin, dw)
+
+
+@njit_kernel
+def warm_start_spin(
+    contact_key, contact_count, contact_frame, impulse, row_spin, prev_key, prev_torque_world, prev_count,
+    # outputs
+    spin_impulse,
+):  # fmt: skip
+    """Spin impulses from the previous step's torque impulse (world) of the same contact.
+
+    Clamped to ``|lambda_tau| <= mu_spin lambda_n`` with the warm-started normal impulse.
+    """
+    j = 0
+    for k in range(contact_count):
+        spin_impulse[k] = 0.0
+        key = contact_key[k]
+        while j < prev_count and prev_key[j] < key:
+            j += 1
+        if j < prev_count and prev_key[j] == key and row_spin[k, 0] > 0.0:
+            limit = row_spin[k, 0] * impulse[k, 0]
+            spin_impulse[k] = min(max(dot3(contact_frame[k, 0], prev_torque_world[j]), -limit), limit)
+
+
+@njit_kernel
+def store_spin_impulses(contact_count, contact_frame, spin_impulse, out_torque_world):
+    """Save ``lambda_tau n`` per contact for the next step's warm start."""
+    for k in range(contact_count):
+        for j in range(3):
+            out_torque_world[k, j] = spin_impulse[k] * contact_frame[k, 0, j]

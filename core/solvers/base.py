@@ -10,10 +10,15 @@ from ..control import Control
 from ..enums import FrictionSet, SolverStatus
 from ..model import Model
 from ..rigid.contact_rows import (
+    SPIN_COLUMNS,
     accumulate_impulses,
+    accumulate_spin_impulses,
     compute_contact_rows,
+    compute_spin_rows,
+    store_spin_impulses,
     store_world_impulses,
     warm_start_impulses,
+    warm_start_spin,
 )
 from ..rigid.integrate import compute_free_velocities, integrate_positions
 from ..state import State
@@ -29,6 +34,8 @@ class SolverBase:
 
     friction_set = FrictionSet.NONE
     """BOX: the solver enforces every contact's set as its box (BLCP); NONE: each contact's own set."""
+    supports_spin = False
+    """Whether the solver enforces torsional (Coulomb–Contensou) friction rows."""
 
     def __init__(
         self,
@@ -76,6 +83,11 @@ class SolverBase:
         self._prev_key = np.zeros(nc, np.int64)
         self._prev_impulse_world = np.zeros((nc, 3))
         self._prev_count = 0
+        self._row_spin = np.zeros((nc, SPIN_COLUMNS))
+        self._prev_torque_world = np.zeros((nc, 3))
+        self._saved_spin = np.zeros(nc)
+        self.has_spin = bool(model.has_spin_friction and self.supports_spin)
+        """True when this solve enforces torsional friction (the model has it and the solver supports it)."""
         self._result = np.zeros(3)
         self.last_iterations = 0
         """Sweeps used by the last step."""
@@ -122,6 +134,21 @@ class SolverBase:
                 contacts.contact_body0, contacts.contact_body1, n, contacts.contact_impulse, m.body_inv_mass,
                 contacts.contact_frame, self._irc0, self._irc1, self._dv, self._dw,
             )  # fmt: skip
+            contacts.contact_spin_impulse[:n] = 0.0
+            if self.has_spin:
+                compute_spin_rows(
+                    self._inv_inertia_world, self._omega_free, contacts.contact_body0, contacts.contact_body1,
+                    contacts.contact_frame, contacts.contact_mu_spin, self._D, n, self._row_spin,
+                )  # fmt: skip
+                if self.warm_start:
+                    warm_start_spin(
+                        contacts.contact_key, n, contacts.contact_frame, contacts.contact_impulse, self._row_spin,
+                        self._prev_key, self._prev_torque_world, self._prev_count, contacts.contact_spin_impulse,
+                    )  # fmt: skip
+                    accumulate_spin_impulses(
+                        contacts.contact_body0, contacts.contact_body1, n, contacts.contact_spin_impulse,
+                        self._row_spin, self._dw,
+                    )  # fmt: skip
             self._solve(contacts)
             self.last_iterations = int(self._result[0])
             self.last_residual = float(self._result[1])
@@ -134,6 +161,8 @@ class SolverBase:
                 contacts.contact_key, n, contacts.contact_frame, contacts.contact_impulse,
                 self._prev_key, self._prev_impulse_world,
             )  # fmt: skip
+            if self.has_spin:
+                store_spin_impulses(n, contacts.contact_frame, contacts.contact_spin_impulse, self._prev_torque_world)
         else:
             self._dv[:] = 0.0
             self._dw[:] = 0.0

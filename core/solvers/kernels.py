@@ -10,9 +10,16 @@ import math
 
 import numpy as np
 
-from ..friction.models import project_friction
+from ..friction.models import project_ellipsoid, project_friction
 from ..jit import njit_kernel
-from ..rigid.contact_rows import accumulate_impulses, apply_contact_impulse, contact_velocity
+from ..rigid.contact_rows import (
+    accumulate_impulses,
+    accumulate_spin_impulses,
+    apply_contact_impulse,
+    apply_spin_impulse,
+    contact_velocity,
+    spin_velocity,
+)
 
 
 @njit_kernel
@@ -59,10 +66,13 @@ def solve_pgs(
     row_irc1,
     row_D,
     row_b,
+    row_spin,
+    has_spin,
     iterations,
     tolerance,
     # outputs
     impulse,
+    spin_impulse,
     dv,
     dw,
     result,
@@ -73,7 +83,9 @@ def solve_pgs(
     ``lambda_f <- clamp(lambda_f - v_f / A_ff, -mu_-f lambda_n, mu_+f lambda_n)`` with the newest normal
     impulse (Poulsen's affine bounds, §3.2.2). Every friction set is enforced as its box: the
     disk and the ellipse by their axes ``mu_t, mu_b`` (the BLCP model), texture friction by its four
-    directional coefficients ``contact_mu4 = [+t, +b, -t, -b]``. ``result`` receives ``[sweeps, merit, 0]``.
+    directional coefficients ``contact_mu4 = [+t, +b, -t, -b]``. With ``has_spin``, contacts with a
+    torsional coefficient get a fourth row ``|lambda_tau| <= mu_spin lambda_n`` (Contensou as a box).
+    ``result`` receives ``[sweeps, merit, 0]``.
     """
     d_lambda = np.zeros(3)
     merit = 0.0
@@ -101,6 +113,15 @@ def solve_pgs(
                     d_lambda[d] = delta
                     apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
                     merit = max(merit, abs(delta))
+            if has_spin and row_spin[k, 0] > 0.0:
+                v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
+                limit = row_spin[k, 0] * impulse[k, 0]
+                old = spin_impulse[k]
+                new = min(max(old - v_tau / row_spin[k, 1], -limit), limit)
+                if new != old:
+                    spin_impulse[k] = new
+                    apply_spin_impulse(k, b0, b1, new - old, row_spin, dw)
+                    merit = max(merit, abs(new - old) / row_spin[k, 3])  # in force-impulse units
         sweeps = it + 1
         if merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
             break
@@ -193,13 +214,17 @@ def solve_prox_gs(
     row_irc1,
     row_b,
     r_row,
+    row_spin,
+    has_spin,
     iterations,
     tolerance,
     nu,
     # scratch
     saved_impulse,
+    saved_spin,
     # outputs
     impulse,
+    spin_impulse,
     dv,
     dw,
     result,
@@ -212,6 +237,10 @@ def solve_prox_gs(
     not decrease (``>=``, erratum E20: strict ``>`` misses exact 2-cycles) the sweep is rejected,
     ``lambda`` and the accumulators roll back and every r shrinks by ``nu``. The iteration cap
     counts rejected sweeps too. ``result`` receives ``[sweeps, merit, rejections]``.
+
+    Torsion (``has_spin``, seed 001 eq. 16): the friction block becomes ``(lambda_t, lambda_b, lambda_tau)`` and
+    is projected onto the Coulomb–Contensou ellipsoid with semi-axes ``(mu_t, mu_b, mu_spin) lambda_n`` (one
+    r for the block, spin rescaled by ``ell``); texture boxes clamp the spin impulse on its own.
     """
     v = np.empty(3)
     d_lambda = np.empty(3)
@@ -227,6 +256,7 @@ def solve_prox_gs(
         for k in range(contact_count):
             for d in range(3):
                 saved_impulse[k, d] = impulse[k, d]
+            saved_spin[k] = spin_impulse[k]
         merit = 0.0
         for i in range(contact_count):
             k = sweep_index(i, it, contact_count)
@@ -237,7 +267,30 @@ def solve_prox_gs(
             zt = impulse[k, 1] - scale * r_row[k, 1] * v[1]
             zb = impulse[k, 2] - scale * r_row[k, 2] * v[2]
             ln = max(zn, 0.0)
-            lt, lb = project_friction(contact_friction_set[k], contact_mu4[k], ln, zt, zb)
+            spin = has_spin and row_spin[k, 0] > 0.0
+            if spin and contact_friction_set[k] != 1:
+                # Coulomb–Contensou: project (t, b, tau / ell) onto the ellipsoid (course Alg. 13)
+                ell = row_spin[k, 3]
+                v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
+                z_tau = spin_impulse[k] / ell - scale * r_row[k, 1] * ell * v_tau
+                mu_b = contact_mu4[k, 0] if contact_friction_set[k] == 2 else contact_mu4[k, 1]
+                lt, lb, l_tau = project_ellipsoid(
+                    zt, zb, z_tau, contact_mu4[k, 0] * ln, mu_b * ln, row_spin[k, 0] * ln / ell
+                )
+                d_tau = l_tau * ell - spin_impulse[k]
+            else:
+                lt, lb = project_friction(contact_friction_set[k], contact_mu4[k], ln, zt, zb)
+                d_tau = 0.0
+                if spin:
+                    ell = row_spin[k, 3]
+                    v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
+                    limit = row_spin[k, 0] * ln
+                    z_tau = spin_impulse[k] - scale * r_row[k, 1] * ell * ell * v_tau
+                    d_tau = min(max(z_tau, -limit), limit) - spin_impulse[k]
+            if d_tau != 0.0:
+                spin_impulse[k] += d_tau
+                apply_spin_impulse(k, b0, b1, d_tau, row_spin, dw)
+                merit = max(merit, abs(d_tau) / row_spin[k, 3])
             d_lambda[0] = ln - impulse[k, 0]
             d_lambda[1] = lt - impulse[k, 1]
             d_lambda[2] = lb - impulse[k, 2]
@@ -257,6 +310,7 @@ def solve_prox_gs(
             for k in range(contact_count):
                 for d in range(3):
                     impulse[k, d] = saved_impulse[k, d]
+                spin_impulse[k] = saved_spin[k]
             accumulate_impulses(
                 contact_body0,
                 contact_body1,
@@ -269,6 +323,8 @@ def solve_prox_gs(
                 dv,
                 dw,
             )
+            if has_spin:
+                accumulate_spin_impulses(contact_body0, contact_body1, contact_count, spin_impulse, row_spin, dw)
             scale *= nu
             merit = last_merit
         else:

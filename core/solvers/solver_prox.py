@@ -13,6 +13,7 @@ class SolverProx(SolverBase):
     """Proximal-map blocked Gauss–Seidel with the isotropic Coulomb disk and an adaptive r-factor."""
 
     friction_set = FrictionSet.NONE
+    supports_spin = True
 
     def __init__(
         self,
@@ -44,7 +45,7 @@ class SolverProx(SolverBase):
             contacts.contact_body0, contacts.contact_body1, n,
             contacts.contact_friction_set, contacts.contact_mu4, self.model.body_inv_mass,
             contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._b, self._r_row,
-            self.iterations, self.tolerance, self.nu,
-            self._saved_impulse,
-            contacts.contact_impulse, self._dv, self._dw, self._result,
+            self._row_spin, self.has_spin, self.iterations, self.tolerance, self.nu,
+            self._saved_impulse, self._saved_spin,
+            contacts.contact_impulse, contacts.contact_spin_impulse, self._dv, self._dw, self._result,
         )  # fmt: skip

@@ -120,3 +120,48 @@ def test_dropped_ball_bounces_with_restitution(solver, restitution):
     v_up = vz[impact] + G * (1.0 / fps)
     assert v_up == pytest.approx(restitution * v_impact, rel=0.03)
     assert np.abs(traj.body_vel[:, 1, :2]).max() < 1e-9  # no spurious sideways motion
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("with_sliding", [False, True])
+def test_spin_friction_stops_a_spinning_sphere(solver, with_sliding):
+    """Brake a sphere spinning about the normal at μ_τ m g / I: it stops at t = ω0 I / (μ_τ m g) (seed 001 §1.10.8)."""
+    from contact_lab.core import BodyKind, ModelBuilder
+    from contact_lab.core.friction.surface import SurfaceFriction
+
+    radius, mass, omega0, mu_spin = 0.3, 2.0, 6.0, 0.02
+    inertia = 0.4 * mass * radius**2
+    b = ModelBuilder(gravity=(0, 0, -G))
+    floor = b.add_body(kind=BodyKind.KINEMATIC)
+    b.add_shape_plane(floor, mu=0.5)
+    vel = (1.0, 0.0, 0.0) if with_sliding else (0.0, 0.0, 0.0)
+    ball = b.add_body(pos=(0, 0, radius), vel=vel, omega=(0, 0, omega0), mass=mass)
+    shape = b.add_shape_sphere(ball, radius, mu=0.5)
+    b.set_shape_friction(shape, SurfaceFriction(mu=0.5, contensou=mu_spin))
+    model = b.finalize()
+    fps = 60
+    traj = simulate(model, frame_count=fps * 3 + 1, fps=fps, substeps=4, solver=solver, tolerance=1e-10)
+    t = np.arange(traj.frame_count) / fps
+    spin = traj.body_omega[:, 1, 2]
+    rate = mu_spin * mass * G / inertia
+    t_stop = omega0 / rate
+    assert 0.5 < t_stop < 2.5
+    if not with_sliding:
+        # pure spin: the torsion limit alone decides the deceleration
+        early = t < 0.8 * t_stop
+        np.testing.assert_allclose(spin[early], omega0 - rate * t[early], atol=0.02 * omega0)
+    assert np.abs(spin[t > 1.1 * t_stop]).max() < 1e-3
+    assert spin[t < 0.5 * t_stop].min() > 0.2 * omega0  # it really spins for a while
+
+
+def test_sphere_keeps_spinning_without_spin_friction():
+    """Keep spinning about the normal forever with point Coulomb friction only (no torque about n)."""
+    from contact_lab.core import BodyKind, ModelBuilder
+
+    b = ModelBuilder(gravity=(0, 0, -G))
+    floor = b.add_body(kind=BodyKind.KINEMATIC)
+    b.add_shape_plane(floor, mu=0.5)
+    ball = b.add_body(pos=(0, 0, 0.3), omega=(0, 0, 6.0), mass=2.0)
+    b.add_shape_sphere(ball, 0.3, mu=0.5)
+    traj = simulate(b.finalize(), frame_count=61, fps=60, substeps=4, solver="PROX")
+    np.testing.assert_allclose(traj.body_omega[:, 1, 2], 6.0, rtol=1e-9)
