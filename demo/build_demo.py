@@ -328,7 +328,11 @@ def add_camera_and_light(scene: bpy.types.Scene) -> None:
     cam.rotation_euler = (pitch, 0.0, yaw)
     scene.collection.objects.link(cam)
     scene.camera = cam
+    add_light_and_world(scene)
 
+
+def add_light_and_world(scene: bpy.types.Scene) -> None:
+    """A soft sun and a pale sky shared by the demo scenes."""
     sun_data = bpy.data.lights.new("Sun", type="SUN")
     sun_data.energy = 3.5
     sun_data.angle = math.radians(8.0)

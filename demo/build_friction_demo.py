@@ -573,26 +573,8 @@ def build_scene() -> tuple[Demo, dict]:
         "logs": build_logs(d),
         "matchstick": build_matchstick(d),
     }
-    add_light_and_world(d.scene)
+    base.add_light_and_world(d.scene)
     return d, parts
-
-
-def add_light_and_world(scene: bpy.types.Scene) -> None:
-    sun_data = bpy.data.lights.new("Sun", type="SUN")
-    sun_data.energy = 3.5
-    sun_data.angle = math.radians(8.0)
-    sun = bpy.data.objects.new("Sun", sun_data)
-    sun.rotation_euler = (math.radians(40.0), math.radians(15.0), math.radians(-35.0))
-    scene.collection.objects.link(sun)
-    world = bpy.data.worlds.new("World")
-    if bpy.app.version < (5, 0, 0):
-        world.use_nodes = True
-    bg = world.node_tree.nodes.get("Background")
-    if bg is not None:
-        bg.inputs["Color"].default_value = base._hex("#dfe6ee")
-        bg.inputs["Strength"].default_value = 0.6
-    world.color = base._hex("#dfe6ee")[:3]
-    scene.world = world
 
 
 # ---------------------------------------------------------------------------------------------
