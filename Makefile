@@ -39,6 +39,10 @@ PY52    := $(VENV52)/bin/python
 STAMP   := $(VENV)/.contact_lab-setup
 STAMP42 := $(VENV42)/.contact_lab-setup
 STAMP52 := $(VENV52)/.contact_lab-setup
+# Numba kernel cache: one directory per fingerprint of the core sources, because numba only notices
+# changes to a kernel's own file (a kernel inlining a changed helper from another file stays stale).
+CORE_FINGERPRINT := $(shell find core -name '*.py' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/$(CORE_FINGERPRINT)
 PIP_INSTALL = -m pip install --disable-pip-version-check --progress-bar off -q
 
 # Prints the absolute path of a Python interpreter of version $(1) (e.g. 3.11) that can create venvs, or nothing.
@@ -196,7 +200,7 @@ build: wheels validate
 
 # ---- cleaning -------------------------------------------------------------------------------
 clean:
-	rm -rf dist build out .pytest_cache .ruff_cache
+	rm -rf dist build out .pytest_cache .ruff_cache .numba_cache
 	find . \( -name '.venv*' -o -name .git \) -prune -o \
 	    \( -name __pycache__ -o -name '*.nbi' -o -name '*.nbc' \) -print | xargs -r rm -rf
 

@@ -8,9 +8,31 @@ imported lazily, by the first bake). Imported as plain ``contact_lab`` (developm
 default (``__pycache__`` next to the sources) is left alone.
 """
 
+import hashlib
+import shutil
 import sys
+from pathlib import Path
 
 _configured_dir: str | None = None
+
+
+CORE_DIR = Path(__file__).resolve().parent.parent / "core"
+"""Sources of the kernels whose cache this module places."""
+
+
+def core_source_fingerprint(core_dir: Path = CORE_DIR) -> str:
+    """Hash (16 hex digits) of every ``core/**/*.py`` source, naming the kernel cache directory.
+
+    numba invalidates a cached kernel only when *its own* file changes: a kernel calling a function of
+    another file keeps a stale compiled copy after that file changes (seen here: a cached dense PROX kept
+    an old r-factor rule), and an upgrade can keep file timestamps. One cache directory per source
+    fingerprint makes every change of the core start from a clean cache. Read as bytes, no import.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(core_dir.rglob("*.py")):
+        digest.update(path.relative_to(core_dir).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def root_package() -> str:
@@ -24,7 +46,9 @@ def is_installed_extension() -> bool:
 
 
 def configure() -> str | None:
-    """Point ``numba.config.CACHE_DIR`` at the extension's user directory; return it (None: default kept).
+    """Point ``numba.config.CACHE_DIR`` at ``<user dir>/numba_cache/<core source fingerprint>``; return it.
+
+    None means the default was kept (not an installed extension).
 
     Idempotent. Warns when a core kernel module was already imported, since its cache location is fixed.
     """
@@ -36,7 +60,12 @@ def configure() -> str | None:
     import bpy
     import numba
 
-    path = bpy.utils.extension_path_user(root_package(), path="numba_cache", create=True)
+    base = Path(bpy.utils.extension_path_user(root_package(), path="numba_cache", create=True))
+    fingerprint = core_source_fingerprint()
+    for old in base.iterdir():  # caches of earlier versions of the core can never be valid again
+        if old.is_dir() and old.name != fingerprint:
+            shutil.rmtree(old, ignore_errors=True)
+    path = str(base / fingerprint)
     numba.config.CACHE_DIR = path
     _configured_dir = path
     early = [m for m in sys.modules if m.startswith(root_package() + ".core.")]

@@ -278,3 +278,17 @@ def test_modal_bake_steps_on_timer_and_cancels_on_esc(monkeypatch, mock_bpy, can
     wm_log = context.window_manager.log
     assert wm_log[0] == "timer_add" and "timer_remove" in wm_log and wm_log[-1] == "progress_end"
     assert not context.scene.contact_lab.is_baking and op_bake.CONTACT_LAB_OT_bake.poll(context)
+
+
+def test_core_fingerprint_changes_with_any_core_source(tmp_path):
+    """Give a new kernel-cache directory name whenever any core source changes (stale numba caches)."""
+    import shutil
+
+    core = tmp_path / "core"
+    shutil.copytree(jitcache.CORE_DIR, core, ignore=shutil.ignore_patterns("__pycache__"))
+    first = jitcache.core_source_fingerprint(core)
+    assert first == jitcache.core_source_fingerprint(core) and len(first) == 16
+    assert first == jitcache.core_source_fingerprint()  # the copy has the same sources
+    helper = core / "friction" / "models.py"
+    helper.write_text(helper.read_text() + "\n# changed\n")
+    assert jitcache.core_source_fingerprint(core) != first
