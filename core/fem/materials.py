@@ -1,0 +1,706 @@
+"""Hyperelastic tet materials: energy density, PK1 stress, tangent, nodal gradient/Hessian, PSD projection.
+
+Notation (row-major flattening, see ``core/fem/__init__.py``):
+
+- ``F`` (3,3) deformation gradient, ``J = det F``, ``I_C = tr(F^T F) = ||F||_F^2``;
+- ``cof(F) = dJ/dF`` (3,3), columns ``[f1 x f2, f2 x f0, f0 x f1]`` for columns ``f_j`` of F;
+- ``H_J = d^2 J / dF^2`` (9x9), ``H_J[3i+j, 3k+l] = eps_ikm eps_jln F_mn`` (linear in F);
+- ``P = dPsi/dF`` (3,3) [Pa] first Piola-Kirchhoff stress, ``dP/dF`` (9,9) [Pa] its tangent.
+
+The per-tet energy is ``E = V Psi(F)`` with rest volume V [m³]; F is linear in the 12 nodal
+coordinates, ``vec(F) = D x`` with the constant 9x12 map ``D[3i+j, 3a+i] = G[a, j]``,
+``G[a>=1, j] = Dm^-1[a-1, j]``, ``G[0, j] = -sum_k Dm^-1[k, j]``. Hence
+
+    dE/dx = V D^T vec(P),     d2E/dx2 = V D^T (dP/dF) D.
+
+Materials (``MaterialModel``; kernels receive ``int(MaterialModel.X)``). All kernels take the
+*Lamé* parameters ``mu``, ``lam`` [Pa] of linear elasticity (see ``tet_mesh.lame_parameters``);
+both models reproduce linear elasticity with these (mu, lam) in the small-strain limit.
+
+**STABLE_NEOHOOKEAN** -- Smith, de Goes, Kim 2018, "Stable Neo-Hookean Flesh Simulation", ACM TOG
+37(2), the paper's final, recommended energy (with the ``log(I_C + 1)`` term that makes the
+rest state stress-free together with the shifted volume term):
+
+    Psi = mu'/2 (I_C - 3) + lam'/2 (J - alpha)^2 - mu'/2 log(I_C + 1),
+    alpha = 1 + 3 mu' / (4 lam'),
+    mu' = 4/3 mu,   lam' = lam + 5/6 mu          (the paper's Lamé reparametrisation)
+
+so that ``dP/dF(I) = mu (delta + T) + lam tr(x)tr`` (linear elasticity). We expand the square
+and drop the constant so that Psi(I) = 0 exactly and no division by lam' occurs:
+
+    Psi = mu'/2 (I_C - 3) + lam'/2 (J - 1)^2 - 3 mu'/4 (J - 1) - mu'/2 log((I_C + 1) / 4).
+
+It is a polynomial in F plus ``log(I_C + 1)`` with ``I_C >= 0``: finite and smooth for every F,
+including inverted (J <= 0) and collapsed (F = 0) elements.
+
+**COROTATED** -- fixed corotated (Stomakhin et al. 2012, "Energetically consistent invertible
+elasticity"): ``Psi = mu ||F - R||_F^2 + lam/2 (J - 1)^2`` with R the rotation of the polar
+decomposition ``F = R S``. R comes from the rotation-variant SVD ``F = U Sigma V^T`` (U, V proper
+rotations, the smallest singular value carries the sign of J; McAdams et al. 2011): V from cyclic
+Jacobi on ``F^T F`` (eigenvalues sorted descending, det V = +1), U by Gram-Schmidt on ``F V``
+with ``u2 = u0 x u1``, ``sigma_i = u_i . (F V)_i``; ``R = U V^T``. The tangent uses
+``dR = R [w]_x`` with ``(tr(S) I - S) w = axial(R^T dF - dF^T R)``, solved in the V basis where
+``tr(S) I - S`` is ``diag(s1+s2, s0+s2, s0+s1)``. At ``s_i + s_j = 0`` (only possible for
+inverted elements) R is discontinuous and the tangent unbounded; the denominators are clamped to
+``1e-12 * max(|s0|, tiny)`` so results stay finite (large but finite).
+
+**PSD projection** -- ``project_psd`` clamps negative eigenvalues to 0 via the cyclic Jacobi
+eigenvalue method on a symmetric n x n matrix. ``elastic_hessian_blocks(project=True)`` projects
+the 9x9 ``dP/dF`` *before* the chain rule: ``V D^T proj(dP/dF) D`` is PSD (congruence), cheaper
+(9x9 instead of 12x12) and the usual choice; it is not identical to projecting the 12x12 block.
+
+Kernels never call BLAS/LAPACK (``np.dot``, the matmul operator, ``np.linalg``): Blender ships no SciPy.
+"""
+
+from enum import IntEnum
+
+import numpy as np
+
+from ..config import FLOAT
+from ..jit import njit_kernel, njit_parallel, prange
+from .tet_mesh import deformation_gradient
+
+
+class MaterialModel(IntEnum):
+    """Hyperelastic energy of a tet; kernels receive ``int(MaterialModel.X)``. Append-only."""
+
+    NONE = 0
+    STABLE_NEOHOOKEAN = 1
+    COROTATED = 2
+
+
+WORK_MATRICES = 8
+"""Per-tet scratch for the material kernels: ``work`` has shape (WORK_MATRICES, 3, 3), float64."""
+
+JACOBI_MAX_SWEEPS = 50
+"""Upper bound on cyclic Jacobi sweeps (quadratic convergence: 12x12 needs ~6-10)."""
+
+HESSIAN_CHUNKS = 256
+"""Parallel chunks of ``elastic_hessian_blocks``; each chunk owns its scratch (no races)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Small dense linear algebra (hand-written, no BLAS)
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def symmetric_eigen_jacobi(A, eigenvalues, eigenvectors, work):
+    """Eigen-decomposition of a symmetric n x n matrix by the cyclic Jacobi method.
+
+    ``A = Q diag(eigenvalues) Q^T`` with orthonormal columns ``Q = eigenvectors``; eigenvalues are
+    not sorted. Deterministic (fixed sweep order), accurate to ~machine precision relative to
+    ``||A||_F``.
+
+    Args:
+        A: symmetric matrix, shape (n, n) (only read).
+        eigenvalues: shape (n,) (output).
+        eigenvectors: shape (n, n), column k is the k-th eigenvector (output).
+        work: scratch, shape (n, n); receives the (almost) diagonalised copy of A.
+
+    Returns:
+        number of sweeps used.
+    """
+    n = A.shape[0]
+    frob2 = 0.0
+    for i in range(n):
+        for j in range(n):
+            work[i, j] = A[i, j]
+            eigenvectors[i, j] = 1.0 if i == j else 0.0
+            frob2 += A[i, j] * A[i, j]
+    sweeps = 0
+    for _ in range(JACOBI_MAX_SWEEPS):
+        off2 = 0.0
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                off2 += work[p, q] * work[p, q]
+        if off2 <= 1.0e-30 * frob2 or off2 == 0.0:
+            break
+        sweeps += 1
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = work[p, q]
+                if apq == 0.0:
+                    continue
+                # Rotation P (P_pp = P_qq = c, P_pq = s, P_qp = -s) zeroing a_pq in P^T A P
+                # (Numerical Recipes): theta = (a_qq - a_pp) / (2 a_pq), t = tan(phi) the smaller root
+                # of t^2 + 2 t theta - 1 = 0.
+                theta = (work[q, q] - work[p, p]) / (2.0 * apq)
+                if abs(theta) > 1.0e150:
+                    t = 0.5 / theta
+                else:
+                    t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
+                    if theta < 0.0:
+                        t = -t
+                c = 1.0 / np.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(n):
+                    akp = work[k, p]
+                    akq = work[k, q]
+                    work[k, p] = c * akp - s * akq
+                    work[k, q] = s * akp + c * akq
+                for k in range(n):
+                    apk = work[p, k]
+                    aqk = work[q, k]
+                    work[p, k] = c * apk - s * aqk
+                    work[q, k] = s * apk + c * aqk
+                work[p, q] = 0.0
+                work[q, p] = 0.0
+                for k in range(n):
+                    vkp = eigenvectors[k, p]
+                    vkq = eigenvectors[k, q]
+                    eigenvectors[k, p] = c * vkp - s * vkq
+                    eigenvectors[k, q] = s * vkp + c * vkq
+    for i in range(n):
+        eigenvalues[i] = work[i, i]
+    return sweeps
+
+
+@njit_kernel
+def project_psd(H, eigenvalues, eigenvectors, work, out):
+    """Nearest (Frobenius) positive semi-definite matrix: clamp negative eigenvalues to 0.
+
+    ``out = Q diag(max(l_i, 0)) Q^T`` with ``H = Q diag(l) Q^T`` (cyclic Jacobi). Eigenvectors
+    are preserved. ``out`` may alias ``H``.
+
+    Args:
+        H: symmetric matrix, shape (n, n).
+        eigenvalues: scratch (n,); on return the eigenvalues of H (unclamped).
+        eigenvectors: scratch (n, n); on return the eigenvectors of H (columns).
+        work: scratch (n, n).
+        out: projected matrix, shape (n, n) (output).
+
+    Returns:
+        True if any eigenvalue was clamped.
+    """
+    n = H.shape[0]
+    symmetric_eigen_jacobi(H, eigenvalues, eigenvectors, work)
+    clamped = False
+    for k in range(n):
+        if eigenvalues[k] < 0.0:
+            clamped = True
+    for i in range(n):
+        for j in range(i, n):
+            acc = 0.0
+            for k in range(n):
+                lk = eigenvalues[k]
+                if lk > 0.0:
+                    acc += eigenvectors[i, k] * lk * eigenvectors[j, k]
+            out[i, j] = acc
+            out[j, i] = acc
+    return clamped
+
+
+@njit_kernel
+def det3(F):
+    """Determinant of a 3x3 matrix (cofactor expansion along the first row)."""
+    return (
+        F[0, 0] * (F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1])
+        - F[0, 1] * (F[1, 0] * F[2, 2] - F[1, 2] * F[2, 0])
+        + F[0, 2] * (F[1, 0] * F[2, 1] - F[1, 1] * F[2, 0])
+    )
+
+
+@njit_kernel
+def cofactor3(F, out):
+    """Cofactor matrix ``cof(F) = dJ/dF = J F^-T`` (valid for singular F), shape (3, 3) (output)."""
+    out[0, 0] = F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1]
+    out[0, 1] = F[1, 2] * F[2, 0] - F[1, 0] * F[2, 2]
+    out[0, 2] = F[1, 0] * F[2, 1] - F[1, 1] * F[2, 0]
+    out[1, 0] = F[0, 2] * F[2, 1] - F[0, 1] * F[2, 2]
+    out[1, 1] = F[0, 0] * F[2, 2] - F[0, 2] * F[2, 0]
+    out[1, 2] = F[0, 1] * F[2, 0] - F[0, 0] * F[2, 1]
+    out[2, 0] = F[0, 1] * F[1, 2] - F[0, 2] * F[1, 1]
+    out[2, 1] = F[0, 2] * F[1, 0] - F[0, 0] * F[1, 2]
+    out[2, 2] = F[0, 0] * F[1, 1] - F[0, 1] * F[1, 0]
+
+
+@njit_kernel
+def _levi_civita_sign(i, k):
+    """eps_{i k m} for i != k with m = 3 - i - k: +1 for cyclic (i, k, m), -1 otherwise."""
+    return 1.0 if (k - i) % 3 == 1 else -1.0
+
+
+@njit_kernel
+def add_det_hessian(F, scale, out):
+    """``out += scale * d^2 det(F) / dF^2`` (9x9), ``H_J[3i+j, 3k+l] = eps_ikm eps_jln F_mn``."""
+    for i in range(3):
+        for k in range(3):
+            if i == k:
+                continue
+            m = 3 - i - k
+            sik = _levi_civita_sign(i, k)
+            for j in range(3):
+                for ell in range(3):
+                    if j == ell:
+                        continue
+                    n = 3 - j - ell
+                    out[3 * i + j, 3 * k + ell] += scale * sik * _levi_civita_sign(j, ell) * F[m, n]
+
+
+@njit_kernel
+def svd3_rotation_variant(F, U, sigma, V, work):
+    """Rotation-variant SVD ``F = U diag(sigma) V^T`` with det U = det V = +1 (McAdams et al. 2011).
+
+    ``sigma`` is sorted by magnitude, ``|s0| >= |s1| >= |s2|``; only ``s2`` may be negative (when
+    det F < 0). V: cyclic Jacobi eigenvectors of ``F^T F``; U: Gram-Schmidt on ``B = F V`` with
+    ``u2 = u0 x u1``; ``sigma_i = u_i . b_i``.
+
+    Args:
+        F: (3, 3).
+        U, V: (3, 3) rotations (output).
+        sigma: (3,) (output).
+        work: scratch (WORK_MATRICES, 3, 3); uses work[0], work[1].
+    """
+    C = work[0]
+    A = work[1]
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += F[k, i] * F[k, j]
+            C[i, j] = acc
+    symmetric_eigen_jacobi(C, sigma, V, A)
+    # Sort eigenvalues of F^T F descending (3-element insertion sort with column swaps).
+    for a in range(2):
+        for b in range(2 - a):
+            if sigma[b] < sigma[b + 1]:
+                tmp = sigma[b]
+                sigma[b] = sigma[b + 1]
+                sigma[b + 1] = tmp
+                for r in range(3):
+                    tmp = V[r, b]
+                    V[r, b] = V[r, b + 1]
+                    V[r, b + 1] = tmp
+    if det3(V) < 0.0:
+        for r in range(3):
+            V[r, 2] = -V[r, 2]
+    # B = F V (columns b_i orthogonal, |b_i| = sigma_i).
+    B = work[0]
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += F[i, k] * V[k, j]
+            B[i, j] = acc
+    n0 = np.sqrt(B[0, 0] ** 2 + B[1, 0] ** 2 + B[2, 0] ** 2)
+    if n0 > 1.0e-300:
+        for r in range(3):
+            U[r, 0] = B[r, 0] / n0
+    else:
+        U[0, 0] = 1.0
+        U[1, 0] = 0.0
+        U[2, 0] = 0.0
+    d = U[0, 0] * B[0, 1] + U[1, 0] * B[1, 1] + U[2, 0] * B[2, 1]
+    for r in range(3):
+        U[r, 1] = B[r, 1] - d * U[r, 0]
+    n1 = np.sqrt(U[0, 1] ** 2 + U[1, 1] ** 2 + U[2, 1] ** 2)
+    if n1 > 1.0e-12 * n0 and n1 > 1.0e-300:
+        for r in range(3):
+            U[r, 1] /= n1
+    else:
+        # b1 ~ 0: any unit vector orthogonal to u0 (cross with the least aligned axis).
+        ax = 0
+        if abs(U[1, 0]) < abs(U[ax, 0]):
+            ax = 1
+        if abs(U[2, 0]) < abs(U[ax, 0]):
+            ax = 2
+        e0 = 1.0 if ax == 0 else 0.0
+        e1 = 1.0 if ax == 1 else 0.0
+        e2 = 1.0 if ax == 2 else 0.0
+        c0 = U[1, 0] * e2 - U[2, 0] * e1
+        c1 = U[2, 0] * e0 - U[0, 0] * e2
+        c2 = U[0, 0] * e1 - U[1, 0] * e0
+        nc = np.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
+        U[0, 1] = c0 / nc
+        U[1, 1] = c1 / nc
+        U[2, 1] = c2 / nc
+    U[0, 2] = U[1, 0] * U[2, 1] - U[2, 0] * U[1, 1]
+    U[1, 2] = U[2, 0] * U[0, 1] - U[0, 0] * U[2, 1]
+    U[2, 2] = U[0, 0] * U[1, 1] - U[1, 0] * U[0, 1]
+    for j in range(3):
+        sigma[j] = U[0, j] * B[0, j] + U[1, j] * B[1, j] + U[2, j] * B[2, j]
+
+
+@njit_kernel
+def polar_rotation(F, R, sigma, V, work):
+    """Rotation R (det +1) of the polar decomposition ``F = R S`` via the rotation-variant SVD.
+
+    Args:
+        F: (3, 3).
+        R: (3, 3) rotation ``U V^T`` (output).
+        sigma: (3,) signed singular values (output).
+        V: (3, 3) right singular vectors (output); ``S = V diag(sigma) V^T``.
+        work: scratch (WORK_MATRICES, 3, 3); uses work[0..2].
+    """
+    U = work[2]
+    svd3_rotation_variant(F, U, sigma, V, work)
+    for i in range(3):
+        for j in range(3):
+            R[i, j] = U[i, 0] * V[j, 0] + U[i, 1] * V[j, 1] + U[i, 2] * V[j, 2]
+
+
+# --------------------------------------------------------------------------------------------
+# Stable neo-Hookean (Smith, de Goes, Kim 2018)
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def stable_neohookean_energy(F, mu, lam):
+    """Energy density Psi(F) [J/m³] of stable neo-Hookean; (mu, lam) are Lamé parameters [Pa].
+
+    See the module docstring for the reparametrisation ``mu' = 4/3 mu``, ``lam' = lam + 5/6 mu``.
+    """
+    mu_s = 4.0 / 3.0 * mu
+    lam_s = lam + 5.0 / 6.0 * mu
+    Ic = 0.0
+    for i in range(3):
+        for j in range(3):
+            Ic += F[i, j] * F[i, j]
+    Jm1 = det3(F) - 1.0
+    # Psi = mu'/2 (Ic - 3) + lam'/2 (J-1)^2 - 3mu'/4 (J-1) - mu'/2 log((Ic+1)/4)
+    return 0.5 * mu_s * (Ic - 3.0) + 0.5 * lam_s * Jm1 * Jm1 - 0.75 * mu_s * Jm1 - 0.5 * mu_s * np.log((Ic + 1.0) / 4.0)
+
+
+@njit_kernel
+def stable_neohookean_gradient(F, mu, lam, work, out):
+    """PK1 stress ``P = dPsi/dF`` [Pa] of stable neo-Hookean, shape (3, 3) (output).
+
+    ``P = mu' (1 - 1/(I_C + 1)) F + (lam' (J - 1) - 3 mu'/4) cof(F)``. Uses work[0].
+    """
+    mu_s = 4.0 / 3.0 * mu
+    lam_s = lam + 5.0 / 6.0 * mu
+    Ic = 0.0
+    for i in range(3):
+        for j in range(3):
+            Ic += F[i, j] * F[i, j]
+    cof = work[0]
+    cofactor3(F, cof)
+    a = mu_s * (1.0 - 1.0 / (Ic + 1.0))
+    b = lam_s * (det3(F) - 1.0) - 0.75 * mu_s
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = a * F[i, j] + b * cof[i, j]
+
+
+@njit_kernel
+def stable_neohookean_hessian(F, mu, lam, work, out):
+    """Tangent ``dP/dF`` [Pa] of stable neo-Hookean, shape (9, 9) (output), not projected.
+
+    ``dP/dF = mu'(1 - 1/(I_C+1)) Id + 2 mu'/(I_C+1)^2 f f^T + lam' g g^T + (lam'(J-1) - 3mu'/4) H_J``
+    with ``f = vec(F)``, ``g = vec(cof F)``. Uses work[0].
+    """
+    mu_s = 4.0 / 3.0 * mu
+    lam_s = lam + 5.0 / 6.0 * mu
+    Ic = 0.0
+    for i in range(3):
+        for j in range(3):
+            Ic += F[i, j] * F[i, j]
+    cof = work[0]
+    cofactor3(F, cof)
+    a = mu_s * (1.0 - 1.0 / (Ic + 1.0))
+    c = 2.0 * mu_s / ((Ic + 1.0) * (Ic + 1.0))
+    b = lam_s * (det3(F) - 1.0) - 0.75 * mu_s
+    for r in range(9):
+        fr = F[r // 3, r % 3]
+        gr = cof[r // 3, r % 3]
+        for s in range(9):
+            out[r, s] = c * fr * F[s // 3, s % 3] + lam_s * gr * cof[s // 3, s % 3]
+        out[r, r] += a
+    add_det_hessian(F, b, out)
+
+
+# --------------------------------------------------------------------------------------------
+# Fixed corotated (Stomakhin et al. 2012)
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def corotated_energy(F, mu, lam, work):
+    """Energy density ``Psi = mu ||F - R||^2 + lam/2 (J - 1)^2`` [J/m³]; uses work[0..5]."""
+    R = work[3]
+    V = work[4]
+    sigma = work[5, 0]
+    polar_rotation(F, R, sigma, V, work)
+    d2 = 0.0
+    for i in range(3):
+        for j in range(3):
+            d = F[i, j] - R[i, j]
+            d2 += d * d
+    Jm1 = det3(F) - 1.0
+    return mu * d2 + 0.5 * lam * Jm1 * Jm1
+
+
+@njit_kernel
+def corotated_gradient(F, mu, lam, work, out):
+    """PK1 stress ``P = 2 mu (F - R) + lam (J - 1) cof(F)`` [Pa], shape (3, 3) (output); uses work[0..5]."""
+    R = work[3]
+    V = work[4]
+    sigma = work[5, 0]
+    polar_rotation(F, R, sigma, V, work)
+    cof = work[0]
+    cofactor3(F, cof)
+    b = lam * (det3(F) - 1.0)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = 2.0 * mu * (F[i, j] - R[i, j]) + b * cof[i, j]
+
+
+@njit_kernel
+def corotated_hessian(F, mu, lam, work, out):
+    """Tangent ``dP/dF`` [Pa] of fixed corotated, shape (9, 9) (output), not projected.
+
+    ``dP = 2 mu (dF - dR) + lam (cof F : dF) cof F + lam (J - 1) H_J : dF``, with ``dR = R [w]_x``,
+    ``w = V diag(1/(s1+s2), 1/(s0+s2), 1/(s0+s1)) V^T axial(R^T dF - dF^T R)`` (derivation: F = R S
+    gives ``R^T dF - dF^T R = W S + S W`` for the skew ``W = R^T dR``, whose axial vector is
+    ``(tr(S) I - S) w``). Evaluated for the 9 unit directions ``dF = E_kl``. Uses work[0..5].
+    """
+    R = work[3]
+    V = work[4]
+    sigma = work[5, 0]
+    polar_rotation(F, R, sigma, V, work)
+    cof = work[0]
+    cofactor3(F, cof)
+    s0 = sigma[0]
+    s1 = sigma[1]
+    s2 = sigma[2]
+    tiny = 1.0e-12 * max(abs(s0), 1.0e-300)
+    inv_d = work[5, 1]
+    inv_d[0] = s1 + s2
+    inv_d[1] = s0 + s2
+    inv_d[2] = s0 + s1
+    for m in range(3):
+        d = inv_d[m]
+        if abs(d) < tiny:
+            d = tiny if d >= 0.0 else -tiny
+        inv_d[m] = 1.0 / d
+    b = lam * (det3(F) - 1.0)
+    a = work[5, 2]
+    W = work[6]
+    for k in range(3):
+        for ell in range(3):
+            col = 3 * k + ell
+            # M = R^T E_kl - E_kl^T R, (R^T E_kl)[p, q] = R[k, p] delta_ql; axial(M) = (M21, M02, M10).
+            for m in range(3):
+                a[m] = 0.0
+            # M[2,1] = R[k,2] d_1l - R[k,1] d_2l ; M[0,2] = R[k,0] d_2l - R[k,2] d_0l ;
+            # M[1,0] = R[k,1] d_0l - R[k,0] d_1l
+            if ell == 1:
+                a[0] += R[k, 2]
+                a[2] -= R[k, 0]
+            elif ell == 2:
+                a[0] -= R[k, 1]
+                a[1] += R[k, 0]
+            else:
+                a[1] -= R[k, 2]
+                a[2] += R[k, 1]
+            # w = V diag(inv_d) V^T a, stored in W[0, :]
+            for m in range(3):
+                acc = 0.0
+                for q in range(3):
+                    acc += V[q, m] * a[q]
+                W[1, m] = acc * inv_d[m]
+            for m in range(3):
+                W[0, m] = V[m, 0] * W[1, 0] + V[m, 1] * W[1, 1] + V[m, 2] * W[1, 2]
+            w0 = W[0, 0]
+            w1 = W[0, 1]
+            w2 = W[0, 2]
+            for i in range(3):
+                # dR[i, :] = R[i, :] [w]_x, [w]_x = [[0,-w2,w1],[w2,0,-w0],[-w1,w0,0]]
+                dR0 = R[i, 1] * w2 - R[i, 2] * w1
+                dR1 = -R[i, 0] * w2 + R[i, 2] * w0
+                dR2 = R[i, 0] * w1 - R[i, 1] * w0
+                out[3 * i + 0, col] = -2.0 * mu * dR0 + lam * cof[k, ell] * cof[i, 0]
+                out[3 * i + 1, col] = -2.0 * mu * dR1 + lam * cof[k, ell] * cof[i, 1]
+                out[3 * i + 2, col] = -2.0 * mu * dR2 + lam * cof[k, ell] * cof[i, 2]
+            out[col, col] += 2.0 * mu
+    add_det_hessian(F, b, out)
+    # Symmetrise (the exact tangent is symmetric; removes rounding asymmetry).
+    for r in range(9):
+        for s in range(r + 1, 9):
+            avg = 0.5 * (out[r, s] + out[s, r])
+            out[r, s] = avg
+            out[s, r] = avg
+
+
+# --------------------------------------------------------------------------------------------
+# Material dispatch and per-tet chain rule
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def material_energy(F, mu, lam, material, work):
+    """Energy density Psi(F) [J/m³] of ``material`` (int ``MaterialModel``); NONE gives 0."""
+    if material == 1:
+        return stable_neohookean_energy(F, mu, lam)
+    elif material == 2:
+        return corotated_energy(F, mu, lam, work)
+    return 0.0
+
+
+@njit_kernel
+def pk1_stress(F, mu, lam, material, work, out):
+    """First Piola-Kirchhoff stress ``P = dPsi/dF`` [Pa], shape (3, 3) (output)."""
+    if material == 1:
+        stable_neohookean_gradient(F, mu, lam, work, out)
+    elif material == 2:
+        corotated_gradient(F, mu, lam, work, out)
+    else:
+        for i in range(3):
+            for j in range(3):
+                out[i, j] = 0.0
+
+
+@njit_kernel
+def pk1_stress_derivative(F, mu, lam, material, work, out):
+    """Tangent ``dP/dF`` [Pa], shape (9, 9) (output), row-major vec; not projected."""
+    if material == 1:
+        stable_neohookean_hessian(F, mu, lam, work, out)
+    elif material == 2:
+        corotated_hessian(F, mu, lam, work, out)
+    else:
+        for r in range(9):
+            for s in range(9):
+                out[r, s] = 0.0
+
+
+@njit_kernel
+def deformation_gradient_jacobian(Dm_inv, out):
+    """The constant map ``D = d vec(F) / dx`` (9x12), ``D[3i+j, 3a+i] = G[a, j]`` (output).
+
+    ``G[a, j] = Dm^-1[a-1, j]`` for nodes a = 1..3 and ``G[0, j] = -sum_k Dm^-1[k, j]``.
+    """
+    for r in range(9):
+        for c in range(12):
+            out[r, c] = 0.0
+    for j in range(3):
+        g0 = -(Dm_inv[0, j] + Dm_inv[1, j] + Dm_inv[2, j])
+        for i in range(3):
+            out[3 * i + j, i] = g0
+            for a in range(1, 4):
+                out[3 * i + j, 3 * a + i] = Dm_inv[a - 1, j]
+
+
+@njit_kernel
+def _node_weights(Dm_inv, G):
+    """``G[a, j] = dF_ij / dx_a,i`` for the 4 nodes, shape (4, 3) (output; uses a (3,3)+ view)."""
+    for j in range(3):
+        G[0, j] = -(Dm_inv[0, j] + Dm_inv[1, j] + Dm_inv[2, j])
+        G[1, j] = Dm_inv[0, j]
+        G[2, j] = Dm_inv[1, j]
+        G[3, j] = Dm_inv[2, j]
+
+
+@njit_kernel
+def tet_gradient_from_stress(P, Dm_inv, rest_volume, G, out):
+    """Nodal gradient ``dE/dx = V D^T vec(P)`` [N], shape (12,) (output); G scratch (4, 3)."""
+    _node_weights(Dm_inv, G)
+    for a in range(4):
+        for i in range(3):
+            out[3 * a + i] = rest_volume * (P[i, 0] * G[a, 0] + P[i, 1] * G[a, 1] + P[i, 2] * G[a, 2])
+
+
+@njit_kernel
+def tet_hessian_from_tangent(dPdF, Dm_inv, rest_volume, G, out):
+    """Nodal Hessian ``V D^T (dP/dF) D`` [N/m], shape (12, 12) (output); G scratch (4, 3).
+
+    ``H[3a+i, 3b+k] = V sum_{j,l} dPdF[3i+j, 3k+l] G[a, j] G[b, l]``.
+    """
+    _node_weights(Dm_inv, G)
+    for i in range(3):
+        for k in range(3):
+            for a in range(4):
+                for b in range(4):
+                    acc = 0.0
+                    for j in range(3):
+                        gaj = G[a, j]
+                        for ell in range(3):
+                            acc += dPdF[3 * i + j, 3 * k + ell] * gaj * G[b, ell]
+                    out[3 * a + i, 3 * b + k] = rest_volume * acc
+
+
+# --------------------------------------------------------------------------------------------
+# Batch kernels over all tets
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def elastic_energy(x, tet_indices, tet_Dm_inv, tet_rest_volume, mu, lam, material):
+    """Total elastic energy ``sum_t V_t Psi(F_t)`` [J] (serial, deterministic).
+
+    Args:
+        x: current positions, shape (vertex_count, 3) [m].
+        tet_indices: (tet_count, 4) int32.
+        tet_Dm_inv: (tet_count, 3, 3) [1/m].
+        tet_rest_volume: (tet_count,) [m³].
+        mu, lam: Lamé parameters [Pa].
+        material: int ``MaterialModel``.
+    """
+    work = np.empty((WORK_MATRICES, 3, 3), dtype=np.float64)
+    F = np.empty((3, 3), dtype=np.float64)
+    total = 0.0
+    for t in range(tet_indices.shape[0]):
+        deformation_gradient(x, tet_indices[t], tet_Dm_inv[t], F)
+        total += tet_rest_volume[t] * material_energy(F, mu, lam, material, work)
+    return total
+
+
+@njit_kernel
+def elastic_gradient(x, tet_indices, tet_Dm_inv, tet_rest_volume, mu, lam, material, out):
+    """Gradient of ``elastic_energy`` w.r.t. x [N] (= minus the elastic forces).
+
+    Same inputs as ``elastic_energy``; ``out`` shape (vertex_count, 3) is overwritten (output).
+    Serial scatter in tet order: bitwise deterministic.
+    """
+    work = np.empty((WORK_MATRICES, 3, 3), dtype=np.float64)
+    F = np.empty((3, 3), dtype=np.float64)
+    P = np.empty((3, 3), dtype=np.float64)
+    G = np.empty((4, 3), dtype=np.float64)
+    g = np.empty(12, dtype=np.float64)
+    for v in range(out.shape[0]):
+        for i in range(3):
+            out[v, i] = 0.0
+    for t in range(tet_indices.shape[0]):
+        deformation_gradient(x, tet_indices[t], tet_Dm_inv[t], F)
+        pk1_stress(F, mu, lam, material, work, P)
+        tet_gradient_from_stress(P, tet_Dm_inv[t], tet_rest_volume[t], G, g)
+        for a in range(4):
+            v = tet_indices[t, a]
+            for i in range(3):
+                out[v, i] += g[3 * a + i]
+
+
+@njit_parallel
+def elastic_hessian_blocks(x, tet_indices, tet_Dm_inv, tet_rest_volume, mu, lam, material, project, out):
+    """Per-tet 12x12 Hessian blocks ``V_t D_t^T (dP/dF) D_t`` [N/m] (parallel over tets).
+
+    With ``project`` the 9x9 ``dP/dF`` is projected to PSD first (see module docstring), so every
+    block is PSD. Block rows/columns follow the tet's local node order ``[x0,y0,z0,...,z3]``.
+
+    Args: as ``elastic_energy``, plus
+        project: bool.
+        out: (tet_count, 12, 12) (output).
+    """
+    tet_count = tet_indices.shape[0]
+    n_chunks = min(tet_count, HESSIAN_CHUNKS)
+    work = np.empty((n_chunks, WORK_MATRICES, 3, 3), dtype=np.float64)
+    F = np.empty((n_chunks, 3, 3), dtype=np.float64)
+    G = np.empty((n_chunks, 4, 3), dtype=np.float64)
+    dPdF = np.empty((n_chunks, 9, 9), dtype=np.float64)
+    evals = np.empty((n_chunks, 9), dtype=np.float64)
+    evecs = np.empty((n_chunks, 9, 9), dtype=np.float64)
+    jac_work = np.empty((n_chunks, 9, 9), dtype=np.float64)
+    for c in prange(n_chunks):
+        begin = c * tet_count // n_chunks
+        end = (c + 1) * tet_count // n_chunks
+        for t in range(begin, end):
+            deformation_gradient(x, tet_indices[t], tet_Dm_inv[t], F[c])
+            pk1_stress_derivative(F[c], mu, lam, material, work[c], dPdF[c])
+            if project:
+                project_psd(dPdF[c], evals[c], evecs[c], jac_work[c], dPdF[c])
+            tet_hessian_from_tangent(dPdF[c], tet_Dm_inv[t], tet_rest_volume[t], G[c], out[t])
+
+
+def tet_workspace():
+    """Scratch for the per-tet material kernels: shape (WORK_MATRICES, 3, 3), float64."""
+    return np.zeros((WORK_MATRICES, 3, 3), dtype=FLOAT)
