@@ -32,6 +32,7 @@ Lagged vs fully implicit: here ``lambda`` and ``P`` come from ``x^n`` (so fricti
 potential and the step stays a minimisation with an SPD Newton matrix). Seed 003's fully implicit
 mode evaluates them at ``x^{n+1}`` (root finding, non-symmetric Jacobian); the lagged mode is
 first-order accurate in ``lambda`` and shows larger h-dependence near the stick-slip threshold.
+:func:`implicit_friction_gradient_jacobian` implements the fully implicit force and Jacobian.
 """
 
 import math
@@ -175,6 +176,71 @@ def lagged_friction_gradient_hessian(x, x_start, plane_normals, lambda_lag, mu, 
                 for b in range(3):
                     p_ab = (1.0 if a == b else 0.0) - n[a] * n[b]
                     out_hess[i, a, b] += scale * (f1_over_y * p_ab + c_uu * u[a] * inv_y * u[b] * inv_y)
+
+
+# --------------------------------------------------------------------------------------------
+# Fully implicit smoothed friction (seed 003 eqs. 8, 14, 16)
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def implicit_friction_gradient_jacobian(
+    x, v, vertex_free, plane_points, plane_normals, kappa, delta, mu, eps_v, beta, out_grad, out_jac
+):
+    """Fully implicit friction at the end-of-step state: accumulate ``-f_f`` [N] into ``out_grad``
+    (V, 3) and its **non-symmetric** 3x3 Jacobian blocks into ``out_jac`` (V, 3, 3).
+
+    Per free vertex ``i`` and plane ``(p, n)`` (static, so ``v_plane = 0`` and ``P = I - n n^T``
+    is constant): ``d = n . (x_i - p)``, ``lambda(x) = 3 kappa (delta - d)^2 / delta`` (0 for
+    ``d >= delta``), ``w = P v_i``, ``y = |w|``, ``eta(w) = (s_a(y)/y) w`` with
+    ``s_a(y)/y = 2/eps - y/eps^2`` (``y < eps``) else ``1/y``, and
+
+        -f_f,i = mu lambda(x) eta(P v_i)
+
+    The unknown is ``v`` with ``x = x_base + beta v`` (``beta = h`` for BE, ``h/2`` for TR). The
+    blocks are scaled like position Hessians so that the Newton matrix is ``M + c beta H``:
+
+        out_jac_i += mu [ eta (dlambda/dd) n^T + (lambda / beta) d eta/d w ]
+        d eta/d w = (s/y) P + c_uu w_hat w_hat^T,  c_uu = -y/eps^2 (y < eps) else -1/y
+
+    with ``dlambda/dd = -6 kappa (delta - d)/delta``. The first term (normal-force coupling) makes
+    the block non-symmetric. ``eps_v`` is the stick-slip velocity [m/s].
+    """
+    for k in range(plane_points.shape[0]):
+        n = plane_normals[k]
+        for i in range(x.shape[0]):
+            if not vertex_free[i]:
+                continue
+            d = 0.0
+            vn = 0.0
+            for c in range(3):
+                d += n[c] * (x[i, c] - plane_points[k, c])
+                vn += n[c] * v[i, c]
+            if d >= delta:
+                continue
+            g = delta - d
+            lam = 3.0 * kappa * g * g / delta
+            dlam_dd = -6.0 * kappa * g / delta
+            w0 = v[i, 0] - vn * n[0]
+            w1 = v[i, 1] - vn * n[1]
+            w2 = v[i, 2] - vn * n[2]
+            y = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+            if y < eps_v:
+                s_over_y = 2.0 / eps_v - y / (eps_v * eps_v)
+                c_uu = -y / (eps_v * eps_v)
+            else:
+                s_over_y = 1.0 / y
+                c_uu = -1.0 / y
+            inv_y = 1.0 / y if y > 0.0 else 0.0
+            for a in range(3):
+                wa = w0 if a == 0 else (w1 if a == 1 else w2)
+                eta_a = s_over_y * wa
+                out_grad[i, a] += mu * lam * eta_a
+                for b in range(3):
+                    wb = w0 if b == 0 else (w1 if b == 1 else w2)
+                    p_ab = (1.0 if a == b else 0.0) - n[a] * n[b]
+                    deta = s_over_y * p_ab + c_uu * wa * inv_y * wb * inv_y
+                    out_jac[i, a, b] += mu * (eta_a * dlam_dd * n[b] + lam / beta * deta)
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,6 +26,23 @@ identity and their residual rows are 0.
 
 Contact and friction: see ``kernels_contact.py`` (cubic penalty ``b(d) = (delta - d)^3/delta``;
 IPC-style lagged friction with ``lambda^n`` and the tangent projector frozen at ``x^n``).
+
+**Fully implicit friction** (``friction_mode="implicit"``, seed 003 eqs. 8/16/23) and/or the
+**trapezoidal rule** (``integrator="TR"``, seed 003 eq. 24 with friction included) are solved
+as root finding: there is no potential. With ``x = x_base + beta v``
+
+    BE:  x_base = x^n,               beta = h,    r(v) = M (v - v^n) - h f(x, v)
+    TR:  x_base = x^n + (h/2) v^n,   beta = h/2,  r(v) = M (v - v^n) - (h/2) [f(x^n, v^n) + f(x, v)]
+
+where ``f = -dPsi/dx + M g + f_c(x) + f_f(x, v)`` and ``f_f,i = -mu lambda_i(x) eta(P v_i)``
+(normal force and projector at the end-of-step state). The Jacobian ``J = M + c beta (K + H_c
++ H_f)`` (``c = h`` BE, ``h/2`` TR) uses the *unprojected* elastic tangent and the exact,
+non-symmetric friction blocks (``dlambda/dx`` and ``deta/dv``). ``J dv = -r`` is solved by
+block-Jacobi BiCGSTAB (``core/linalg/bicgstab.py``) with the same inexact forcing as above;
+globalisation is backtracking on the merit ``||r||``: accept ``alpha`` when
+``||r(v + alpha dv)|| <= (1 - 1e-4 alpha (1 - eta_lin)) ||r(v)||`` (``eta_lin`` the achieved
+linear residual). Stopping: ``||r|| <= residual_tolerance r_scale`` or ``max |dv| <=
+velocity_tolerance`` (then taken).
 """
 
 from __future__ import annotations
@@ -35,12 +52,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import FLOAT, INDEX
+from ..linalg.bicgstab import bicgstab_solve_preconditioned
 from ..linalg.csr import CsrPattern, assemble_blocks
 from ..linalg.pcg import block3_jacobi_inverse, pcg_solve_preconditioned
 from .kernels_contact import (
     axpy_velocity,
     finish_newton_matrix,
     flat_dot,
+    implicit_friction_gradient_jacobian,
     inertia_energy,
     lagged_friction_energy,
     lagged_friction_gradient_hessian,
@@ -167,7 +186,12 @@ class SoftStepStats:
     """Final ``||r||_2 / r_scale``."""
     line_search_failures: int = 0
     energy_history: list = field(default_factory=list)
-    """Incremental potential ``Phi`` at the start and after every accepted Newton step [J]."""
+    """Incremental potential ``Phi`` at the start and after every accepted Newton step [J]
+    (lagged BE only; empty for the root-finding modes)."""
+    merit_history: list = field(default_factory=list)
+    """Root-finding modes: ``||r||`` [N s] at the start and after every accepted Newton step."""
+    linear_failures: int = 0
+    """Root-finding modes: BiCGSTAB solves that missed their tolerance."""
 
 
 def box_tet_mesh(cells, lower, upper):
@@ -208,6 +232,11 @@ class SolverSoftImplicit:
         max_newton_iterations, residual_tolerance, velocity_tolerance [m/s]: Newton stopping.
         pcg_tolerance, pcg_max_iterations: inner linear solve.
         max_line_search: backtracking halvings.
+        friction_mode: ``"lagged"`` (default; lambda^n and P frozen at x^n, SPD Newton + PCG) or
+            ``"implicit"`` (lambda, P and v at the end of the step; non-symmetric Newton +
+            BiCGSTAB, merit line search).
+        integrator: ``"BE"`` (default) or ``"TR"`` (trapezoidal, friction included; requires
+            ``friction_mode="implicit"`` when friction is on).
     """
 
     def __init__(
@@ -227,6 +256,8 @@ class SolverSoftImplicit:
         pcg_tolerance: float = 1.0e-10,
         pcg_max_iterations: int = 2000,
         max_line_search: int = 40,
+        friction_mode: str = "lagged",
+        integrator: str = "BE",
     ):
         self.body = body
         self.gravity = np.asarray(gravity, dtype=FLOAT).reshape(3).copy()
@@ -251,6 +282,15 @@ class SolverSoftImplicit:
         self.pcg_tolerance = float(pcg_tolerance)
         self.pcg_max_iterations = int(pcg_max_iterations)
         self.max_line_search = int(max_line_search)
+        if friction_mode not in ("lagged", "implicit"):
+            raise ValueError(f"friction_mode must be 'lagged' or 'implicit', got {friction_mode!r}")
+        if integrator not in ("BE", "TR"):
+            raise ValueError(f"integrator must be 'BE' or 'TR', got {integrator!r}")
+        if integrator == "TR" and friction_mode == "lagged" and self.friction_coefficient > 0.0:
+            raise ValueError("integrator='TR' with friction requires friction_mode='implicit'")
+        self.friction_mode = friction_mode
+        self.integrator = integrator
+        self._root_finding = friction_mode == "implicit" or integrator == "TR"
         self.stats = SoftStepStats()
 
         V, T, n = body.vertex_count, body.tet_count, 3 * body.vertex_count
@@ -274,6 +314,17 @@ class SolverSoftImplicit:
         self._pcg_q = np.empty(n)
         self._lambda_lag = np.zeros((P, V))
         self._material = int(body.material)
+        # Root-finding (implicit friction / TR) scratch.
+        self._x_base = np.empty((V, 3))
+        self._grad_start = np.zeros((V, 3))
+        self._vertex_scratch = np.empty((V, 3, 3))
+        self._no_diag = np.empty(0)
+        self._bicg = [np.empty(n) for _ in range(7)]
+        self._x_n = np.empty((V, 3))
+        self._v_n = np.empty((V, 3))
+        self._weight = float(
+            np.sqrt(np.sum(body.vertex_mass[body.vertex_free] ** 2)) * np.sqrt(np.sum(self.gravity**2))
+        )
 
     # ---------------------------------------------------------------------------------------
 
@@ -368,6 +419,8 @@ class SolverSoftImplicit:
 
     def step(self, state_in: SoftBodyState, state_out: SoftBodyState, dt: float) -> SoftStepStats:
         """Advance ``state_in`` by ``dt`` [s] with backward Euler into ``state_out`` (may alias)."""
+        if self._root_finding:
+            return self._step_root_finding(state_in, state_out, float(dt))
         b = self.body
         h = float(dt)
         x_start = np.ascontiguousarray(state_in.x, dtype=FLOAT).copy()
@@ -460,6 +513,162 @@ class SolverSoftImplicit:
             phi = phi_trial
             stats.energy_history.append(phi)
         positions_from_velocity(x_start, v, h, state_out.x)
+        state_out.v[:] = v
+        self.stats = stats
+        return stats
+
+    # ---------------------------------------------------------------------------------------
+    # Root finding: fully implicit friction and/or trapezoidal rule
+
+    def _force_gradient(self, x, v, beta, out_grad, out_hess) -> None:
+        """``out_grad = dPsi/dx + dE_c/dx - f_f(x, v)`` [N] and the contact/friction blocks."""
+        b = self.body
+        elastic_gradient(x, b.tet_indices, b.tet_Dm_inv, b.tet_rest_volume, b.mu, b.lam, self._material, out_grad)
+        out_hess[:] = 0.0
+        if self.plane_points.shape[0]:
+            plane_penalty_gradient_hessian(
+                x,
+                b.vertex_free,
+                self.plane_points,
+                self.plane_normals,
+                self.contact_stiffness,
+                self.contact_thickness,
+                out_grad,
+                out_hess,
+            )
+            if self.friction_coefficient > 0.0:
+                implicit_friction_gradient_jacobian(
+                    x,
+                    v,
+                    b.vertex_free,
+                    self.plane_points,
+                    self.plane_normals,
+                    self.contact_stiffness,
+                    self.contact_thickness,
+                    self.friction_coefficient,
+                    self.friction_velocity,
+                    beta,
+                    out_grad,
+                    out_hess,
+                )
+
+    def _root_residual(self, v, v_start, h, beta, with_jacobian: bool) -> float:
+        """Fill ``_r`` (and the Jacobian in ``_data`` if asked) of the BE/TR residual; ``||r||``."""
+        b = self.body
+        positions_from_velocity(self._x_base, v, beta, self._x)
+        self._force_gradient(self._x, v, beta, self._grad, self._vertex_hess)
+        if self.integrator == "TR":
+            self._grad += self._grad_start
+            self._grad *= 0.5
+        r_norm = momentum_residual(b.vertex_mass, b.vertex_free, v, v_start, self.gravity, self._grad, h, self._r)
+        if with_jacobian:
+            elastic_hessian_blocks(
+                self._x,
+                b.tet_indices,
+                b.tet_Dm_inv,
+                b.tet_rest_volume,
+                b.mu,
+                b.lam,
+                self._material,
+                False,
+                self._tet_hess,
+            )
+            self._data[:] = 0.0
+            assemble_blocks(self._tet_hess, b.tet_scatter, self._data)
+            assemble_blocks(self._vertex_hess, b.vertex_scatter, self._data)
+            pat = b.pattern
+            c = h if self.integrator == "BE" else 0.5 * h
+            finish_newton_matrix(
+                self._data, pat.diag_index, b.vertex_mass, c * beta, b.dof_fixed, pat.indptr, pat.indices
+            )
+        return r_norm
+
+    def _step_root_finding(self, state_in: SoftBodyState, state_out: SoftBodyState, h: float) -> SoftStepStats:
+        b = self.body
+        x_start, v_start = self._x_n, self._v_n
+        x_start[:] = state_in.x
+        v_start[:] = state_in.v
+        v_start[b.vertex_pinned] = 0.0
+        if self.integrator == "TR":
+            beta = 0.5 * h
+            positions_from_velocity(x_start, v_start, beta, self._x_base)
+            self._force_gradient(x_start, v_start, beta, self._grad_start, self._vertex_scratch)
+        else:
+            beta = h
+            self._x_base[:] = x_start
+        v = self._v
+        v[:] = v_start
+        stats = SoftStepStats()
+        weight = self._weight
+        pat = b.pattern
+        r_scale = 0.0
+        r_norm = self._root_residual(v, v_start, h, beta, True)
+        stats.merit_history.append(r_norm)
+        for it in range(self.max_newton_iterations):
+            if it == 0:
+                r_scale = max(r_norm, h * weight, 1.0e-300)
+            stats.residual = r_norm / r_scale
+            if r_norm <= self.residual_tolerance * r_scale:
+                stats.converged = True
+                break
+            np.negative(self._r, out=self._rhs)
+            block3_jacobi_inverse(pat.indptr, pat.indices, self._data, self._inv_blocks)
+            self._dv[:] = 0.0
+            forcing = max(self.pcg_tolerance, min(0.1, 0.1 * (r_norm / r_scale) ** 0.5))
+            w = self._bicg
+            lin_iters, lin_res = bicgstab_solve_preconditioned(
+                pat.indptr,
+                pat.indices,
+                self._data,
+                self._rhs,
+                self._dv,
+                self._no_diag,
+                self._inv_blocks,
+                forcing,
+                self.pcg_max_iterations,
+                w[0],
+                w[1],
+                w[2],
+                w[3],
+                w[4],
+                w[5],
+                w[6],
+                self._dv,
+            )
+            stats.pcg_iterations += lin_iters
+            stats.newton_iterations = it + 1
+            if not lin_res <= forcing:
+                stats.linear_failures += 1
+                if not lin_res < 1.0:
+                    stats.line_search_failures += 1
+                    break
+            full_step = axpy_velocity(v, self._dv, 1.0, self._v_trial)
+            if full_step <= self.velocity_tolerance:
+                v[:] = self._v_trial
+                r_norm = self._root_residual(v, v_start, h, beta, False)
+                stats.merit_history.append(r_norm)
+                stats.residual = r_norm / r_scale
+                stats.converged = True
+                break
+            alpha = 1.0
+            accepted = False
+            for _ in range(self.max_line_search):
+                axpy_velocity(v, self._dv, alpha, self._v_trial)
+                r_trial = self._root_residual(self._v_trial, v_start, h, beta, False)
+                if r_trial <= (1.0 - 1.0e-4 * alpha * (1.0 - lin_res)) * r_norm:
+                    accepted = True
+                    break
+                alpha *= 0.5
+            if not accepted:
+                stats.line_search_failures += 1
+                break
+            v[:] = self._v_trial
+            r_norm = self._root_residual(v, v_start, h, beta, True)
+            stats.merit_history.append(r_norm)
+        else:
+            stats.residual = r_norm / r_scale
+            stats.converged = r_norm <= self.residual_tolerance * r_scale
+        positions_from_velocity(self._x_base, v, beta, state_out.x)
         state_out.v[:] = v
         self.stats = stats
         return stats

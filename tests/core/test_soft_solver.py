@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from contact_lab.core.fem.kernels_contact import (
+    implicit_friction_gradient_jacobian,
     lagged_friction_energy,
     lagged_friction_gradient_hessian,
     plane_penalty_energy,
@@ -12,6 +13,8 @@ from contact_lab.core.fem.kernels_contact import (
 )
 from contact_lab.core.fem.materials import MaterialModel
 from contact_lab.core.fem.soft_solver import SoftBody, SolverSoftImplicit, box_tet_mesh
+from contact_lab.core.linalg.bicgstab import bicgstab_solve
+from contact_lab.core.linalg.csr import dense_to_csr
 
 G = 9.81
 
@@ -224,3 +227,137 @@ def test_incline_above_threshold_slides_with_coulomb_acceleration():
     expected = G * (math.sin(theta) - mu * math.cos(theta))
     measured = (v[-1] - v[39]) / (60 * h)
     assert measured == pytest.approx(expected, rel=0.05)
+
+
+# ----------------------------------------------------------------------------------------------
+# 6. BiCGSTAB (non-symmetric) and the fully implicit friction / TR root-finding modes
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("block3", [False, True])
+def test_bicgstab_matches_dense_solve_on_non_symmetric_systems(block3):
+    rng = np.random.default_rng(7)
+    for n in (3, 12, 30):
+        A = rng.normal(size=(n, n)) + n * np.eye(n)
+        A[rng.uniform(size=(n, n)) < 0.5] = 0.0
+        A += 2.0 * n * np.eye(n)
+        assert not np.allclose(A, A.T)
+        indptr, indices, data = dense_to_csr(A)
+        b = rng.normal(size=n)
+        x = np.zeros(n)
+        iters, res = bicgstab_solve(indptr, indices, data, b, np.zeros(n), 1e-12, 500, block3, x)
+        assert res <= 1e-12 and iters > 0
+        np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
+
+
+def test_bicgstab_reports_non_convergence():
+    rng = np.random.default_rng(1)
+    n = 40
+    A = rng.normal(size=(n, n))  # far from diagonally dominant: 2 iterations cannot solve it
+    indptr, indices, data = dense_to_csr(A)
+    b = rng.normal(size=n)
+    x = np.zeros(n)
+    iters, res = bicgstab_solve(indptr, indices, data, b, np.zeros(n), 1e-10, 2, False, x)
+    assert iters == 2 and res > 1e-10
+    np.testing.assert_allclose(res, np.linalg.norm(b - A.dot(x)) / np.linalg.norm(b), rtol=1e-10)
+    iters, res = bicgstab_solve(indptr, indices, data, np.zeros(n), np.zeros(n), 1e-10, 2, False, x)
+    assert (iters, res) == (0, 0.0) and not x.any()
+
+
+def test_implicit_friction_jacobian_matches_finite_differences_and_is_non_symmetric():
+    rng = np.random.default_rng(5)
+    V = 6
+    x_base = rng.uniform(-1e-3, 2e-3, size=(V, 3))
+    v = rng.uniform(-2e-3, 2e-3, size=(V, 3))
+    v[0] = (1e-4, 0.0, 0.0)  # inside the smoothing zone
+    v[1] = 0.0  # eta(0) = 0, finite Jacobian
+    x_base[2] = (1e-4, 0.0, 2e-4)  # in contact with both planes
+    free = np.ones(V, dtype=bool)
+    free[5] = False
+    pts = np.zeros((2, 3))
+    nrm = np.array([[0.0, 0.0, 1.0], [0.6, 0.0, 0.8]])
+    kappa, delta, mu, eps_v, beta = 1.0e3, 1.0e-3, 0.4, 1.0e-3, 0.01
+
+    def gradient(vel):
+        g, jac = np.zeros((V, 3)), np.zeros((V, 3, 3))
+        implicit_friction_gradient_jacobian(
+            x_base + beta * vel, vel, free, pts, nrm, kappa, delta, mu, eps_v, beta, g, jac
+        )
+        return g, jac
+
+    g, jac = gradient(v)
+    assert not g[5].any()
+    # Force = -mu lambda eta at the end-of-step x: check one vertex by hand.
+    d = x_base[2, 2] + beta * v[2, 2]
+    assert d < delta
+    lam = 3 * kappa * (delta - d) ** 2 / delta
+    w = v[2] * np.array([1.0, 1.0, 0.0])
+    y = np.linalg.norm(w)
+    s = 2 * y / eps_v - y * y / eps_v**2 if y < eps_v else 1.0
+    expected = mu * lam * s * w / y
+    d1 = nrm[1].dot(x_base[2] + beta * v[2])
+    assert d1 < delta
+    w1 = v[2] - nrm[1].dot(v[2]) * nrm[1]
+    y1 = np.linalg.norm(w1)
+    s1 = 2 * y1 / eps_v - y1 * y1 / eps_v**2 if y1 < eps_v else 1.0
+    expected = expected + mu * 3 * kappa * (delta - d1) ** 2 / delta * s1 * w1 / y1
+    np.testing.assert_allclose(g[2], expected, rtol=1e-12)
+    step = 1e-9
+    asymmetric = 0.0
+    for i in range(V):
+        for a in range(3):
+            vp, vm = v.copy(), v.copy()
+            vp[i, a] += step
+            vm[i, a] -= step
+            fd = (gradient(vp)[0][i] - gradient(vm)[0][i]) / (2 * step)
+            # jac is scaled so that d(grad)/dv = beta * jac
+            np.testing.assert_allclose(beta * jac[i, :, a], fd, rtol=1e-5, atol=1e-6 * np.abs(fd).max() + 1e-9)
+        asymmetric = max(asymmetric, np.abs(jac[i] - jac[i].T).max())
+    assert asymmetric > 1e-3 * np.abs(jac).max()
+
+
+def test_implicit_mode_without_friction_matches_lagged_mode():
+    body = _block(cells=(2, 2, 2), youngs_modulus=1.0e6, poisson_ratio=0.3)
+    kwargs = dict(
+        plane_points=[[0, 0, 0]], plane_normals=[[0, 0, 1]], contact_stiffness=1.0e4, residual_tolerance=1e-10
+    )
+    lagged = SolverSoftImplicit(body, **kwargs)
+    implicit = SolverSoftImplicit(body, friction_mode="implicit", **kwargs)
+    s1, s2 = body.state(), body.state()
+    for s in (s1, s2):
+        s.x[:, 2] += 0.5e-3
+        s.v[:] = (0.2, 0.0, -0.5)
+    for _ in range(20):
+        lagged.step(s1, s1, 0.01)
+        stats = implicit.step(s2, s2, 0.01)
+        assert stats.converged and stats.line_search_failures == 0 and stats.linear_failures == 0
+        assert np.all(np.diff(stats.merit_history) < 0.0)
+    np.testing.assert_allclose(s2.x, s1.x, atol=1e-9)
+    np.testing.assert_allclose(s2.v, s1.v, atol=1e-6)
+
+
+def test_trapezoidal_free_fall_is_exact():
+    body = _block(youngs_modulus=1.0e5)
+    solver = SolverSoftImplicit(body, integrator="TR")
+    state = body.state()
+    v0 = np.array([0.3, -0.1, 2.0])
+    state.v[:] = v0
+    x0 = state.x.copy()
+    h, steps = 0.01, 20
+    g = np.array([0.0, 0.0, -G])
+    for _ in range(steps):
+        solver.step(state, state, h)
+        assert solver.stats.converged
+    t = steps * h
+    np.testing.assert_allclose(state.v, np.broadcast_to(v0 + t * g, state.v.shape), atol=1e-10)
+    np.testing.assert_allclose(state.x, x0 + v0 * t + 0.5 * g * t * t, atol=1e-10)
+
+
+def test_invalid_friction_mode_and_integrator_are_rejected():
+    body = _block(cells=(1, 1, 1))
+    with pytest.raises(ValueError):
+        SolverSoftImplicit(body, friction_mode="explicit")
+    with pytest.raises(ValueError):
+        SolverSoftImplicit(body, integrator="BDF2")
+    with pytest.raises(ValueError):
+        SolverSoftImplicit(body, friction_coefficient=0.2, integrator="TR")
