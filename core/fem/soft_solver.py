@@ -399,23 +399,25 @@ class SolverSoftImplicit:
                 )
         r_norm = momentum_residual(b.vertex_mass, b.vertex_free, v, v_start, self.gravity, self._grad, h, self._r)
         if with_hessian:
-            elastic_hessian_blocks(
-                self._x,
-                b.tet_indices,
-                b.tet_Dm_inv,
-                b.tet_rest_volume,
-                b.mu,
-                b.lam,
-                self._material,
-                True,
-                self._tet_hess,
-            )
-            self._data[:] = 0.0
-            assemble_blocks(self._tet_hess, b.tet_scatter, self._data)
-            assemble_blocks(self._vertex_hess, b.vertex_scatter, self._data)
-            pat = b.pattern
-            finish_newton_matrix(self._data, pat.diag_index, b.vertex_mass, h * h, b.dof_fixed, pat.indptr, pat.indices)
+            self._assemble_newton_matrix(project=True, scale=h * h)
         return r_norm
+
+    def _assemble_newton_matrix(self, *, project: bool, scale: float) -> None:
+        """``A = M + scale (K + vertex blocks)`` into the CSR data (pinned rows/columns become identity).
+
+        ``K`` is the elastic tangent at ``self._x`` (PSD-projected per tet when ``project``); the per-vertex
+        contact/friction blocks must already be in ``self._vertex_hess``.
+        """
+        b = self.body
+        elastic_hessian_blocks(
+            self._x, b.tet_indices, b.tet_Dm_inv, b.tet_rest_volume, b.mu, b.lam, self._material, project,
+            self._tet_hess,
+        )  # fmt: skip
+        self._data[:] = 0.0
+        assemble_blocks(self._tet_hess, b.tet_scatter, self._data)
+        assemble_blocks(self._vertex_hess, b.vertex_scatter, self._data)
+        pat = b.pattern
+        finish_newton_matrix(self._data, pat.diag_index, b.vertex_mass, scale, b.dof_fixed, pat.indptr, pat.indices)
 
     def step(self, state_in: SoftBodyState, state_out: SoftBodyState, dt: float) -> SoftStepStats:
         """Advance ``state_in`` by ``dt`` [s] with backward Euler into ``state_out`` (may alias)."""
@@ -562,25 +564,8 @@ class SolverSoftImplicit:
             self._grad *= 0.5
         r_norm = momentum_residual(b.vertex_mass, b.vertex_free, v, v_start, self.gravity, self._grad, h, self._r)
         if with_jacobian:
-            elastic_hessian_blocks(
-                self._x,
-                b.tet_indices,
-                b.tet_Dm_inv,
-                b.tet_rest_volume,
-                b.mu,
-                b.lam,
-                self._material,
-                False,
-                self._tet_hess,
-            )
-            self._data[:] = 0.0
-            assemble_blocks(self._tet_hess, b.tet_scatter, self._data)
-            assemble_blocks(self._vertex_hess, b.vertex_scatter, self._data)
-            pat = b.pattern
             c = h if self.integrator == "BE" else 0.5 * h
-            finish_newton_matrix(
-                self._data, pat.diag_index, b.vertex_mass, c * beta, b.dof_fixed, pat.indptr, pat.indices
-            )
+            self._assemble_newton_matrix(project=False, scale=c * beta)
         return r_norm
 
     def _step_root_finding(self, state_in: SoftBodyState, state_out: SoftBodyState, h: float) -> SoftStepStats:
