@@ -1,0 +1,870 @@
+"""Kernels of the soft-world step (:mod:`.world_solver`): per-tet materials, contact elements against
+colliders and dynamic boxes, lagged friction, the matrix-free Newton operator, its group
+block-Jacobi preconditioner and PCG.
+
+**Contact elements.** Element ``e`` couples up to 5 nodes. Its signed distance ``d_e(x)`` has the
+gradient ``dd/dx_k = c_k g`` (scalar coefficients ``c_k``, one world vector ``g``):
+
+- kind ``POINT_COLLIDER``: a point ``p = sum_k w_k x_k`` (a soft vertex, ``w = 1``, or a corner of a
+  dynamic box, 4 affine nodes) against a static/kinematic collider at its end-of-step pose
+  ``(t, R)``: ``d = sdf(R^T (p - t))``, ``g = R n_local``, ``c_k = w_k``.
+- kind ``VERTEX_BOX``: a soft vertex ``x_v`` against dynamic box ``a`` with affine nodes ``X_0..3``.
+  The vertex's barycentric coordinates ``beta`` in the virtual tet map it to the box's rest frame,
+  ``p_rest = sum_k beta_k Xr_k``, and ``d = sdf_box(p_rest)``. With ``A = D Dr^-1`` (``D``, ``Dr`` the
+  edge matrices) the exact gradient is ``g = A^-T n_rest``, ``c = (1, -beta_0, ..., -beta_3)``.
+
+Penalty energy (seed 003 eq. 3, as ``kernels_contact``): ``kappa b(d)``, ``b = (delta - d)^3/delta``
+for ``d < delta``. Gradient ``kappa b'(d) c_k g``; Gauss–Newton Hessian ``kappa b''(d) c_k c_l g g^T``
+(rank one per element, PSD; the curvature term ``b' d^2 d/dx^2`` is dropped).
+
+**Lagged friction** (IPC style, as ``kernels_contact``): frozen at ``x^n`` per element: normal force
+``lambda^n``, tangent basis ``T`` (3x2), displacement coefficients ``f_k`` (``w_k``, or ``1, -beta^n``)
+and the collider's own displacement ``s`` of the touched material point over the step. The relative
+tangential displacement is ``u = T^T (sum_k f_k (x_k - x_k^n) - s)`` and the potential
+``mu lambda^n f0(|u|)``. Its 2x2 Hessian ``H2`` in the tangent plane is PSD.
+
+**Operator.** ``A = CSR + h^2 (contact + friction + volume rank-one)``. The CSR holds
+``M + h^2 (K_elastic + K_damping)`` and the dynamic boxes' consistent mass; the element and volume
+terms are applied matrix-free. Rows of pinned nodes are identity (the coefficients of pinned
+nodes are zeroed).
+"""
+
+import math
+
+import numpy as np
+
+from ..jit import njit_kernel, njit_parallel, prange
+from ..linalg.csr import csr_matvec
+from .materials import (
+    HESSIAN_CHUNKS,
+    WORK_MATRICES,
+    material_energy,
+    pk1_stress,
+    pk1_stress_derivative,
+    project_psd,
+    tet_gradient_from_stress,
+    tet_hessian_from_tangent,
+)
+from .tet_mesh import deformation_gradient
+
+KIND_POINT_COLLIDER = 0
+KIND_VERTEX_BOX = 1
+ELEMENT_NODES = 5
+
+SHAPE_SPHERE = 1
+SHAPE_BOX = 2
+SHAPE_CAPSULE = 3
+SHAPE_PLANE = 4
+
+
+# --------------------------------------------------------------------------------------------
+# Materials with per-tet parameters
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def world_elastic_energy(x, tets, Dm_inv, volume, mu, lam, material):
+    """``sum_t V_t Psi_t(F_t)`` [J] with per-tet ``mu``, ``lam`` [Pa] and ``material`` (T,)."""
+    work = np.empty((WORK_MATRICES, 3, 3))
+    F = np.empty((3, 3))
+    total = 0.0
+    for t in range(tets.shape[0]):
+        deformation_gradient(x, tets[t], Dm_inv[t], F)
+        total += volume[t] * material_energy(F, mu[t], lam[t], material[t], work)
+    return total
+
+
+@njit_kernel
+def world_elastic_gradient(x, tets, Dm_inv, volume, mu, lam, material, out):
+    """Overwrite ``out`` (N, 3) with ``dPsi/dx`` [N] (serial scatter: deterministic)."""
+    work = np.empty((WORK_MATRICES, 3, 3))
+    F = np.empty((3, 3))
+    P = np.empty((3, 3))
+    G = np.empty((4, 3))
+    g = np.empty(12)
+    out[:, :] = 0.0
+    for t in range(tets.shape[0]):
+        deformation_gradient(x, tets[t], Dm_inv[t], F)
+        pk1_stress(F, mu[t], lam[t], material[t], work, P)
+        tet_gradient_from_stress(P, Dm_inv[t], volume[t], G, g)
+        for a in range(4):
+            for i in range(3):
+                out[tets[t, a], i] += g[3 * a + i]
+
+
+@njit_parallel
+def world_elastic_hessian_blocks(x, tets, Dm_inv, volume, mu, lam, material, project, out):
+    """Per-tet 12x12 Hessians [N/m] into ``out`` (T, 12, 12), PSD-projected if ``project``."""
+    count = tets.shape[0]
+    n_chunks = min(count, HESSIAN_CHUNKS)
+    work = np.empty((n_chunks, WORK_MATRICES, 3, 3))
+    F = np.empty((n_chunks, 3, 3))
+    G = np.empty((n_chunks, 4, 3))
+    dPdF = np.empty((n_chunks, 9, 9))
+    evals = np.empty((n_chunks, 9))
+    evecs = np.empty((n_chunks, 9, 9))
+    jac_work = np.empty((n_chunks, 9, 9))
+    for c in prange(n_chunks):
+        for t in range(c * count // n_chunks, (c + 1) * count // n_chunks):
+            deformation_gradient(x, tets[t], Dm_inv[t], F[c])
+            pk1_stress_derivative(F[c], mu[t], lam[t], material[t], work[c], dPdF[c])
+            if project:
+                project_psd(dPdF[c], evals[c], evecs[c], jac_work[c], dPdF[c])
+            tet_hessian_from_tangent(dPdF[c], Dm_inv[t], volume[t], G[c], out[t])
+
+
+@njit_kernel
+def damping_energy_gradient(x, x_start, tets, damp_blocks, damp_scale, out_grad):
+    """Rayleigh damping potential ``sum_t (beta_t / 2h) dx_t^T K_t^n dx_t`` [J] (``damp_scale = beta/h``
+    per tet, ``K^n`` the projected tet Hessians at ``x^n``); adds its gradient to ``out_grad``."""
+    dx = np.empty(12)
+    total = 0.0
+    for t in range(tets.shape[0]):
+        s = damp_scale[t]
+        if s == 0.0:
+            continue
+        for a in range(4):
+            for i in range(3):
+                dx[3 * a + i] = x[tets[t, a], i] - x_start[tets[t, a], i]
+        for r in range(12):
+            acc = 0.0
+            for q in range(12):
+                acc += damp_blocks[t, r, q] * dx[q]
+            total += 0.5 * s * dx[r] * acc
+            out_grad[tets[t, r // 3], r % 3] += s * acc
+    return total
+
+
+# --------------------------------------------------------------------------------------------
+# Signed distances of collider shapes (local frame)
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def shape_signed_distance(shape, params, q, n_out):
+    """Signed distance [m] of local point ``q`` (3,) to a shape; unit outward gradient into ``n_out``.
+
+    PLANE: local XY plane, solid below (``d = q_z``). SPHERE: radius ``params[0]``. CAPSULE: radius
+    ``params[0]``, segment ``z in [-params[1], params[1]]``. BOX: half extents ``params``.
+    """
+    if shape == SHAPE_PLANE:
+        n_out[0] = 0.0
+        n_out[1] = 0.0
+        n_out[2] = 1.0
+        return q[2]
+    if shape == SHAPE_SPHERE or shape == SHAPE_CAPSULE:
+        cz = 0.0
+        if shape == SHAPE_CAPSULE:
+            cz = min(max(q[2], -params[1]), params[1])
+        dx, dy, dz = q[0], q[1], q[2] - cz
+        r = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if r > 0.0:
+            n_out[0] = dx / r
+            n_out[1] = dy / r
+            n_out[2] = dz / r
+        else:
+            n_out[0] = 0.0
+            n_out[1] = 0.0
+            n_out[2] = 1.0
+        return r - params[0]
+    # BOX
+    outside = 0.0
+    inside = -1.0e300
+    axis = 0
+    for c in range(3):
+        e = abs(q[c]) - params[c]
+        if e > 0.0:
+            outside += e * e
+        if e > inside:
+            inside = e
+            axis = c
+    if outside > 0.0:
+        d = math.sqrt(outside)
+        for c in range(3):
+            e = abs(q[c]) - params[c]
+            n_out[c] = (math.copysign(e, q[c]) / d) if e > 0.0 else 0.0
+        return d
+    for c in range(3):
+        n_out[c] = 0.0
+    n_out[axis] = 1.0 if q[axis] >= 0.0 else -1.0
+    return inside
+
+
+@njit_kernel
+def _inverse3(M, out):
+    """``out = M^-1`` (3x3) by cofactors; returns det(M)."""
+    c00 = M[1, 1] * M[2, 2] - M[1, 2] * M[2, 1]
+    c01 = M[1, 2] * M[2, 0] - M[1, 0] * M[2, 2]
+    c02 = M[1, 0] * M[2, 1] - M[1, 1] * M[2, 0]
+    det = M[0, 0] * c00 + M[0, 1] * c01 + M[0, 2] * c02
+    inv = 1.0 / det
+    out[0, 0] = c00 * inv
+    out[1, 0] = c01 * inv
+    out[2, 0] = c02 * inv
+    out[0, 1] = (M[0, 2] * M[2, 1] - M[0, 1] * M[2, 2]) * inv
+    out[1, 1] = (M[0, 0] * M[2, 2] - M[0, 2] * M[2, 0]) * inv
+    out[2, 1] = (M[0, 1] * M[2, 0] - M[0, 0] * M[2, 1]) * inv
+    out[0, 2] = (M[0, 1] * M[1, 2] - M[0, 2] * M[1, 1]) * inv
+    out[1, 2] = (M[0, 2] * M[1, 0] - M[0, 0] * M[1, 2]) * inv
+    out[2, 2] = (M[0, 0] * M[1, 1] - M[0, 1] * M[1, 0]) * inv
+    return det
+
+
+# --------------------------------------------------------------------------------------------
+# Contact elements
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, col_params, col_pos, col_rot,
+                     aff_nodes, aff_rest, aff_rest_center, aff_rest_rot, aff_half, coef, g, scratch):  # fmt: skip
+    """Signed distance of contact element ``e`` at positions ``x``; fills ``coef`` (5,) and ``g`` (3,).
+
+    ``scratch`` is (4, 3, 3) float64. Collider poses ``col_pos`` (C, 3), ``col_rot`` (C, 3, 3) are the
+    end-of-step poses; ``aff_rest_center`` (A, 3) / ``aff_rest_rot`` (A, 3, 3) the boxes' rest poses.
+    """
+    q = scratch[0, 0]
+    n = scratch[0, 1]
+    p = scratch[0, 2]
+    for k in range(ELEMENT_NODES):
+        coef[k] = 0.0
+    if el_kind[e] == KIND_POINT_COLLIDER:
+        c = el_target[e]
+        for i in range(3):
+            p[i] = 0.0
+        for k in range(4):
+            node = el_nodes[e, k]
+            if node < 0:
+                break
+            w = el_weights[e, k]
+            coef[k] = w
+            for i in range(3):
+                p[i] += w * x[node, i]
+        R = col_rot[c]
+        for i in range(3):
+            q[i] = (
+                R[0, i] * (p[0] - col_pos[c, 0]) + R[1, i] * (p[1] - col_pos[c, 1]) + R[2, i] * (p[2] - col_pos[c, 2])
+            )
+        d = shape_signed_distance(col_shape[c], col_params[c], q, n)
+        for i in range(3):
+            g[i] = R[i, 0] * n[0] + R[i, 1] * n[1] + R[i, 2] * n[2]
+        return d
+    # VERTEX_BOX
+    a = el_target[e]
+    v = el_nodes[e, 0]
+    D = scratch[1]
+    Dinv = scratch[2]
+    Dr = scratch[3]
+    n0 = aff_nodes[a, 0]
+    for i in range(3):
+        for j in range(3):
+            D[i, j] = x[aff_nodes[a, j + 1], i] - x[n0, i]
+            Dr[i, j] = aff_rest[a, j + 1, i] - aff_rest[a, 0, i]
+    _inverse3(D, Dinv)
+    b1 = Dinv[0, 0] * (x[v, 0] - x[n0, 0]) + Dinv[0, 1] * (x[v, 1] - x[n0, 1]) + Dinv[0, 2] * (x[v, 2] - x[n0, 2])
+    b2 = Dinv[1, 0] * (x[v, 0] - x[n0, 0]) + Dinv[1, 1] * (x[v, 1] - x[n0, 1]) + Dinv[1, 2] * (x[v, 2] - x[n0, 2])
+    b3 = Dinv[2, 0] * (x[v, 0] - x[n0, 0]) + Dinv[2, 1] * (x[v, 1] - x[n0, 1]) + Dinv[2, 2] * (x[v, 2] - x[n0, 2])
+    b0 = 1.0 - b1 - b2 - b3
+    for i in range(3):
+        p[i] = aff_rest[a, 0, i] + Dr[i, 0] * b1 + Dr[i, 1] * b2 + Dr[i, 2] * b3
+    R0 = aff_rest_rot[a]
+    for i in range(3):
+        q[i] = (
+            R0[0, i] * (p[0] - aff_rest_center[a, 0])
+            + R0[1, i] * (p[1] - aff_rest_center[a, 1])
+            + R0[2, i] * (p[2] - aff_rest_center[a, 2])
+        )
+    d = shape_signed_distance(SHAPE_BOX, aff_half[a], q, n)
+    # rest-frame normal n_r = R0 n; g = D^-T Dr^T n_r
+    for i in range(3):
+        p[i] = R0[i, 0] * n[0] + R0[i, 1] * n[1] + R0[i, 2] * n[2]
+    for j in range(3):
+        q[j] = Dr[0, j] * p[0] + Dr[1, j] * p[1] + Dr[2, j] * p[2]
+    for i in range(3):
+        g[i] = Dinv[0, i] * q[0] + Dinv[1, i] * q[1] + Dinv[2, i] * q[2]
+    coef[0] = 1.0
+    coef[1] = -b0
+    coef[2] = -b1
+    coef[3] = -b2
+    coef[4] = -b3
+    return d
+
+
+@njit_kernel
+def contact_energy(x, el_count, el_kind, el_nodes, el_weights, el_target, geometry, kappa, delta):
+    """``kappa sum_e b(d_e)`` [J] over the first ``el_count`` elements (``geometry``: see
+    :func:`contact_gradient`)."""
+    col_shape, col_params, col_pos, col_rot, aff_nodes, aff_rest, aff_center, aff_rot, aff_half = geometry
+    coef = np.empty(ELEMENT_NODES)
+    g = np.empty(3)
+    scratch = np.empty((4, 3, 3))
+    total = 0.0
+    for e in range(el_count):
+        d = element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, col_params, col_pos, col_rot,
+                             aff_nodes, aff_rest, aff_center, aff_rot, aff_half, coef, g, scratch)  # fmt: skip
+        if d < delta:
+            s = delta - d
+            total += kappa * s * s * s / delta
+    return total
+
+
+@njit_kernel
+def contact_gradient(x, el_count, el_kind, el_nodes, el_weights, el_target, geometry, kappa, delta, node_free,
+                     out_grad, el_coef, el_g, el_stiff):  # fmt: skip
+    """Add the penalty gradient [N] to ``out_grad`` (N, 3); store per element the masked coefficients
+    ``el_coef`` (E, 5), ``el_g`` (E, 3) and ``el_stiff = kappa b''(d)`` (E,) [N/m] for the operator.
+
+    ``geometry = (col_shape, col_params, col_pos, col_rot, aff_nodes, aff_rest, aff_rest_center,
+    aff_rest_rot, aff_half)``. Returns the largest penetration ``max(0, -d)`` [m].
+    """
+    col_shape, col_params, col_pos, col_rot, aff_nodes, aff_rest, aff_center, aff_rot, aff_half = geometry
+    coef = np.empty(ELEMENT_NODES)
+    g = np.empty(3)
+    scratch = np.empty((4, 3, 3))
+    worst = 0.0
+    for e in range(el_count):
+        d = element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, col_params, col_pos, col_rot,
+                             aff_nodes, aff_rest, aff_center, aff_rot, aff_half, coef, g, scratch)  # fmt: skip
+        if -d > worst:
+            worst = -d
+        for i in range(3):
+            el_g[e, i] = g[i]
+        if d >= delta:
+            el_stiff[e] = 0.0
+            for k in range(ELEMENT_NODES):
+                el_coef[e, k] = 0.0
+            continue
+        s = delta - d
+        db = -3.0 * kappa * s * s / delta
+        el_stiff[e] = 6.0 * kappa * s / delta
+        for k in range(ELEMENT_NODES):
+            node = el_nodes[e, k]
+            if node < 0 or not node_free[node]:
+                el_coef[e, k] = 0.0
+                continue
+            el_coef[e, k] = coef[k]
+            for i in range(3):
+                out_grad[node, i] += db * coef[k] * g[i]
+    return worst
+
+
+@njit_kernel
+def friction_setup(x_start, el_count, el_kind, el_nodes, el_weights, el_target, geometry, col_pos0, col_rot0,
+                   kappa, delta, el_mu, node_free, el_lambda, el_tangent, el_fcoef, el_slip):  # fmt: skip
+    """Freeze the lagged friction data of every element at ``x^n`` (module docstring).
+
+    ``geometry`` holds the end-of-step collider poses; ``col_pos0``/``col_rot0`` the start poses.
+    Outputs: ``el_lambda`` (E,) [N] (0 when mu = 0 or out of contact), ``el_tangent`` (E, 3, 2),
+    ``el_fcoef`` (E, 5) (pinned nodes masked), ``el_slip`` (E, 3) [m] the collider's own displacement.
+    """
+    col_shape, col_params, col_pos, col_rot, aff_nodes, aff_rest, aff_center, aff_rot, aff_half = geometry
+    coef = np.empty(ELEMENT_NODES)
+    g = np.empty(3)
+    scratch = np.empty((4, 3, 3))
+    p = np.empty(3)
+    q = np.empty(3)
+    for e in range(el_count):
+        # Distance and normal at the start pose of the collider (the state of x^n).
+        if el_kind[e] == KIND_POINT_COLLIDER:
+            d = element_distance(e, x_start, el_kind, el_nodes, el_weights, el_target, col_shape, col_params,
+                                 col_pos0, col_rot0, aff_nodes, aff_rest, aff_center, aff_rot, aff_half, coef, g,
+                                 scratch)  # fmt: skip
+        else:
+            d = element_distance(e, x_start, el_kind, el_nodes, el_weights, el_target, col_shape, col_params,
+                                 col_pos, col_rot, aff_nodes, aff_rest, aff_center, aff_rot, aff_half, coef, g,
+                                 scratch)  # fmt: skip
+        gn = math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2])
+        el_lambda[e] = 0.0
+        for k in range(ELEMENT_NODES):
+            node = el_nodes[e, k]
+            el_fcoef[e, k] = coef[k] if node >= 0 and node_free[node] else 0.0
+        for i in range(3):
+            el_slip[e, i] = 0.0
+        if d >= delta or el_mu[e] <= 0.0 or gn == 0.0:
+            continue
+        s = delta - d
+        el_lambda[e] = 3.0 * kappa * s * s / delta * gn
+        nx, ny, nz = g[0] / gn, g[1] / gn, g[2] / gn
+        # Tangent basis: t1 orthogonal to n built from the least aligned axis, t2 = n x t1.
+        if abs(nx) < 0.57735:
+            ax, ay, az = 1.0, 0.0, 0.0
+        elif abs(ny) < 0.57735:
+            ax, ay, az = 0.0, 1.0, 0.0
+        else:
+            ax, ay, az = 0.0, 0.0, 1.0
+        dot = ax * nx + ay * ny + az * nz
+        t1x, t1y, t1z = ax - dot * nx, ay - dot * ny, az - dot * nz
+        t1n = math.sqrt(t1x * t1x + t1y * t1y + t1z * t1z)
+        t1x, t1y, t1z = t1x / t1n, t1y / t1n, t1z / t1n
+        el_tangent[e, 0, 0] = t1x
+        el_tangent[e, 1, 0] = t1y
+        el_tangent[e, 2, 0] = t1z
+        el_tangent[e, 0, 1] = ny * t1z - nz * t1y
+        el_tangent[e, 1, 1] = nz * t1x - nx * t1z
+        el_tangent[e, 2, 1] = nx * t1y - ny * t1x
+        if el_kind[e] == KIND_POINT_COLLIDER:
+            # Displacement over the step of the collider's material point under the contact point.
+            c = el_target[e]
+            for i in range(3):
+                p[i] = 0.0
+            for k in range(4):
+                node = el_nodes[e, k]
+                if node < 0:
+                    break
+                for i in range(3):
+                    p[i] += el_weights[e, k] * x_start[node, i]
+            R0 = col_rot0[c]
+            for i in range(3):
+                q[i] = (
+                    R0[0, i] * (p[0] - col_pos0[c, 0])
+                    + R0[1, i] * (p[1] - col_pos0[c, 1])
+                    + R0[2, i] * (p[2] - col_pos0[c, 2])
+                )
+            R1 = col_rot[c]
+            for i in range(3):
+                el_slip[e, i] = col_pos[c, i] + R1[i, 0] * q[0] + R1[i, 1] * q[1] + R1[i, 2] * q[2] - p[i]
+
+
+@njit_kernel
+def _tangential_displacement(e, x, x_start, el_nodes, el_tangent, el_fcoef, el_slip, u):
+    """``u = T^T (sum_k f_k (x_k - x_k^n) - s)`` (2,); returns |u|."""
+    dx0 = -el_slip[e, 0]
+    dx1 = -el_slip[e, 1]
+    dx2 = -el_slip[e, 2]
+    for k in range(ELEMENT_NODES):
+        node = el_nodes[e, k]
+        if node < 0:
+            continue
+        f = el_fcoef[e, k]
+        dx0 += f * (x[node, 0] - x_start[node, 0])
+        dx1 += f * (x[node, 1] - x_start[node, 1])
+        dx2 += f * (x[node, 2] - x_start[node, 2])
+    for j in range(2):
+        u[j] = el_tangent[e, 0, j] * dx0 + el_tangent[e, 1, j] * dx1 + el_tangent[e, 2, j] * dx2
+    return math.sqrt(u[0] * u[0] + u[1] * u[1])
+
+
+@njit_kernel
+def friction_energy(x, x_start, el_count, el_nodes, el_lambda, el_mu, el_tangent, el_fcoef, el_slip, eps_h):
+    """Lagged friction potential ``sum_e mu_e lambda_e^n f0(|u_e|)`` [J]; ``eps_h = eps_v h`` [m]."""
+    u = np.empty(2)
+    total = 0.0
+    for e in range(el_count):
+        lam = el_lambda[e]
+        if lam <= 0.0:
+            continue
+        y = _tangential_displacement(e, x, x_start, el_nodes, el_tangent, el_fcoef, el_slip, u)
+        if y < eps_h:
+            f0 = -y * y * y / (3.0 * eps_h * eps_h) + y * y / eps_h + eps_h / 3.0
+        else:
+            f0 = y
+        total += el_mu[e] * lam * f0
+    return total
+
+
+@njit_kernel
+def friction_gradient(x, x_start, el_count, el_nodes, el_lambda, el_mu, el_tangent, el_fcoef, el_slip, eps_h,
+                      out_grad, el_h2):  # fmt: skip
+    """Add the friction gradient [N] to ``out_grad``; store the PSD 2x2 tangent Hessians ``el_h2``
+    (E, 2, 2) [N/m] for the operator."""
+    u = np.empty(2)
+    for e in range(el_count):
+        lam = el_lambda[e]
+        el_h2[e, :, :] = 0.0
+        if lam <= 0.0:
+            continue
+        y = _tangential_displacement(e, x, x_start, el_nodes, el_tangent, el_fcoef, el_slip, u)
+        scale = el_mu[e] * lam
+        if y < eps_h:
+            f1_over_y = 2.0 / eps_h - y / (eps_h * eps_h)
+            c_uu = -y / (eps_h * eps_h)
+        else:
+            f1_over_y = 1.0 / y
+            c_uu = -1.0 / y
+        inv_y = 1.0 / y if y > 0.0 else 0.0
+        for a in range(2):
+            for b in range(2):
+                el_h2[e, a, b] = scale * ((f1_over_y if a == b else 0.0) + c_uu * u[a] * inv_y * u[b] * inv_y)
+        f0 = scale * f1_over_y * u[0]
+        f1 = scale * f1_over_y * u[1]
+        w0 = el_tangent[e, 0, 0] * f0 + el_tangent[e, 0, 1] * f1
+        w1 = el_tangent[e, 1, 0] * f0 + el_tangent[e, 1, 1] * f1
+        w2 = el_tangent[e, 2, 0] * f0 + el_tangent[e, 2, 1] * f1
+        for k in range(ELEMENT_NODES):
+            node = el_nodes[e, k]
+            if node < 0:
+                continue
+            f = el_fcoef[e, k]
+            out_grad[node, 0] += f * w0
+            out_grad[node, 1] += f * w1
+            out_grad[node, 2] += f * w2
+
+
+# --------------------------------------------------------------------------------------------
+# Inertia of the dynamic boxes (consistent mass)
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def affine_inertia(aff_nodes, aff_mass, v, v_start, gravity, h, out_r):
+    """Add ``M_a (v - v^n - h g)`` [N s] of every dynamic box to the flat residual ``out_r``; return
+    the inertia energy ``1/2 (v - v^n - h g)^T M_a (v - v^n - h g)`` [J]."""
+    total = 0.0
+    for a in range(aff_nodes.shape[0]):
+        for k in range(4):
+            nk = aff_nodes[a, k]
+            for j in range(4):
+                nl = aff_nodes[a, j]
+                m = aff_mass[a, k, j]
+                for i in range(3):
+                    wl = v[nl, i] - v_start[nl, i] - h * gravity[i]
+                    wk = v[nk, i] - v_start[nk, i] - h * gravity[i]
+                    total += 0.5 * m * wk * wl
+                    out_r[3 * nk + i] += m * wl
+    return total
+
+
+# --------------------------------------------------------------------------------------------
+# Operator, preconditioner, PCG
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def operator_apply(csr, terms, h2, p, out):
+    """``out = A p`` with ``csr = (indptr, indices, data)`` and ``terms = (el_count (1,), el_nodes,
+    el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vol_grad, vol_curv)``.
+
+    ``vol_grad`` (N, 3) is the gradient of each body's enclosed volume at its nodes and ``vol_curv``
+    (B,) the penalty's ``W''(V)`` (0 without penalty): the rank-one term ``W'' g g^T``.
+    """
+    indptr, indices, data = csr
+    el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
+    csr_matvec(indptr, indices, data, p, out)
+    for e in range(el_count_arr[0]):
+        s = el_stiff[e]
+        if s > 0.0:
+            acc = 0.0
+            for k in range(ELEMENT_NODES):
+                node = el_nodes[e, k]
+                if node >= 0:
+                    acc += el_coef[e, k] * (el_g[e, 0] * p[3 * node] + el_g[e, 1] * p[3 * node + 1]
+                                            + el_g[e, 2] * p[3 * node + 2])  # fmt: skip
+            acc *= h2 * s
+            for k in range(ELEMENT_NODES):
+                node = el_nodes[e, k]
+                if node >= 0 and el_coef[e, k] != 0.0:
+                    for i in range(3):
+                        out[3 * node + i] += acc * el_coef[e, k] * el_g[e, i]
+        if el_h2[e, 0, 0] > 0.0 or el_h2[e, 1, 1] > 0.0:
+            t0 = 0.0
+            t1 = 0.0
+            for k in range(ELEMENT_NODES):
+                node = el_nodes[e, k]
+                if node >= 0:
+                    f = el_fcoef[e, k]
+                    for i in range(3):
+                        t0 += f * el_tangent[e, i, 0] * p[3 * node + i]
+                        t1 += f * el_tangent[e, i, 1] * p[3 * node + i]
+            w0 = h2 * (el_h2[e, 0, 0] * t0 + el_h2[e, 0, 1] * t1)
+            w1 = h2 * (el_h2[e, 1, 0] * t0 + el_h2[e, 1, 1] * t1)
+            for k in range(ELEMENT_NODES):
+                node = el_nodes[e, k]
+                if node >= 0 and el_fcoef[e, k] != 0.0:
+                    f = el_fcoef[e, k]
+                    for i in range(3):
+                        out[3 * node + i] += f * (el_tangent[e, i, 0] * w0 + el_tangent[e, i, 1] * w1)
+    if vc.shape[0] > 0:
+        dots = np.zeros(vc.shape[0])
+        for n in range(vg.shape[0]):
+            b = node_body[n]
+            if b >= 0 and vc[b] > 0.0 and node_free[n]:
+                dots[b] += vg[n, 0] * p[3 * n] + vg[n, 1] * p[3 * n + 1] + vg[n, 2] * p[3 * n + 2]
+        for n in range(vg.shape[0]):
+            b = node_body[n]
+            if b >= 0 and vc[b] > 0.0 and node_free[n]:
+                for i in range(3):
+                    out[3 * n + i] += h2 * vc[b] * dots[b] * vg[n, i]
+
+
+@njit_kernel
+def _invert_spd_block(B, size, out):
+    """Gauss–Jordan inverse of the leading ``size x size`` block of ``B`` into ``out``; falls back to
+    the inverse diagonal when a pivot is not positive. ``B`` is destroyed."""
+    for i in range(size):
+        for j in range(size):
+            out[i, j] = 1.0 if i == j else 0.0
+    diag = np.empty(size)
+    for i in range(size):
+        diag[i] = B[i, i]
+    for col in range(size):
+        piv = B[col, col]
+        if not piv > 0.0:
+            for i in range(size):
+                for j in range(size):
+                    out[i, j] = (1.0 / diag[i] if diag[i] > 0.0 else 1.0) if i == j else 0.0
+            return
+        inv = 1.0 / piv
+        for j in range(size):
+            B[col, j] *= inv
+            out[col, j] *= inv
+        for r in range(size):
+            if r != col:
+                f = B[r, col]
+                if f != 0.0:
+                    for j in range(size):
+                        B[r, j] -= f * B[col, j]
+                        out[r, j] -= f * out[col, j]
+
+
+@njit_kernel
+def build_group_preconditioner(csr, terms, h2, node_group, group_nodes, group_size, out_inv):
+    """Inverse of each group's diagonal block of ``A`` into ``out_inv`` (G, 12, 12).
+
+    A group is one soft node (3x3) or the four nodes of a dynamic box (12x12). The block gathers the
+    CSR entries and the contact/friction/volume terms whose two nodes are in the same group.
+    """
+    indptr, indices, data = csr
+    el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
+    G = group_nodes.shape[0]
+    blocks = np.zeros((G, 12, 12))
+    local = np.full(node_group.shape[0], -1, dtype=np.int64)
+    for grp in range(G):
+        for k in range(group_size[grp]):
+            local[group_nodes[grp, k]] = k
+    for row in range(indptr.shape[0] - 1):
+        n = row // 3
+        grp = node_group[n]
+        for q in range(indptr[row], indptr[row + 1]):
+            m = indices[q] // 3
+            if node_group[m] == grp:
+                blocks[grp, 3 * local[n] + row % 3, 3 * local[m] + indices[q] % 3] += data[q]
+    for e in range(el_count_arr[0]):
+        for k in range(ELEMENT_NODES):
+            nk = el_nodes[e, k]
+            if nk < 0:
+                continue
+            for j in range(ELEMENT_NODES):
+                nl = el_nodes[e, j]
+                if nl < 0 or node_group[nl] != node_group[nk]:
+                    continue
+                grp = node_group[nk]
+                ck = el_coef[e, k] * el_coef[e, j] * el_stiff[e] * h2
+                fk = el_fcoef[e, k] * el_fcoef[e, j] * h2
+                for i in range(3):
+                    for j in range(3):
+                        val = ck * el_g[e, i] * el_g[e, j]
+                        for a in range(2):
+                            for b in range(2):
+                                val += fk * el_tangent[e, i, a] * el_h2[e, a, b] * el_tangent[e, j, b]
+                        blocks[grp, 3 * local[nk] + i, 3 * local[nl] + j] += val
+    if vc.shape[0] > 0:
+        for n in range(vg.shape[0]):
+            b = node_body[n]
+            if b >= 0 and vc[b] > 0.0 and node_free[n]:
+                grp = node_group[n]
+                for i in range(3):
+                    for j in range(3):
+                        blocks[grp, 3 * local[n] + i, 3 * local[n] + j] += h2 * vc[b] * vg[n, i] * vg[n, j]
+    for grp in range(G):
+        _invert_spd_block(blocks[grp], 3 * group_size[grp], out_inv[grp])
+
+
+@njit_kernel
+def apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, out):
+    """``out = P^-1 r`` with the group inverses of :func:`build_group_preconditioner`."""
+    for grp in range(group_nodes.shape[0]):
+        size = 3 * group_size[grp]
+        for i in range(size):
+            acc = 0.0
+            for j in range(size):
+                acc += inv[grp, i, j] * r[3 * group_nodes[grp, j // 3] + j % 3]
+            out[3 * group_nodes[grp, i // 3] + i % 3] = acc
+
+
+@njit_kernel
+def _flat_dot(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit_kernel
+def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
+    """Preconditioned CG for ``A x = rhs`` (``x`` holds the start and the result; ``work`` (4, n)).
+
+    ``precond = (node_group, group_nodes, group_size, inv)``. Returns ``(iterations, relative residual)``;
+    stops at ``||rhs - A x|| <= tolerance ||rhs||`` or when ``p^T A p <= 0``.
+    """
+    node_group, group_nodes, group_size, inv = precond
+    r = work[0]
+    z = work[1]
+    p = work[2]
+    q = work[3]
+    operator_apply(csr, terms, h2, x, q)
+    for i in range(r.shape[0]):
+        r[i] = rhs[i] - q[i]
+    b_norm = math.sqrt(_flat_dot(rhs, rhs))
+    if b_norm == 0.0:
+        x[:] = 0.0
+        return 0, 0.0
+    apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, z)
+    p[:] = z
+    rz = _flat_dot(r, z)
+    res = math.sqrt(_flat_dot(r, r)) / b_norm
+    it = 0
+    while it < max_iterations and res > tolerance:
+        operator_apply(csr, terms, h2, p, q)
+        pq = _flat_dot(p, q)
+        if not pq > 0.0:
+            break
+        alpha = rz / pq
+        for i in range(x.shape[0]):
+            x[i] += alpha * p[i]
+            r[i] -= alpha * q[i]
+        it += 1
+        res = math.sqrt(_flat_dot(r, r)) / b_norm
+        apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, z)
+        rz_new = _flat_dot(r, z)
+        beta = rz_new / rz
+        rz = rz_new
+        for i in range(x.shape[0]):
+            p[i] = z[i] + beta * p[i]
+    return it, res
+
+
+# --------------------------------------------------------------------------------------------
+# Candidate contact elements
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def collect_contacts(x_a, x_b, margin, delta, soft_node_count, node_free, node_friction, col_kind, col_friction,
+                     geometry_a, geometry_b, aff_collider, aff_corner_weights, el_kind, el_nodes, el_weights,
+                     el_target, el_mu):  # fmt: skip
+    """Fill the element arrays with every (point, collider) pair closer than ``delta + margin[i]``
+    at either ``x_a``/``geometry_a`` (start of step) or ``x_b``/``geometry_b`` (end of step).
+
+    Points: free soft nodes (``margin`` (N,) [m] per node) against static/kinematic colliders
+    (``col_kind`` 0/1) and dynamic boxes; box corners (margin of the box's first node) against
+    static/kinematic colliders. ``el_mu`` gets the geometric mean of the two friction coefficients.
+    Returns the number of pairs found; when it exceeds the capacity (``el_kind.shape[0]``) only the
+    first ones are stored and the caller must grow the arrays and call again.
+    """
+    capacity = el_kind.shape[0]
+    coef = np.empty(ELEMENT_NODES)
+    g = np.empty(3)
+    scratch = np.empty((4, 3, 3))
+    one_kind = np.zeros(1, dtype=np.int64)
+    one_nodes = np.full((1, ELEMENT_NODES), -1, dtype=np.int64)
+    one_weights = np.zeros((1, ELEMENT_NODES))
+    one_target = np.zeros(1, dtype=np.int64)
+    count = 0
+    C = col_kind.shape[0]
+    A = aff_collider.shape[0]
+    for c in range(C):
+        if col_kind[c] == 2:
+            continue
+        # soft nodes against collider c
+        for i in range(soft_node_count):
+            if not node_free[i]:
+                continue
+            one_kind[0] = KIND_POINT_COLLIDER
+            one_nodes[0, 0] = i
+            one_nodes[0, 1] = -1
+            one_weights[0, 0] = 1.0
+            one_target[0] = c
+            d = _pair_distance(x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
+                               coef, g, scratch)  # fmt: skip
+            if d < delta + margin[i]:
+                if count < capacity:
+                    el_kind[count] = KIND_POINT_COLLIDER
+                    el_nodes[count, :] = -1
+                    el_nodes[count, 0] = i
+                    el_weights[count, :] = 0.0
+                    el_weights[count, 0] = 1.0
+                    el_target[count] = c
+                    el_mu[count] = math.sqrt(node_friction[i] * col_friction[c])
+                count += 1
+        # corners of dynamic boxes against collider c
+        aff_nodes = geometry_a[4]
+        for a in range(A):
+            for corner in range(8):
+                one_kind[0] = KIND_POINT_COLLIDER
+                for k in range(4):
+                    one_nodes[0, k] = aff_nodes[a, k]
+                    one_weights[0, k] = aff_corner_weights[a, corner, k]
+                one_target[0] = c
+                d = _pair_distance(x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
+                                   coef, g, scratch)  # fmt: skip
+                if d < delta + margin[aff_nodes[a, 0]]:
+                    if count < capacity:
+                        el_kind[count] = KIND_POINT_COLLIDER
+                        el_nodes[count, :] = -1
+                        el_weights[count, :] = 0.0
+                        for k in range(4):
+                            el_nodes[count, k] = aff_nodes[a, k]
+                            el_weights[count, k] = aff_corner_weights[a, corner, k]
+                        el_target[count] = c
+                        el_mu[count] = col_friction[c] * col_friction[aff_collider[a]]
+                        el_mu[count] = math.sqrt(el_mu[count])
+                    count += 1
+    aff_nodes = geometry_a[4]
+    for a in range(A):
+        for i in range(soft_node_count):
+            if not node_free[i]:
+                continue
+            one_kind[0] = KIND_VERTEX_BOX
+            one_nodes[0, 0] = i
+            for k in range(4):
+                one_nodes[0, k + 1] = aff_nodes[a, k]
+            one_target[0] = a
+            d = _pair_distance(x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
+                               coef, g, scratch)  # fmt: skip
+            if d < delta + margin[i]:
+                if count < capacity:
+                    el_kind[count] = KIND_VERTEX_BOX
+                    for k in range(ELEMENT_NODES):
+                        el_nodes[count, k] = one_nodes[0, k]
+                    el_weights[count, :] = 0.0
+                    el_target[count] = a
+                    el_mu[count] = math.sqrt(node_friction[i] * col_friction[aff_collider[a]])
+                count += 1
+    return count
+
+
+@njit_kernel
+def _pair_distance(x_a, x_b, geometry_a, geometry_b, kind, nodes, weights, target, coef, g, scratch):
+    """min over the two states of the element's signed distance (element 0 of the one-element arrays)."""
+    cs, cp, pos, rot, an, ar, ac, arot, ah = geometry_a
+    d_a = element_distance(0, x_a, kind, nodes, weights, target, cs, cp, pos, rot, an, ar, ac, arot, ah, coef, g,
+                           scratch)  # fmt: skip
+    cs, cp, pos, rot, an, ar, ac, arot, ah = geometry_b
+    d_b = element_distance(0, x_b, kind, nodes, weights, target, cs, cp, pos, rot, an, ar, ac, arot, ah, coef, g,
+                           scratch)  # fmt: skip
+    return min(d_a, d_b)
+
+
+@njit_kernel
+def contact_normal_forces(x, el_count, el_kind, el_nodes, el_weights, el_target, geometry, kappa, delta, node_body,
+                          aff_collider, out):  # fmt: skip
+    """Accumulate the penalty normal force [N] that soft body ``b`` exerts on collider ``c`` into
+    ``out`` (B, C, 3): ``-lambda_e n_e`` summed over the body's vertex elements (box corners, which
+    belong to no soft body, are skipped)."""
+    col_shape, col_params, col_pos, col_rot, aff_nodes, aff_rest, aff_center, aff_rot, aff_half = geometry
+    coef = np.empty(ELEMENT_NODES)
+    g = np.empty(3)
+    scratch = np.empty((4, 3, 3))
+    for e in range(el_count):
+        body = node_body[el_nodes[e, 0]]
+        if body < 0:
+            continue
+        d = element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, col_params, col_pos, col_rot,
+                             aff_nodes, aff_rest, aff_center, aff_rot, aff_half, coef, g, scratch)  # fmt: skip
+        if d >= delta:
+            continue
+        c = el_target[e] if el_kind[e] == KIND_POINT_COLLIDER else aff_collider[el_target[e]]
+        s = delta - d
+        lam = 3.0 * kappa * s * s / delta
+        for i in range(3):
+            out[body, c, i] -= lam * g[i]

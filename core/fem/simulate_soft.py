@@ -1,0 +1,113 @@
+"""Frame loop of the soft engine: substeps, pin and kinematic-collider tracks, divergence check.
+
+:func:`iter_simulate_soft` is what the Blender bake and the headless tools call; it mirrors
+:func:`contact_lab.core.simulate.iter_simulate` for rigid scenes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..math.quat import quat_slerp
+from ..simulate import DivergenceError
+from .world import ColliderKind, SoftWorld, SoftWorldState
+from .world_solver import SoftSettings, SoftWorldSolver, SoftWorldStats, rotations
+
+__all__ = ["SoftSettings", "SoftWorldStats", "iter_simulate_soft", "simulate_soft"]
+
+
+def _pin_frames(world: SoftWorld, pin_tracks, frame_count: int) -> dict[int, np.ndarray]:
+    """Per soft body: pinned-node positions (frame_count, P_b, 3) [m] following ``T(t) T(0)^-1``."""
+    out = {}
+    for body, matrices in (pin_tracks or {}).items():
+        m = np.asarray(matrices, dtype=float)
+        if m.shape[0] < frame_count or m.shape[1:] != (4, 4):
+            raise ValueError(f"pin track of {world.body_names[body]} must be (>= {frame_count}, 4, 4), got {m.shape}")
+        s, e = int(world.body_node_start[body]), int(world.body_node_start[body + 1])
+        nodes = s + np.flatnonzero(world.node_pinned[s:e])
+        rel = m[:frame_count] @ np.linalg.inv(m[0])
+        rest = world.node_rest[nodes]
+        out[body] = (nodes, np.einsum("fij,pj->fpi", rel[:, :3, :3], rest) + rel[:, None, :3, 3])
+    return out
+
+
+def iter_simulate_soft(
+    world: SoftWorld,
+    *,
+    frame_count: int,
+    fps: float = 24.0,
+    settings: SoftSettings | None = None,
+    pin_tracks: dict | None = None,
+    collider_tracks: dict | None = None,
+    state: SoftWorldState | None = None,
+) -> Iterator[tuple[int, SoftWorldState]]:
+    """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, state)`` per frame.
+
+    Args:
+        world: the scene.
+        frame_count: output frames including the initial state (frame 0, yielded first).
+        fps: output frame rate [1/s]; the step is ``1 / (fps * settings.substeps)`` [s].
+        settings: solver settings.
+        pin_tracks: ``{body: world matrices (>= frame_count, 4, 4)}``; that body's pinned nodes follow
+            ``T(t) T(0)^-1`` (linear between frames). Bodies without a track keep their pins still.
+        collider_tracks: ``{collider: (positions (>= frame_count, 3) [m], quaternions wxyz (>= frame_count,
+            4))}`` for KINEMATIC colliders (slerp between frames).
+        state: start state (default: ``world.state()``).
+
+    Yields the same state object every frame (copy what you keep). ``solver.stats`` of the last step
+    is available as ``state.stats``. Raises :class:`~contact_lab.core.simulate.DivergenceError` when
+    positions stop being finite.
+    """
+    settings = settings or SoftSettings()
+    if frame_count < 1:
+        raise ValueError("frame_count must be at least 1")
+    if settings.substeps < 1 or fps <= 0.0:
+        raise ValueError("substeps must be >= 1 and fps > 0")
+    solver = SoftWorldSolver(world, settings)
+    state = state or world.state()
+    C = world.collider_count
+    pos = np.repeat(world.collider_position[None], frame_count, axis=0)
+    quat = np.repeat(world.collider_orientation[None], frame_count, axis=0)
+    for c, (p, q) in (collider_tracks or {}).items():
+        if world.collider_kind[c] != ColliderKind.KINEMATIC:
+            raise ValueError(f"{world.collider_names[c]} has a track but is not KINEMATIC")
+        p = np.asarray(p, dtype=float)
+        q = np.asarray(q, dtype=float)
+        if p.shape[0] < frame_count or q.shape[0] < frame_count:
+            raise ValueError(f"the track of {world.collider_names[c]} is shorter than {frame_count} frames")
+        pos[:, c] = p[:frame_count]
+        quat[:, c] = q[:frame_count] / np.linalg.norm(q[:frame_count], axis=1, keepdims=True)
+    pins = _pin_frames(world, pin_tracks, frame_count)
+    state.collider_position = pos[0].copy()
+    state.collider_orientation = quat[0].copy()
+    state.stats = SoftWorldStats()
+    for nodes, targets in pins.values():
+        state.x[nodes] = targets[0]
+    yield 0, state
+    dt = 1.0 / (fps * settings.substeps)
+    pin_targets = state.x.copy()
+    rot_start = rotations(quat[0])
+    for frame in range(frame_count - 1):
+        for sub in range(settings.substeps):
+            alpha = (sub + 1) / settings.substeps
+            end_pos = (1.0 - alpha) * pos[frame] + alpha * pos[frame + 1]
+            end_quat = np.array([quat_slerp(quat[frame, c], quat[frame + 1, c], alpha) for c in range(C)])
+            rot_end = rotations(end_quat).reshape(C, 3, 3)
+            solver.set_collider_poses(state.collider_position, rot_start, end_pos, rot_end)
+            for nodes, targets in pins.values():
+                pin_targets[nodes] = (1.0 - alpha) * targets[frame] + alpha * targets[frame + 1]
+            state.stats = solver.step(state, state, dt, pin_targets)
+            state.collider_position = end_pos
+            state.collider_orientation = end_quat.reshape(C, 4)
+            rot_start = rot_end
+            if not (np.isfinite(state.x).all() and np.isfinite(state.v).all()):
+                bad = sorted({int(world.node_body[i]) for i in np.flatnonzero(~np.isfinite(state.x).all(axis=1))})
+                raise DivergenceError(frame + 1, bad, [world.body_names[b] if b >= 0 else "dynamic box" for b in bad])
+        yield frame + 1, state
+
+
+def simulate_soft(world: SoftWorld, **kwargs) -> list[np.ndarray]:
+    """Run :func:`iter_simulate_soft` to the end; return the node positions of every frame."""
+    return [state.x.copy() for _, state in iter_simulate_soft(world, **kwargs)]

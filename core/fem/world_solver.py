@@ -1,0 +1,498 @@
+"""Implicit step of a :class:`~.world.SoftWorld` (seed 003's soft-constraint formulation, lagged friction).
+
+One backward Euler step minimises the incremental potential over the end-of-step velocities ``v``
+of all nodes (``x = x^n + h v``):
+
+    Phi(v) = 1/2 ||v - v^n - h g||^2_M + Psi(x) + D(x) + kappa sum_e b(d_e(x)) + F(x) + sum_b W_b(V_b(x))
+
+- ``M``: lumped soft masses plus the consistent 12x12 mass of each dynamic box (affine body);
+- ``Psi``: elastic energy (per-tet material; the dynamic boxes' stiff virtual tets included);
+- ``D``: Rayleigh stiffness damping, ``(beta / 2h) dx^T K^n dx`` per tet (``K^n`` projected, at ``x^n``);
+- ``b``: cubic penalty on the contact elements of :mod:`.kernels_world` (seed 003 eq. 3);
+- ``F``: lagged smoothed friction (IPC style, normal force and tangent frozen at ``x^n``);
+- ``W_b``: the volume penalty of body ``b`` (seed 003 eqs. 18–21).
+
+Newton: ``A dv = -r`` with ``A = M + h^2 (K_proj + K_damp + contact GN + friction + W'' gV gV^T)``
+(SPD), solved by PCG with a group block-Jacobi preconditioner (3x3 per soft node, 12x12 per dynamic
+box); Armijo backtracking on ``Phi``. Pinned nodes move to their prescribed end-of-step positions.
+
+Robustness: contact candidates are collected with a velocity margin at the start of the step and
+re-collected at the end; a step whose result enters a new pair or penetrates a collider (``d < 0``)
+is re-solved, the latter with the penalty stiffness doubled (seed 003's adaptive stiffness).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import FLOAT
+from ..linalg.csr import CsrPattern, assemble_blocks
+from .kernels_contact import (
+    axpy_velocity,
+    finish_newton_matrix,
+    flat_dot,
+    inertia_energy,
+    momentum_residual,
+    positions_from_velocity,
+)
+from .kernels_world import (
+    ELEMENT_NODES,
+    affine_inertia,
+    build_group_preconditioner,
+    collect_contacts,
+    contact_energy,
+    contact_gradient,
+    contact_normal_forces,
+    damping_energy_gradient,
+    friction_energy,
+    friction_gradient,
+    friction_setup,
+    world_elastic_energy,
+    world_elastic_gradient,
+    world_elastic_hessian_blocks,
+    world_pcg,
+)
+from .volume import (
+    enclosed_volume,
+    enclosed_volume_gradient,
+    volume_work,
+    volume_work_first_derivative,
+    volume_work_second_derivative,
+)
+from .world import AFFINE_STIFFNESS_FACTOR, ColliderKind, SoftWorld, SoftWorldState
+
+DECREMENT_TOLERANCE = 1.0e-12
+"""Newton also stops when the decrement ``-r . dv`` falls below this fraction of Phi's scale."""
+
+MAX_STIFFNESS_DOUBLINGS = 6
+"""Re-solves of one step with a doubled penalty stiffness when the result penetrates a collider."""
+
+
+@dataclass
+class SoftSettings:
+    """Solver settings of the soft engine (SI units)."""
+
+    substeps: int = 2
+    """Implicit steps per output frame."""
+    contact_stiffness: float = 0.0
+    """Penalty stiffness kappa [N/m]; 0 = automatic (see :meth:`SoftWorldSolver.automatic_stiffness`)."""
+    contact_thickness: float = 0.0
+    """Penalty layer delta [m]; 0 = automatic: 0.5 % of the soft bodies' extent (at least 0.1 mm)."""
+    friction_velocity: float = 1.0e-3
+    """Stick–slip velocity eps_v [m/s] of the smoothed friction."""
+    max_newton_iterations: int = 60
+    residual_tolerance: float = 1.0e-6
+    """Newton stops at ``||r|| <= tol * max(||r_0||, h ||M g||)``."""
+    velocity_tolerance: float = 1.0e-6
+    """...or when the Newton correction is below this [m/s]."""
+    pcg_tolerance: float = 1.0e-8
+    pcg_max_iterations: int = 2000
+    max_line_search: int = 30
+
+
+@dataclass
+class SoftWorldStats:
+    """Diagnostics of the last step."""
+
+    newton_iterations: int = 0
+    pcg_iterations: int = 0
+    converged: bool = False
+    residual: float = 0.0
+    contact_count: int = 0
+    max_penetration: float = 0.0
+    """Largest ``-d`` over contact elements at the end of the step [m] (0 = none below the surface)."""
+    resolves: int = 0
+    """Extra solves of the step (new contact pairs or a stiffness doubling)."""
+    contact_stiffness: float = 0.0
+    contact_force: np.ndarray = None
+    """(B, C, 3) penalty normal force soft body b exerts on collider c at the end of the step [N]."""
+    energy_history: list = field(default_factory=list)
+
+
+class SoftWorldSolver:
+    """Backward Euler Newton solver of a :class:`SoftWorld` (all scratch allocated once, contact
+    arrays grown on demand)."""
+
+    def __init__(self, world: SoftWorld, settings: SoftSettings | None = None):
+        self.world = world
+        self.settings = s = settings or SoftSettings()
+        w = world
+        N, T = w.node_count, w.tet_count
+        self.delta = s.contact_thickness if s.contact_thickness > 0.0 else max(1.0e-4, 0.005 * w.length_scale)
+        self.kappa = s.contact_stiffness if s.contact_stiffness > 0.0 else self.automatic_stiffness()
+        # Dynamic boxes: stiff virtual tets (mu from the contact stiffness, see AFFINE_STIFFNESS_FACTOR).
+        self.tet_mu = w.tet_mu.copy()
+        for a in range(w.affine_count):
+            size = float(np.max(w.affine_half_extents[a]))
+            E = AFFINE_STIFFNESS_FACTOR * max(w.max_youngs_modulus, self.kappa / size)
+            self.tet_mu[w.affine_tet[a]] = 0.5 * E  # nu = 0: mu = E / 2, lambda = 0
+        self.node_free = ~w.node_pinned
+        self.dof_fixed = np.repeat(w.node_pinned, 3)
+        self.has_damping = bool(np.any(w.tet_damping > 0.0))
+        # CSR: tets (soft + virtual) and every node's own block.
+        self.pattern = CsrPattern.from_element_groups([w.tet_indices, np.arange(N, dtype=np.int64)[:, None]], N)
+        self.tet_scatter = self.pattern.scatter_index[0]
+        self._data = self.pattern.zeros()
+        self._tet_hess = np.empty((T, 12, 12))
+        self._damp_hess = np.empty((T, 12, 12)) if self.has_damping else np.empty((0, 12, 12))
+        self._affine_blocks = np.zeros((w.affine_count, 12, 12))
+        for a in range(w.affine_count):
+            self._affine_blocks[a] = np.kron(w.affine_mass[a], np.eye(3))
+        # Preconditioner groups: one per soft node, one per dynamic box.
+        G = w.soft_node_count + w.affine_count
+        self.group_nodes = np.full((G, 4), -1, dtype=np.int64)
+        self.group_nodes[: w.soft_node_count, 0] = np.arange(w.soft_node_count)
+        self.group_size = np.ones(G, dtype=np.int64)
+        self.node_group = np.arange(N, dtype=np.int64)
+        for a in range(w.affine_count):
+            g = w.soft_node_count + a
+            self.group_nodes[g] = w.affine_nodes[a]
+            self.group_size[g] = 4
+            self.node_group[w.affine_nodes[a]] = g
+        self._inv = np.zeros((G, 12, 12))
+        # Vectors.
+        n = 3 * N
+        self._x = np.empty((N, 3))
+        self._x_n = np.empty((N, 3))
+        self._v_n = np.empty((N, 3))
+        self._v = np.empty((N, 3))
+        self._v_trial = np.empty((N, 3))
+        self._grad = np.empty((N, 3))
+        self._grad_scratch = np.empty((N, 3))
+        self._r_scratch = np.empty(3 * N)
+        self._r = np.empty(n)
+        self._rhs = np.empty(n)
+        self._dv = np.empty(n)
+        self._pcg_work = np.empty((4, n))
+        self._margin = np.zeros(N)
+        # Volume penalty.
+        self.volume_bodies = [b for b in range(w.body_count) if w.body_volume_kappa[b] > 0.0]
+        self._vol_grad = np.zeros((N, 3))
+        self._vol_tmp = np.zeros((N, 3))
+        self._vol_curv = np.zeros(w.body_count if self.volume_bodies else 0)
+        # Colliders: start/end poses of the current step.
+        C = w.collider_count
+        self.col_pos0 = w.collider_position.copy()
+        self.col_rot0 = np.array([_rotation(q) for q in w.collider_orientation]).reshape(C, 3, 3)
+        self.col_pos1 = self.col_pos0.copy()
+        self.col_rot1 = self.col_rot0.copy()
+        self.aff_rest_center = w.collider_position[w.affine_collider].reshape(-1, 3).copy()
+        self.aff_rest_rot = self.col_rot0[w.affine_collider].reshape(-1, 3, 3).copy()
+        self._grow(64)
+        self.stats = SoftWorldStats()
+
+    # -------------------------------------------------------------------------------------------
+
+    def automatic_stiffness(self) -> float:
+        """Default penalty stiffness [N/m]: stiff enough that the total weight resting on a single
+        vertex sinks at most ``delta / 2`` into the layer (``kappa >= 4 W / (3 delta)``, seed 003's
+        equilibrium ``d = delta - sqrt(W delta / (3 kappa))``), and at least ten times the stiffness
+        ``E l`` of a tet of mean edge length ``l`` so contact stays stiffer than the material."""
+        w = self.world
+        weight = (w.node_mass.sum() + sum(float(m.sum()) for m in w.affine_mass)) * float(np.linalg.norm(w.gravity))
+        mean_volume = float(w.tet_rest_volume[: w.soft_tet_count].mean())
+        edge = (6.0 * np.sqrt(2.0) * mean_volume) ** (1.0 / 3.0)
+        return max(4.0 * weight / (3.0 * self.delta), 10.0 * w.max_youngs_modulus * edge, 1.0)
+
+    def _grow(self, capacity: int) -> None:
+        E = int(capacity)
+        self.el_capacity = E
+        self.el_count = 0
+        self.el_kind = np.zeros(E, dtype=np.int64)
+        self.el_nodes = np.full((E, ELEMENT_NODES), -1, dtype=np.int64)
+        self.el_weights = np.zeros((E, ELEMENT_NODES))
+        self.el_target = np.zeros(E, dtype=np.int64)
+        self.el_mu = np.zeros(E)
+        self.el_coef = np.zeros((E, ELEMENT_NODES))
+        self.el_g = np.zeros((E, 3))
+        self.el_stiff = np.zeros(E)
+        self.el_lambda = np.zeros(E)
+        self.el_tangent = np.zeros((E, 3, 2))
+        self.el_fcoef = np.zeros((E, ELEMENT_NODES))
+        self.el_slip = np.zeros((E, 3))
+        self.el_h2 = np.zeros((E, 2, 2))
+
+    def _geometry(self, end: bool):
+        w = self.world
+        pos, rot = (self.col_pos1, self.col_rot1) if end else (self.col_pos0, self.col_rot0)
+        return (
+            w.collider_shape, w.collider_params, pos, rot, w.affine_nodes, w.affine_rest_nodes,
+            self.aff_rest_center, self.aff_rest_rot, w.affine_half_extents,
+        )  # fmt: skip
+
+    def _collect(self, x_a, x_b) -> int:
+        w = self.world
+        while True:
+            count = collect_contacts(
+                x_a, x_b, self._margin, self.delta, w.soft_node_count, self.node_free, w.node_friction,
+                w.collider_kind, w.collider_friction, self._geometry(False), self._geometry(True),
+                w.affine_collider, w.affine_corner_weights, self.el_kind, self.el_nodes, self.el_weights,
+                self.el_target, self.el_mu,
+            )  # fmt: skip
+            if count <= self.el_capacity:
+                return count
+            self._grow(2 * count)
+
+    def _terms(self):
+        w = self.world
+        return (
+            np.array([self.el_count], dtype=np.int64), self.el_nodes, self.el_coef, self.el_g, self.el_stiff,
+            self.el_fcoef, self.el_tangent, self.el_h2, self.node_free, w.node_body, self._vol_grad, self._vol_curv,
+        )  # fmt: skip
+
+    # -------------------------------------------------------------------------------------------
+
+    def set_collider_poses(self, start_pos, start_rot, end_pos, end_rot) -> None:
+        """Poses of every collider at the start and the end of the next step: positions (C, 3) [m],
+        rotation matrices (C, 3, 3). Entries of dynamic boxes are ignored."""
+        self.col_pos0[:] = start_pos
+        self.col_rot0[:] = start_rot
+        self.col_pos1[:] = end_pos
+        self.col_rot1[:] = end_rot
+
+    def _potential(self, v, h) -> float:
+        w = self.world
+        x = self._x
+        positions_from_velocity(self._x_n, v, h, x)
+        phi = inertia_energy(w.node_mass, self.node_free, v, self._v_n, w.gravity, h)
+        if w.affine_count:
+            phi += affine_inertia(w.affine_nodes, w.affine_mass, v, self._v_n, w.gravity, h, self._r_scratch)
+        phi += world_elastic_energy(
+            x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam, w.tet_material
+        )
+        if self.has_damping:
+            phi += damping_energy_gradient(
+                x, self._x_n, w.tet_indices, self._damp_hess, self._damp_scale, self._grad_scratch
+            )
+        if self.el_count:
+            phi += contact_energy(
+                x, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
+                self._geometry(True), self.kappa, self.delta,
+            )  # fmt: skip
+            phi += friction_energy(
+                x, self._x_n, self.el_count, self.el_nodes, self.el_lambda, self.el_mu, self.el_tangent,
+                self.el_fcoef, self.el_slip, self._eps_h,
+            )  # fmt: skip
+        for b in self.volume_bodies:
+            V = enclosed_volume(x, w.body_surface[b])
+            phi += volume_work(V, w.body_rest_volume[b], w.body_volume_kappa[b], int(w.body_volume_model[b]))
+        return phi
+
+    def _residual(self, v, h, with_matrix: bool) -> tuple[float, float]:
+        """Fill ``_r`` (and the Newton matrix) at ``v``; return ``(||r||, max penetration)``."""
+        w = self.world
+        x = self._x
+        positions_from_velocity(self._x_n, v, h, x)
+        g = self._grad
+        world_elastic_gradient(x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam,
+                               w.tet_material, g)  # fmt: skip
+        if self.has_damping:
+            damping_energy_gradient(x, self._x_n, w.tet_indices, self._damp_hess, self._damp_scale, g)
+        worst = 0.0
+        if self.el_count:
+            worst = contact_gradient(
+                x, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
+                self._geometry(True), self.kappa, self.delta, self.node_free, g, self.el_coef, self.el_g,
+                self.el_stiff,
+            )  # fmt: skip
+            friction_gradient(
+                x, self._x_n, self.el_count, self.el_nodes, self.el_lambda, self.el_mu, self.el_tangent,
+                self.el_fcoef, self.el_slip, self._eps_h, g, self.el_h2,
+            )  # fmt: skip
+        for b in self.volume_bodies:
+            s, e = int(w.body_node_start[b]), int(w.body_node_start[b + 1])
+            tri = w.body_surface[b]
+            V = enclosed_volume(x, tri)
+            args = (V, w.body_rest_volume[b], w.body_volume_kappa[b], int(w.body_volume_model[b]))
+            enclosed_volume_gradient(x, tri, self._vol_tmp)
+            self._vol_grad[s:e] = self._vol_tmp[s:e]
+            g[s:e] += volume_work_first_derivative(*args) * self._vol_tmp[s:e]
+            self._vol_curv[b] = max(volume_work_second_derivative(*args), 0.0)
+        r_norm = momentum_residual(w.node_mass, self.node_free, v, self._v_n, w.gravity, g, h, self._r)
+        if w.affine_count:
+            affine_inertia(w.affine_nodes, w.affine_mass, v, self._v_n, w.gravity, h, self._r)
+            r_norm = float(np.sqrt(flat_dot(self._r, self._r)))
+        if with_matrix:
+            world_elastic_hessian_blocks(x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam,
+                                         w.tet_material, True, self._tet_hess)  # fmt: skip
+            if self.has_damping:
+                self._tet_hess += self._damp_scale[:, None, None] * self._damp_hess
+            data = self._data
+            data[:] = 0.0
+            assemble_blocks(self._tet_hess, self.tet_scatter, data)
+            pat = self.pattern
+            finish_newton_matrix(data, pat.diag_index, w.node_mass, h * h, self.dof_fixed, pat.indptr, pat.indices)
+            if w.affine_count:
+                assemble_blocks(self._affine_blocks, self.tet_scatter[w.affine_tet], data)
+        return r_norm, worst
+
+    # -------------------------------------------------------------------------------------------
+
+    def begin_step(self, state_in: SoftWorldState, h: float, pin_targets=None) -> None:
+        """Freeze the start-of-step data (x^n, v^n, pin velocities, damping tangent, contact candidates,
+        lagged friction) for a step of ``h`` [s]; :meth:`potential` and :meth:`gradient` then evaluate
+        the incremental potential of that step."""
+        w = self.world
+        self._x_n[:] = state_in.x
+        self._v_n[:] = state_in.v
+        pinned = w.node_pinned
+        if pin_targets is None:
+            self._v_n[pinned] = 0.0
+        else:
+            self._v_n[pinned] = (np.asarray(pin_targets)[pinned] - self._x_n[pinned]) / h
+        self._h = h
+        self._eps_h = self.settings.friction_velocity * h
+        if self.has_damping:
+            world_elastic_hessian_blocks(self._x_n, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu,
+                                         w.tet_lam, w.tet_material, True, self._damp_hess)  # fmt: skip
+            self._damp_scale = w.tet_damping / h
+        else:
+            self._damp_scale = np.zeros(w.tet_count)
+        # Candidate margin: twice the distance a node travels at its current speed, plus the layer.
+        speed = np.sqrt(np.einsum("ij,ij->i", self._v_n, self._v_n))
+        col_speed = float(np.max(np.linalg.norm(self.col_pos1 - self.col_pos0, axis=1), initial=0.0)) / h
+        self._margin[:] = self.delta + 2.0 * h * (speed + col_speed) + 0.5 * h * h * float(np.linalg.norm(w.gravity))
+        self.el_count = self._collect(self._x_n, self._x_n)
+        self._setup_friction()
+        self._start_penetration = self._penetration(self._x_n)
+
+    def _penetration(self, x) -> float:
+        """Largest ``-d`` [m] over the current contact elements at ``x`` and the start-of-step collider poses."""
+        if not self.el_count:
+            return 0.0
+        return contact_gradient(
+            x, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
+            self._geometry(False), self.kappa, self.delta, self.node_free, self._grad_scratch, self.el_coef,
+            self.el_g, self.el_stiff,
+        )  # fmt: skip
+
+    def potential(self, v) -> float:
+        """Incremental potential ``Phi(v)`` [J] of the step prepared by :meth:`begin_step`."""
+        return self._potential(np.ascontiguousarray(v, dtype=FLOAT), self._h)
+
+    def gradient(self, v) -> np.ndarray:
+        """``dPhi/dv`` (N, 3) [N s] (pinned rows 0) of the step prepared by :meth:`begin_step`."""
+        self._residual(np.ascontiguousarray(v, dtype=FLOAT), self._h, False)
+        return self._r.reshape(-1, 3).copy()
+
+    def step(self, state_in: SoftWorldState, state_out: SoftWorldState, dt: float, pin_targets=None) -> SoftWorldStats:
+        """Advance by ``dt`` [s] into ``state_out`` (may alias ``state_in``).
+
+        Args:
+            pin_targets: (N, 3) end-of-step positions of the pinned nodes [m] (rows of free nodes are
+                ignored); None keeps the pinned nodes where they are.
+        """
+        w = self.world
+        h = float(dt)
+        self.begin_step(state_in, h, pin_targets)
+        stats = SoftWorldStats()
+        v = self._v
+        v[:] = self._v_n
+        for attempt in range(MAX_STIFFNESS_DOUBLINGS + 4):
+            self._setup_friction()
+            self._newton(v, h, stats)
+            positions_from_velocity(self._x_n, v, h, self._x)
+            count = self._collect(self._x_n, self._x)
+            _, worst = self._residual(v, h, False)
+            stats.max_penetration = worst
+            if count > self.el_count:
+                self.el_count = count  # a new pair came within reach: solve again with it
+                stats.resolves += 1
+                continue
+            if worst > self._start_penetration and attempt < MAX_STIFFNESS_DOUBLINGS:
+                self.kappa *= 2.0  # adaptive stiffness (seed 003): pushed through a collider
+                stats.resolves += 1
+                v[:] = self._v_n
+                continue
+            break
+        stats.contact_count = self.el_count
+        stats.contact_force = np.zeros((w.body_count, w.collider_count, 3))
+        positions_from_velocity(self._x_n, v, h, self._x)
+        contact_normal_forces(
+            self._x, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
+            self._geometry(True), self.kappa, self.delta, w.node_body, w.affine_collider, stats.contact_force,
+        )  # fmt: skip
+        stats.contact_stiffness = self.kappa
+        positions_from_velocity(self._x_n, v, h, state_out.x)
+        state_out.v[:] = v
+        self.stats = stats
+        return stats
+
+    def _setup_friction(self) -> None:
+        w = self.world
+        if self.el_count:
+            friction_setup(
+                self._x_n, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
+                self._geometry(True), self.col_pos0, self.col_rot0, self.kappa, self.delta, self.el_mu,
+                self.node_free, self.el_lambda, self.el_tangent, self.el_fcoef, self.el_slip,
+            )  # fmt: skip
+        _ = w
+
+    def _newton(self, v, h, stats: SoftWorldStats) -> None:
+        s = self.settings
+        w = self.world
+        pat = self.pattern
+        csr = (pat.indptr, pat.indices, self._data)
+        precond = (self.node_group, self.group_nodes, self.group_size, self._inv)
+        weight = float(np.sqrt(np.sum(w.node_mass[self.node_free] ** 2)) * np.linalg.norm(w.gravity))
+        phi = self._potential(v, h)
+        stats.energy_history.append(phi)
+        phi_scale = abs(phi) + 0.5 * float(np.sum(w.node_mass[:, None] * self._v_n**2)) + h * h * weight
+        r_scale = 0.0
+        for it in range(s.max_newton_iterations):
+            r_norm, _ = self._residual(v, h, True)
+            if it == 0:
+                r_scale = max(r_norm, h * weight, 1.0e-300)
+            stats.residual = r_norm / r_scale
+            if r_norm <= s.residual_tolerance * r_scale:
+                stats.converged = True
+                return
+            terms = self._terms()
+            build_group_preconditioner(csr, terms, h * h, self.node_group, self.group_nodes, self.group_size,
+                                       self._inv)  # fmt: skip
+            np.negative(self._r, out=self._rhs)
+            self._dv[:] = 0.0
+            forcing = max(s.pcg_tolerance, min(0.1, 0.1 * (r_norm / r_scale) ** 0.5))
+            iters, _ = world_pcg(csr, terms, h * h, precond, self._rhs, self._dv, forcing, s.pcg_max_iterations,
+                                 self._pcg_work)  # fmt: skip
+            stats.pcg_iterations += iters
+            stats.newton_iterations += 1
+            slope = flat_dot(self._r, self._dv)
+            if not slope < 0.0:
+                return
+            full = axpy_velocity(v, self._dv, 1.0, self._v_trial)
+            if full <= s.velocity_tolerance or -slope <= DECREMENT_TOLERANCE * phi_scale:
+                v[:] = self._v_trial
+                stats.converged = True
+                return
+            alpha = 1.0
+            accepted = False
+            for _ in range(s.max_line_search):
+                axpy_velocity(v, self._dv, alpha, self._v_trial)
+                phi_trial = self._potential(self._v_trial, h)
+                if phi_trial <= phi + 1.0e-4 * alpha * slope:
+                    accepted = True
+                    break
+                alpha *= 0.5
+            if not accepted:
+                return
+            v[:] = self._v_trial
+            phi = phi_trial
+            stats.energy_history.append(phi)
+
+
+def _rotation(q) -> np.ndarray:
+    from .world import _rotation as rotation
+
+    return rotation(q)
+
+
+def rotations(quats) -> np.ndarray:
+    """Rotation matrices (K, 3, 3) of unit quaternions (K, 4) wxyz."""
+    q = np.asarray(quats, dtype=FLOAT).reshape(-1, 4)
+    return np.array([_rotation(qi) for qi in q]).reshape(-1, 3, 3)
+
+
+__all__ = ["ColliderKind", "SoftSettings", "SoftWorldSolver", "SoftWorldStats", "rotations"]
