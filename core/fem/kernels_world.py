@@ -529,6 +529,20 @@ def affine_inertia(aff_nodes, aff_mass, v, v_start, gravity, h, out_r):
 # --------------------------------------------------------------------------------------------
 
 
+PARALLEL_MATVEC_ROWS = 30000
+"""Below this many rows the operator's CSR product runs serially: a parallel region costs more than it
+saves on small systems (and much more when the cores are busy)."""
+
+
+@njit_kernel
+def _csr_matvec_serial(indptr, indices, data, x, out):
+    for i in range(indptr.shape[0] - 1):
+        acc = 0.0
+        for q in range(indptr[i], indptr[i + 1]):
+            acc += data[q] * x[indices[q]]
+        out[i] = acc
+
+
 @njit_kernel
 def operator_apply(csr, terms, h2, p, out):
     """``out = A p`` with ``csr = (indptr, indices, data)`` and ``terms = (el_count (1,), el_nodes,
@@ -539,7 +553,10 @@ def operator_apply(csr, terms, h2, p, out):
     """
     indptr, indices, data = csr
     el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
-    csr_matvec(indptr, indices, data, p, out)
+    if indptr.shape[0] > PARALLEL_MATVEC_ROWS:
+        csr_matvec(indptr, indices, data, p, out)
+    else:
+        _csr_matvec_serial(indptr, indices, data, p, out)
     for e in range(el_count_arr[0]):
         s = el_stiff[e]
         if s > 0.0:
