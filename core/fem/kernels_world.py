@@ -40,10 +40,9 @@ from .materials import (
     WORK_MATRICES,
     material_energy,
     pk1_stress,
-    pk1_stress_derivative,
     project_psd,
     tet_gradient_from_stress,
-    tet_hessian_from_tangent,
+    tet_hessian_block,
 )
 from .tet_mesh import deformation_gradient
 
@@ -94,7 +93,8 @@ def world_elastic_gradient(x, tets, Dm_inv, volume, mu, lam, material, out):
 
 @njit_parallel
 def world_elastic_hessian_blocks(x, tets, Dm_inv, volume, mu, lam, material, project, out):
-    """Per-tet 12x12 Hessians [N/m] into ``out`` (T, 12, 12), PSD-projected if ``project``."""
+    """Per-tet 12x12 Hessians [N/m] into ``out`` (T, 12, 12), PSD-projected if ``project`` (analytic
+    eigensystem, see ``materials.tet_hessian_block``); parallel over chunks of tets."""
     count = tets.shape[0]
     n_chunks = min(count, HESSIAN_CHUNKS)
     work = np.empty((n_chunks, WORK_MATRICES, 3, 3))
@@ -102,15 +102,13 @@ def world_elastic_hessian_blocks(x, tets, Dm_inv, volume, mu, lam, material, pro
     G = np.empty((n_chunks, 4, 3))
     dPdF = np.empty((n_chunks, 9, 9))
     evals = np.empty((n_chunks, 9))
-    evecs = np.empty((n_chunks, 9, 9))
-    jac_work = np.empty((n_chunks, 9, 9))
+    coef = np.empty((n_chunks, 9))
+    Z = np.empty((n_chunks, 9, 12))
     for c in prange(n_chunks):
         for t in range(c * count // n_chunks, (c + 1) * count // n_chunks):
             deformation_gradient(x, tets[t], Dm_inv[t], F[c])
-            pk1_stress_derivative(F[c], mu[t], lam[t], material[t], work[c], dPdF[c])
-            if project:
-                project_psd(dPdF[c], evals[c], evecs[c], jac_work[c], dPdF[c])
-            tet_hessian_from_tangent(dPdF[c], Dm_inv[t], volume[t], G[c], out[t])
+            tet_hessian_block(F[c], mu[t], lam[t], material[t], project, Dm_inv[t], volume[t], work[c], G[c],
+                              dPdF[c], evals[c], coef[c], Z[c], out[t])  # fmt: skip
 
 
 @njit_kernel
@@ -710,8 +708,10 @@ def _flat_dot(a, b):
 def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
     """Preconditioned CG for ``A x = rhs`` (``x`` holds the start and the result; ``work`` (4, n)).
 
-    ``precond = (node_group, group_nodes, group_size, inv)``. Returns ``(iterations, relative residual)``;
-    stops at ``||rhs - A x|| <= tolerance ||rhs||`` or when ``p^T A p <= 0``.
+    ``precond = (node_group, group_nodes, group_size, inv)``. Returns ``(iterations, relative residual,
+    indefinite)``; stops at ``||rhs - A x|| <= tolerance ||rhs||`` or when ``p^T A p <= 0`` (then
+    ``indefinite`` is True and ``x`` holds the last iterate, still a descent direction if A is SPD on
+    the explored subspace).
     """
     node_group, group_nodes, group_size, inv = precond
     r = work[0]
@@ -724,7 +724,7 @@ def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
     b_norm = math.sqrt(_flat_dot(rhs, rhs))
     if b_norm == 0.0:
         x[:] = 0.0
-        return 0, 0.0
+        return 0, 0.0, False
     apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, z)
     p[:] = z
     rz = _flat_dot(r, z)
@@ -734,7 +734,7 @@ def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
         operator_apply(csr, terms, h2, p, q)
         pq = _flat_dot(p, q)
         if not pq > 0.0:
-            break
+            return it, res, True
         alpha = rz / pq
         for i in range(x.shape[0]):
             x[i] += alpha * p[i]
@@ -747,7 +747,7 @@ def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
         rz = rz_new
         for i in range(x.shape[0]):
             p[i] = z[i] + beta * p[i]
-    return it, res
+    return it, res, False
 
 
 # --------------------------------------------------------------------------------------------
@@ -885,3 +885,14 @@ def contact_normal_forces(x, el_count, el_kind, el_nodes, el_weights, el_target,
         lam = 3.0 * kappa * s * s / delta
         for i in range(3):
             out[body, c, i] -= lam * g[i]
+
+
+@njit_kernel
+def project_blocks_psd(blocks):
+    """Project every (n, n) block of ``blocks`` (K, n, n) to PSD in place (Jacobi, ``project_psd``)."""
+    n = blocks.shape[1]
+    evals = np.empty(n)
+    evecs = np.empty((n, n))
+    work = np.empty((n, n))
+    for k in range(blocks.shape[0]):
+        project_psd(blocks[k], evals, evecs, work, blocks[k])

@@ -49,6 +49,7 @@ from .kernels_world import (
     friction_energy,
     friction_gradient,
     friction_setup,
+    project_blocks_psd,
     world_elastic_energy,
     world_elastic_gradient,
     world_elastic_hessian_blocks,
@@ -57,6 +58,7 @@ from .kernels_world import (
 from .volume import (
     enclosed_volume,
     enclosed_volume_gradient,
+    volume_penalty_local_hessian_blocks,
     volume_work,
     volume_work_first_derivative,
     volume_work_second_derivative,
@@ -103,12 +105,16 @@ class SoftWorldStats:
     contact_count: int = 0
     max_penetration: float = 0.0
     """Largest ``-d`` over contact elements at the end of the step [m] (0 = none below the surface)."""
+    projected: bool = False
+    """True when the exact elastic tangent was indefinite in this step and PSD projection was used."""
     resolves: int = 0
     """Extra solves of the step (new contact pairs or a stiffness doubling)."""
     contact_stiffness: float = 0.0
     contact_force: np.ndarray = None
     """(B, C, 3) penalty normal force soft body b exerts on collider c at the end of the step [N]."""
     energy_history: list = field(default_factory=list)
+    residual_history: list = field(default_factory=list)
+    """``||r|| / r_scale`` at every Newton iteration (all solves of the step)."""
 
 
 class SoftWorldSolver:
@@ -131,9 +137,16 @@ class SoftWorldSolver:
         self.node_free = ~w.node_pinned
         self.dof_fixed = np.repeat(w.node_pinned, 3)
         self.has_damping = bool(np.any(w.tet_damping > 0.0))
-        # CSR: tets (soft + virtual) and every node's own block.
-        self.pattern = CsrPattern.from_element_groups([w.tet_indices, np.arange(N, dtype=np.int64)[:, None]], N)
+        # Volume penalty: bodies with a compressibility, and their surface triangles in the CSR pattern.
+        self.volume_bodies = [b for b in range(w.body_count) if w.body_volume_kappa[b] > 0.0]
+        triangles = [w.body_surface[b] for b in self.volume_bodies]
+        # CSR: tets (soft + virtual), every node's own block, surface triangles of volume-penalty bodies.
+        self.pattern = CsrPattern.from_element_groups(
+            [w.tet_indices, np.arange(N, dtype=np.int64)[:, None], *triangles], N
+        )
         self.tet_scatter = self.pattern.scatter_index[0]
+        self.triangle_scatter = self.pattern.scatter_index[2:]
+        self._triangle_hess = [np.empty((len(t), 9, 9)) for t in triangles]
         self._data = self.pattern.zeros()
         self._tet_hess = np.empty((T, 12, 12))
         self._damp_hess = np.empty((T, 12, 12)) if self.has_damping else np.empty((0, 12, 12))
@@ -167,8 +180,7 @@ class SoftWorldSolver:
         self._dv = np.empty(n)
         self._pcg_work = np.empty((4, n))
         self._margin = np.zeros(N)
-        # Volume penalty.
-        self.volume_bodies = [b for b in range(w.body_count) if w.body_volume_kappa[b] > 0.0]
+        # Volume penalty scratch.
         self._vol_grad = np.zeros((N, 3))
         self._vol_tmp = np.zeros((N, 3))
         self._vol_curv = np.zeros(w.body_count if self.volume_bodies else 0)
@@ -280,7 +292,7 @@ class SoftWorldSolver:
             phi += volume_work(V, w.body_rest_volume[b], w.body_volume_kappa[b], int(w.body_volume_model[b]))
         return phi
 
-    def _residual(self, v, h, with_matrix: bool) -> tuple[float, float]:
+    def _residual(self, v, h, with_matrix: bool, project: bool = True) -> tuple[float, float]:
         """Fill ``_r`` (and the Newton matrix) at ``v``; return ``(||r||, max penetration)``."""
         w = self.world
         x = self._x
@@ -316,12 +328,23 @@ class SoftWorldSolver:
             r_norm = float(np.sqrt(flat_dot(self._r, self._r)))
         if with_matrix:
             world_elastic_hessian_blocks(x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam,
-                                         w.tet_material, True, self._tet_hess)  # fmt: skip
+                                         w.tet_material, project, self._tet_hess)  # fmt: skip
             if self.has_damping:
                 self._tet_hess += self._damp_scale[:, None, None] * self._damp_hess
             data = self._data
             data[:] = 0.0
             assemble_blocks(self._tet_hess, self.tet_scatter, data)
+            # Volume penalty: the local term W'(V) d2V/dx2 (projected per triangle with the tets; the
+            # rank-one term W'' gV gV^T is applied matrix-free by the operator).
+            for k, b in enumerate(self.volume_bodies):
+                blocks = self._triangle_hess[k]
+                volume_penalty_local_hessian_blocks(
+                    x, w.body_surface[b], w.body_rest_volume[b], w.body_volume_kappa[b],
+                    int(w.body_volume_model[b]), blocks,
+                )  # fmt: skip
+                if project:
+                    project_blocks_psd(blocks)
+                assemble_blocks(blocks, self.triangle_scatter[k], data)
             pat = self.pattern
             finish_newton_matrix(data, pat.diag_index, w.node_mass, h * h, self.dof_fixed, pat.indptr, pat.indices)
             if w.affine_count:
@@ -441,23 +464,33 @@ class SoftWorldSolver:
         stats.energy_history.append(phi)
         phi_scale = abs(phi) + 0.5 * float(np.sum(w.node_mass[:, None] * self._v_n**2)) + h * h * weight
         r_scale = 0.0
+        # Newton with the exact elastic tangent while it is positive definite (quadratic convergence);
+        # once PCG meets negative curvature the step continues with per-tet PSD projection.
+        project = False
         for it in range(s.max_newton_iterations):
-            r_norm, _ = self._residual(v, h, True)
+            r_norm, _ = self._residual(v, h, True, project)
             if it == 0:
                 r_scale = max(r_norm, h * weight, 1.0e-300)
             stats.residual = r_norm / r_scale
+            stats.residual_history.append(stats.residual)
             if r_norm <= s.residual_tolerance * r_scale:
                 stats.converged = True
                 return
-            terms = self._terms()
-            build_group_preconditioner(csr, terms, h * h, self.node_group, self.group_nodes, self.group_size,
-                                       self._inv)  # fmt: skip
             np.negative(self._r, out=self._rhs)
-            self._dv[:] = 0.0
             forcing = max(s.pcg_tolerance, min(0.1, 0.1 * (r_norm / r_scale) ** 0.5))
-            iters, _ = world_pcg(csr, terms, h * h, precond, self._rhs, self._dv, forcing, s.pcg_max_iterations,
-                                 self._pcg_work)  # fmt: skip
-            stats.pcg_iterations += iters
+            while True:
+                terms = self._terms()
+                build_group_preconditioner(csr, terms, h * h, self.node_group, self.group_nodes, self.group_size,
+                                           self._inv)  # fmt: skip
+                self._dv[:] = 0.0
+                iters, _, indefinite = world_pcg(csr, terms, h * h, precond, self._rhs, self._dv, forcing,
+                                                 s.pcg_max_iterations, self._pcg_work)  # fmt: skip
+                stats.pcg_iterations += iters
+                if not indefinite or project:
+                    break
+                project = True
+                stats.projected = True
+                self._residual(v, h, True, True)
             stats.newton_iterations += 1
             slope = flat_dot(self._r, self._dv)
             if not slope < 0.0:
