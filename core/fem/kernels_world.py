@@ -2,16 +2,18 @@
 colliders and dynamic boxes, lagged friction, the matrix-free Newton operator, its group
 block-Jacobi preconditioner and PCG.
 
-**Contact elements.** Element ``e`` couples up to 5 nodes. Its signed distance ``d_e(x)`` has the
+**Contact elements.** Element ``e`` couples up to 8 nodes. Its signed distance ``d_e(x)`` has the
 gradient ``dd/dx_k = c_k g`` (scalar coefficients ``c_k``, one world vector ``g``):
 
-- kind ``POINT_COLLIDER``: a point ``p = sum_k w_k x_k`` (a soft vertex, ``w = 1``, or a corner of a
-  dynamic box, 4 affine nodes) against a static/kinematic collider at its end-of-step pose
+- kind ``POINT_COLLIDER``: a point ``p = sum_k w_k x_k`` (a soft body's contact point: a tet vertex,
+  ``w = 1``, or a render-mesh vertex embedded in a tet; or a corner of a dynamic box, 4 affine nodes)
+  against a static/kinematic collider at its end-of-step pose
   ``(t, R)``: ``d = sdf(R^T (p - t))``, ``g = R n_local``, ``c_k = w_k``.
-- kind ``VERTEX_BOX``: a soft vertex ``x_v`` against dynamic box ``a`` with affine nodes ``X_0..3``.
-  The vertex's barycentric coordinates ``beta`` in the virtual tet map it to the box's rest frame,
-  ``p_rest = sum_k beta_k Xr_k``, and ``d = sdf_box(p_rest)``. With ``A = D Dr^-1`` (``D``, ``Dr`` the
-  edge matrices) the exact gradient is ``g = A^-T n_rest``, ``c = (1, -beta_0, ..., -beta_3)``.
+- kind ``POINT_BOX``: a soft contact point ``x_v = sum_k w_k x_k`` (nodes 0..3) against dynamic box
+  ``a`` with affine nodes ``X_0..3`` (element nodes 4..7). The point's barycentric coordinates
+  ``beta`` in the virtual tet map it to the box's rest frame, ``p_rest = sum_k beta_k Xr_k``, and
+  ``d = sdf_box(p_rest)``. With ``A = D Dr^-1`` (``D``, ``Dr`` the edge matrices) the exact gradient is
+  ``g = A^-T n_rest``, ``c = (w_0..w_3, -beta_0, ..., -beta_3)``.
 
 Penalty energy (seed 003 eq. 3, as ``kernels_contact``): ``kappa b(d)``, ``b = (delta - d)^3/delta``
 for ``d < delta``. Gradient ``kappa b'(d) c_k g``; Gauss–Newton Hessian ``kappa b''(d) c_k c_l g g^T``
@@ -47,8 +49,8 @@ from .materials import (
 from .tet_mesh import deformation_gradient
 
 KIND_POINT_COLLIDER = 0
-KIND_VERTEX_BOX = 1
-ELEMENT_NODES = 5
+KIND_POINT_BOX = 1
+ELEMENT_NODES = 8
 
 SHAPE_SPHERE = 1
 SHAPE_BOX = 2
@@ -247,9 +249,17 @@ def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, 
         for i in range(3):
             g[i] = R[i, 0] * n[0] + R[i, 1] * n[1] + R[i, 2] * n[2]
         return d
-    # VERTEX_BOX
+    # POINT_BOX: the point sum_k w_k x_k (nodes 0..3) against dynamic box a (affine nodes 4..7)
     a = el_target[e]
-    v = el_nodes[e, 0]
+    v = scratch[0, 0]  # the point; q is overwritten only after its last use
+    for i in range(3):
+        v[i] = 0.0
+    for k in range(4):
+        node = el_nodes[e, k]
+        if node < 0:
+            break
+        for i in range(3):
+            v[i] += el_weights[e, k] * x[node, i]
     D = scratch[1]
     Dinv = scratch[2]
     Dr = scratch[3]
@@ -259,9 +269,9 @@ def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, 
             D[i, j] = x[aff_nodes[a, j + 1], i] - x[n0, i]
             Dr[i, j] = aff_rest[a, j + 1, i] - aff_rest[a, 0, i]
     _inverse3(D, Dinv)
-    b1 = Dinv[0, 0] * (x[v, 0] - x[n0, 0]) + Dinv[0, 1] * (x[v, 1] - x[n0, 1]) + Dinv[0, 2] * (x[v, 2] - x[n0, 2])
-    b2 = Dinv[1, 0] * (x[v, 0] - x[n0, 0]) + Dinv[1, 1] * (x[v, 1] - x[n0, 1]) + Dinv[1, 2] * (x[v, 2] - x[n0, 2])
-    b3 = Dinv[2, 0] * (x[v, 0] - x[n0, 0]) + Dinv[2, 1] * (x[v, 1] - x[n0, 1]) + Dinv[2, 2] * (x[v, 2] - x[n0, 2])
+    b1 = Dinv[0, 0] * (v[0] - x[n0, 0]) + Dinv[0, 1] * (v[1] - x[n0, 1]) + Dinv[0, 2] * (v[2] - x[n0, 2])
+    b2 = Dinv[1, 0] * (v[0] - x[n0, 0]) + Dinv[1, 1] * (v[1] - x[n0, 1]) + Dinv[1, 2] * (v[2] - x[n0, 2])
+    b3 = Dinv[2, 0] * (v[0] - x[n0, 0]) + Dinv[2, 1] * (v[1] - x[n0, 1]) + Dinv[2, 2] * (v[2] - x[n0, 2])
     b0 = 1.0 - b1 - b2 - b3
     for i in range(3):
         p[i] = aff_rest[a, 0, i] + Dr[i, 0] * b1 + Dr[i, 1] * b2 + Dr[i, 2] * b3
@@ -280,11 +290,12 @@ def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, 
         q[j] = Dr[0, j] * p[0] + Dr[1, j] * p[1] + Dr[2, j] * p[2]
     for i in range(3):
         g[i] = Dinv[0, i] * q[0] + Dinv[1, i] * q[1] + Dinv[2, i] * q[2]
-    coef[0] = 1.0
-    coef[1] = -b0
-    coef[2] = -b1
-    coef[3] = -b2
-    coef[4] = -b3
+    for k in range(4):
+        coef[k] = el_weights[e, k] if el_nodes[e, k] >= 0 else 0.0
+    coef[4] = -b0
+    coef[5] = -b1
+    coef[6] = -b2
+    coef[7] = -b3
     return d
 
 
@@ -756,17 +767,18 @@ def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
 
 
 @njit_kernel
-def collect_contacts(x_a, x_b, margin, delta, soft_node_count, node_free, node_friction, col_kind, col_friction,
+def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_friction, col_kind, col_friction,
                      geometry_a, geometry_b, aff_collider, aff_corner_weights, el_kind, el_nodes, el_weights,
                      el_target, el_mu):  # fmt: skip
-    """Fill the element arrays with every (point, collider) pair closer than ``delta + margin[i]``
-    at either ``x_a``/``geometry_a`` (start of step) or ``x_b``/``geometry_b`` (end of step).
+    """Fill the element arrays with every (point, collider) pair closer than ``delta + margin`` at either
+    ``x_a``/``geometry_a`` (start of step) or ``x_b``/``geometry_b`` (end of step).
 
-    Points: free soft nodes (``margin`` (N,) [m] per node) against static/kinematic colliders
-    (``col_kind`` 0/1) and dynamic boxes; box corners (margin of the box's first node) against
-    static/kinematic colliders. ``el_mu`` gets the geometric mean of the two friction coefficients.
-    Returns the number of pairs found; when it exceeds the capacity (``el_kind.shape[0]``) only the
-    first ones are stored and the caller must grow the arrays and call again.
+    Points: the soft bodies' contact points ``sum_k point_weights[p, k] x[point_nodes[p, k]]`` ((P, 4),
+    -1 padded; ``margin`` (N,) [m] per node, of the point's first node) against static/kinematic
+    colliders (``col_kind`` 0/1) and dynamic boxes; box corners against static/kinematic colliders.
+    ``el_mu`` gets the geometric mean of the two friction coefficients. Returns the number of pairs found;
+    when it exceeds the capacity (``el_kind.shape[0]``) only the first ones are stored and the caller
+    must grow the arrays and call again.
     """
     capacity = el_kind.shape[0]
     coef = np.empty(ELEMENT_NODES)
@@ -776,76 +788,49 @@ def collect_contacts(x_a, x_b, margin, delta, soft_node_count, node_free, node_f
     one_nodes = np.full((1, ELEMENT_NODES), -1, dtype=np.int64)
     one_weights = np.zeros((1, ELEMENT_NODES))
     one_target = np.zeros(1, dtype=np.int64)
+    aff_nodes = geometry_a[4]
     count = 0
     C = col_kind.shape[0]
     A = aff_collider.shape[0]
-    for c in range(C):
-        if col_kind[c] == 2:
+    P = point_nodes.shape[0]
+    for target in range(C + A):
+        is_box = target >= C
+        if not is_box and col_kind[target] == 2:
             continue
-        # soft nodes against collider c
-        for i in range(soft_node_count):
-            if not node_free[i]:
-                continue
-            one_kind[0] = KIND_POINT_COLLIDER
-            one_nodes[0, 0] = i
-            one_nodes[0, 1] = -1
-            one_weights[0, 0] = 1.0
-            one_target[0] = c
-            d = _pair_distance(x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
-                               coef, g, scratch)  # fmt: skip
-            if d < delta + margin[i]:
-                if count < capacity:
-                    el_kind[count] = KIND_POINT_COLLIDER
-                    el_nodes[count, :] = -1
-                    el_nodes[count, 0] = i
-                    el_weights[count, :] = 0.0
-                    el_weights[count, 0] = 1.0
-                    el_target[count] = c
-                    el_mu[count] = math.sqrt(node_friction[i] * col_friction[c])
-                count += 1
-        # corners of dynamic boxes against collider c
-        aff_nodes = geometry_a[4]
-        for a in range(A):
-            for corner in range(8):
-                one_kind[0] = KIND_POINT_COLLIDER
+        for p in range(P + (0 if is_box else 8 * A)):
+            one_nodes[0, :] = -1
+            one_weights[0, :] = 0.0
+            if p < P:
+                for k in range(4):
+                    one_nodes[0, k] = point_nodes[p, k]
+                    one_weights[0, k] = point_weights[p, k]
+                mu_point = point_friction[p]
+            else:  # a corner of a dynamic box
+                a = (p - P) // 8
                 for k in range(4):
                     one_nodes[0, k] = aff_nodes[a, k]
-                    one_weights[0, k] = aff_corner_weights[a, corner, k]
-                one_target[0] = c
-                d = _pair_distance(x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
-                                   coef, g, scratch)  # fmt: skip
-                if d < delta + margin[aff_nodes[a, 0]]:
-                    if count < capacity:
-                        el_kind[count] = KIND_POINT_COLLIDER
-                        el_nodes[count, :] = -1
-                        el_weights[count, :] = 0.0
-                        for k in range(4):
-                            el_nodes[count, k] = aff_nodes[a, k]
-                            el_weights[count, k] = aff_corner_weights[a, corner, k]
-                        el_target[count] = c
-                        el_mu[count] = col_friction[c] * col_friction[aff_collider[a]]
-                        el_mu[count] = math.sqrt(el_mu[count])
-                    count += 1
-    aff_nodes = geometry_a[4]
-    for a in range(A):
-        for i in range(soft_node_count):
-            if not node_free[i]:
-                continue
-            one_kind[0] = KIND_VERTEX_BOX
-            one_nodes[0, 0] = i
-            for k in range(4):
-                one_nodes[0, k + 1] = aff_nodes[a, k]
-            one_target[0] = a
+                    one_weights[0, k] = aff_corner_weights[a, (p - P) % 8, k]
+                mu_point = col_friction[aff_collider[a]]
+            if is_box:
+                one_kind[0] = KIND_POINT_BOX
+                one_target[0] = target - C
+                for k in range(4):
+                    one_nodes[0, 4 + k] = aff_nodes[target - C, k]
+                mu_other = col_friction[aff_collider[target - C]]
+            else:
+                one_kind[0] = KIND_POINT_COLLIDER
+                one_target[0] = target
+                mu_other = col_friction[target]
             d = _pair_distance(x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
                                coef, g, scratch)  # fmt: skip
-            if d < delta + margin[i]:
+            if d < delta + margin[one_nodes[0, 0]]:
                 if count < capacity:
-                    el_kind[count] = KIND_VERTEX_BOX
+                    el_kind[count] = one_kind[0]
+                    el_target[count] = one_target[0]
                     for k in range(ELEMENT_NODES):
                         el_nodes[count, k] = one_nodes[0, k]
-                    el_weights[count, :] = 0.0
-                    el_target[count] = a
-                    el_mu[count] = math.sqrt(node_friction[i] * col_friction[aff_collider[a]])
+                        el_weights[count, k] = one_weights[0, k]
+                    el_mu[count] = math.sqrt(mu_point * mu_other)
                 count += 1
     return count
 

@@ -69,6 +69,10 @@ class SoftBodySpec:
     pinned: np.ndarray
     volume_kappa: float
     volume_model: VolumeModel
+    point_nodes: np.ndarray
+    """(P, 4) body-local node indices of the contact points (-1 padded)."""
+    point_weights: np.ndarray
+    """(P, 4) their barycentric weights."""
 
 
 @dataclass
@@ -120,6 +124,7 @@ class SoftWorldBuilder:
         pinned=None,
         volume_kappa: float = 0.0,
         volume_model: VolumeModel = VolumeModel.QUADRATIC,
+        contact_points=None,
         name: str = "",
     ) -> int:
         """Add a tet-mesh soft body; return its index.
@@ -136,6 +141,10 @@ class SoftWorldBuilder:
             volume_kappa: compressibility of the volume penalty [1/Pa] (seed 003 eq. 18–21, smaller =
                 stiffer); 0 disables it. Needs a closed boundary (always true for a tet mesh).
             volume_model: the penalty's work function.
+            contact_points: optional ``(tet (P,) int, weights (P, 4))``: the points that collide, as
+                barycentric combinations of a tet's vertices (e.g. the render-mesh vertices embedded in
+                a lattice, so the visible surface touches the colliders rather than the lattice, which
+                overhangs it by up to a cell). Default: every vertex on the tet mesh's boundary.
             name: label used in error messages.
         """
         label = name or f"soft body {len(self.bodies)}"
@@ -162,11 +171,27 @@ class SoftWorldBuilder:
         mask = np.zeros(x.shape[0], dtype=bool) if pinned is None else np.asarray(pinned, dtype=bool).copy()
         if mask.shape != (x.shape[0],):
             raise SoftWorldError(f"{label}: pinned must have shape ({x.shape[0]},), got {mask.shape}")
+        if contact_points is None:
+            boundary = np.unique(extract_surface_triangles(t))
+            point_nodes = np.full((len(boundary), 4), -1, dtype=np.int64)
+            point_nodes[:, 0] = boundary
+            point_weights = np.zeros((len(boundary), 4))
+            point_weights[:, 0] = 1.0
+        else:
+            tet_of, point_weights = contact_points
+            tet_of = np.asarray(tet_of, dtype=np.int64).reshape(-1)
+            point_weights = np.ascontiguousarray(point_weights, dtype=FLOAT).reshape(-1, 4)
+            if tet_of.shape[0] != point_weights.shape[0] or (
+                tet_of.size and not 0 <= tet_of.min() <= tet_of.max() < len(t)
+            ):
+                raise SoftWorldError(f"{label}: contact_points must be (tet (P,), weights (P, 4)) with valid tets")
+            point_nodes = t[tet_of].astype(np.int64)
+        movable = ~np.all(mask[point_nodes] | (point_nodes < 0), axis=1)
         self.bodies.append(
             SoftBodySpec(
                 label, x.copy(), t.copy(), float(density), float(youngs_modulus), float(poisson_ratio),
                 float(damping), MaterialModel(material), float(friction), mask, float(volume_kappa),
-                VolumeModel(volume_model),
+                VolumeModel(volume_model), point_nodes[movable], point_weights[movable],
             )
         )  # fmt: skip
         return len(self.bodies) - 1
@@ -300,6 +325,14 @@ class SoftWorld:
             self.body_volume_model[b] = int(spec.volume_model)
             self.body_rest_volume[b] = float(vol_b.sum())
         self.max_youngs_modulus = max(b.youngs_modulus for b in bodies)
+        # Contact points of all bodies, with global node indices.
+        nodes = [
+            np.where(b.point_nodes >= 0, b.point_nodes + self.body_node_start[i], -1) for i, b in enumerate(bodies)
+        ]
+        self.point_nodes = np.ascontiguousarray(np.concatenate(nodes), dtype=np.int64)
+        self.point_weights = np.ascontiguousarray(np.concatenate([b.point_weights for b in bodies]))
+        self.point_body = np.concatenate([np.full(len(b.point_nodes), i) for i, b in enumerate(bodies)])
+        self.point_friction = np.array([bodies[i].friction for i in self.point_body], dtype=FLOAT)
 
         self.collider_shape = np.array([int(c.shape) for c in colliders], dtype=np.int64)
         self.collider_params = np.array([c.params for c in colliders], dtype=FLOAT).reshape(-1, 3)

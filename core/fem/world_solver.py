@@ -238,7 +238,7 @@ class SoftWorldSolver:
         w = self.world
         while True:
             count = collect_contacts(
-                x_a, x_b, self._margin, self.delta, w.soft_node_count, self.node_free, w.node_friction,
+                x_a, x_b, self._margin, self.delta, w.point_nodes, w.point_weights, w.point_friction,
                 w.collider_kind, w.collider_friction, self._geometry(False), self._geometry(True),
                 w.affine_collider, w.affine_corner_weights, self.el_kind, self.el_nodes, self.el_weights,
                 self.el_target, self.el_mu,

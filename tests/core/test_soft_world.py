@@ -310,3 +310,26 @@ def test_squeezed_ball_loses_less_volume_as_kappa_decreases():
     assert losses[0] > 0.03  # the material alone (nu = 0.3) loses volume visibly
     assert all(a > b for a, b in zip(losses, losses[1:], strict=False)), losses
     assert losses[-1] < 0.0049
+
+
+@pytest.mark.parametrize("embedded", [True, False])
+def test_embedded_render_vertices_touch_the_floor(embedded):
+    """With the render mesh's embedded vertices as contact points the visible surface rests on the floor
+    (inside the contact layer); with the lattice's own boundary (default) it floats by the lattice's
+    overhang, which is what the option exists to remove."""
+    ball, tris = icosphere(0.05, 2, center=(0, 0, 0.0502))
+    lattice = tetrahedralize_lattice(ball, tris, resolution=5)
+    points = (lattice.embed_tet, lattice.embed_weights) if embedded else None
+    b = SoftWorldBuilder()
+    b.add_soft_body(lattice.tet_vertices, lattice.tet_indices, youngs_modulus=3e5, damping=0.01, contact_points=points)
+    b.add_collider(ShapeType.PLANE)
+    world = b.finalize()
+    settings = SoftSettings(substeps=2, contact_thickness=0.001)
+    state = _final_state(iter_simulate_soft(world, frame_count=25, fps=24, settings=settings))
+    render = np.einsum("vk,vki->vi", lattice.embed_weights, state.x[lattice.tet_indices[lattice.embed_tet]])
+    overhang = ball[:, 2].min() - lattice.tet_vertices[:, 2].min()
+    assert overhang > 0.003
+    if embedded:
+        assert 0.0 < render[:, 2].min() < 0.001
+    else:
+        assert render[:, 2].min() > 0.5 * overhang
