@@ -28,7 +28,7 @@ def _frame_range(text: str) -> tuple[int, int]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m contact_lab", description="Contact Lab headless tools")
     commands = parser.add_subparsers(dest="command", required=True)
-    bake = commands.add_parser("bake", help="bake a .blend file's Contact Lab scene into keyframes")
+    bake = commands.add_parser("bake", help="bake a .blend file: keyframes, shape keys or PC2 caches")
     bake.add_argument("input", help="the .blend file to bake")
     bake.add_argument("-o", "--output", help="where to save the baked file (default: overwrite the input)")
     bake.add_argument("--frames", type=_frame_range, metavar="A-B", help="frame range (default: the scene's)")

@@ -1,32 +1,42 @@
-"""Bake orchestration: export → simulate (frame by frame) → swap in new actions; and clear.
+"""Bake orchestration: export → simulate (frame by frame) → write the results; and clear.
 
 Both operator paths use this module: the blocking ``execute`` calls :func:`bake_scene`; the modal
 ``invoke`` calls :func:`start_bake` and then :meth:`BakeJob.step` from a timer, :meth:`BakeJob.finish`
 at the end or :meth:`BakeJob.cancel` on Esc. The headless CLI calls :func:`bake_scene` too.
 
-Nothing is lost: every check runs before the simulation; keyframes go into new actions that replace
-the objects' actions only after the whole simulation finished and produced finite poses. A cancel,
-an error or a divergence leaves every object's animation untouched.
+:class:`BakeJob` is the engine-independent machinery (progress, time-budgeted stepping, cancel, report);
+:class:`RigidBakeJob` bakes the rigid engine into keyframes, :class:`SoftBakeJob` the soft engine into shape
+keys or PC2 caches (plus keyframes for dynamic boxes). :func:`start_bake` picks one from
+``scene.contact_lab.engine``.
+
+Nothing is lost: every check runs before the simulation; results are written only after the whole
+simulation finished and produced finite values (keyframes into new actions swapped in at the end, PC2
+files written next to their targets and renamed over them at the end). A cancel, an error or a
+divergence leaves every object's animation, shape keys, modifiers and cache files untouched.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import bpy
 import numpy as np
 
 from ..core import DivergenceError, iter_simulate
-from . import keyframes
+from . import deform_output, keyframes, units
 from .scene_export import BakeError, SceneExport, export_scene
 
 __all__ = [
     "BakeError",
     "BakeJob",
+    "RigidBakeJob",
+    "SoftBakeJob",
     "bake_scene",
     "clear_bake",
+    "per_frame_stats",
     "start_bake",
     "store_report",
 ]
@@ -40,23 +50,60 @@ def _now() -> float:
 
 
 class BakeJob:
-    """One bake in progress: a validated export and the simulation generator, advanced on demand."""
+    """One bake in progress: a validated export and its simulation generator, advanced on demand.
 
-    def __init__(self, scene, export: SceneExport):
+    Engine-independent; subclasses provide the generator (:meth:`_simulation`), record each yielded frame
+    (:meth:`_record`), write the results (:meth:`_write`) and add their part of the report
+    (:meth:`_engine_report`). ``export`` needs ``frames`` (scene frame numbers, shape (F,)), ``fps``,
+    ``length_scale`` and ``timings``.
+    """
+
+    engine = ""
+    """``scene.contact_lab.engine`` value of this kind of job."""
+
+    def __init__(self, scene, export):
         self.scene_name = scene.name
         self.export = export
-        self.trajectory = None
         self.frames_done = 0
-        """Trajectory rows recorded so far (1 after the initial state)."""
+        """Rows recorded so far (1 after the initial state)."""
         self.finished = False
         self.timings = dict(export.timings)
         self.timings.setdefault("simulate", 0.0)
-        self._iterator = iter_simulate(export.model, **export.simulate_kwargs())
+        self._iterator = self._simulation()
+
+    # to be provided by the engines -------------------------------------------------------------
+    def _simulation(self) -> Iterator:
+        raise NotImplementedError
+
+    def _record(self, item) -> None:
+        """Keep what one yielded frame carries and advance :attr:`frames_done`."""
+        raise NotImplementedError
+
+    def _divergence_error(self, exc: DivergenceError) -> BakeError:
+        frame = int(self.export.frames[min(exc.frame, self.frame_count - 1)])
+        names = ", ".join(exc.body_label[:5]) + (" …" if len(exc.body_label) > 5 else "")
+        first = exc.body_label[0] if exc.body_label else None
+        return BakeError(
+            f"Simulation diverged at frame {frame} (objects: {names}); nothing was changed",
+            object_name=first,
+            frame=frame,
+        )
+
+    def _write(self, scene) -> None:
+        """Write the finished simulation into ``scene`` (all checks first, then the changes)."""
+        raise NotImplementedError
+
+    def _engine_report(self) -> dict:
+        return {}
+
+    def per_frame_stats(self) -> dict:
+        """Per-frame solver statistics (lists, JSON-compatible), for detailed reports."""
+        return {}
 
     # progress -----------------------------------------------------------------------------------
     @property
     def frame_count(self) -> int:
-        return self.export.frame_count
+        return int(self.export.frames.shape[0])
 
     @property
     def progress(self) -> float:
@@ -93,11 +140,11 @@ class BakeJob:
         try:
             while True:
                 try:
-                    _, self.trajectory = next(self._iterator)
+                    item = next(self._iterator)
                 except StopIteration:
                     self.finished = True
                     break
-                self.frames_done = self.trajectory.frames_done
+                self._record(item)
                 pulled += 1
                 if max_frames is not None and pulled >= max_frames:
                     break
@@ -122,100 +169,41 @@ class BakeJob:
         if progress is not None:
             progress(self.frames_done, self.frame_count)
 
-    def _divergence_error(self, exc: DivergenceError) -> BakeError:
-        frame = int(self.export.frames[min(exc.frame, self.frame_count - 1)])
-        names = ", ".join(exc.body_label[:5]) + (" …" if len(exc.body_label) > 5 else "")
-        first = exc.body_label[0] if exc.body_label else None
-        return BakeError(
-            f"Simulation diverged at frame {frame} (objects: {names}); nothing was changed",
-            object_name=first,
-            frame=frame,
-        )
-
     # results ------------------------------------------------------------------------------------
     def report(self, status: str, *, error: str | None = None) -> dict:
         """Machine-readable summary (JSON-compatible) of this job in its current state."""
         ex = self.export
-        done = self.frames_done
         report = {
             "status": status,
+            "engine": self.engine,
             "scene": self.scene_name,
             "frames": {
                 "start": int(ex.frames[0]),
                 "end": int(ex.frames[-1]),
-                "count": ex.frame_count,
-                "simulated": done,
+                "count": self.frame_count,
+                "simulated": self.frames_done,
             },
             "fps": ex.fps,
             "unit_scale": ex.length_scale,
-            "bodies": {
-                "active": [b.object_name for b in ex.active_bodies],
-                "passive": [b.object_name for b in ex.passive_bodies],
-            },
-            "settings": {
-                "solver": ex.solver,
-                "substeps": ex.substeps,
-                "iterations": ex.iterations,
-                "tolerance": ex.tolerance,
-                "friction_combine": ex.friction_combine,
-                "restitution_combine": ex.restitution_combine,
-            },
-            "stats": _stats_summary(self.trajectory, done),
-            "timings": {k: round(float(v), 6) for k, v in self.timings.items()},
         }
+        report.update(self._engine_report())
+        report["timings"] = {k: round(float(v), 6) for k, v in self.timings.items()}
         if error is not None:
             report["error"] = error
         return report
 
-    def _check_finite(self) -> None:
-        traj = self.trajectory
-        index = [b.body_index for b in self.export.active_bodies]
-        ok = np.isfinite(traj.body_pos[:, index]).all(axis=2) & np.isfinite(traj.body_quat[:, index]).all(axis=2)
-        if not ok.all():
-            f, k = np.argwhere(~ok)[0]
-            frame = int(self.export.frames[f])
-            name = self.export.active_bodies[k].object_name
-            raise BakeError(
-                f"Simulation diverged at frame {frame} (objects: {name}); nothing was changed",
-                object_name=name,
-                frame=frame,
-            )
-
     def finish(self) -> dict:
-        """Write the keyframes (swap in new actions), store and return the report.
+        """Write the results, store and return the report.
 
         Raises:
-            BakeError: the simulation is not complete, produced non-finite poses, or an object vanished.
+            BakeError: the simulation is not complete, produced non-finite values, or an object vanished or
+                changed; nothing was changed then.
         """
-        if not self.finished or self.trajectory is None or self.frames_done < self.frame_count:
+        if not self.finished or self.frames_done < self.frame_count:
             raise BakeError("the simulation has not finished")
-        self._check_finite()
         scene = self.scene()
         t0 = _now()
-        transforms = self.export.object_transforms(self.trajectory)
-        objects = []
-        for body in self.export.active_bodies:
-            obj = scene.objects.get(body.object_name)
-            if obj is None:
-                raise BakeError(f"'{body.object_name}' was removed during the bake; nothing was changed")
-            objects.append(obj)
-        frames = self.export.frames.astype(np.float64)
-        built = []
-        try:  # phase 1: new actions, not yet assigned
-            for obj in objects:
-                location, quaternion = transforms[obj.name]
-                built.append(
-                    keyframes.new_transform_action(
-                        obj, frames, location, quaternion, action_name=f"{obj.name}{ACTION_SUFFIX}"
-                    )
-                )
-        except BaseException:
-            for action, _ in built:
-                bpy.data.actions.remove(action)
-            raise
-        # phase 2: swap (nothing left that can fail half-way on valid data)
-        for obj, (action, slot) in zip(objects, built, strict=True):
-            _swap_in(obj, action, slot)
+        self._write(scene)
         self.timings["write"] = _now() - t0
         self.timings["total"] = sum(v for k, v in self.timings.items() if k != "total")
         report = self.report("FINISHED")
@@ -232,6 +220,327 @@ class BakeJob:
         if scene is not None:
             store_report(scene, report)
         return report
+
+
+class RigidBakeJob(BakeJob):
+    """Rigid engine: :func:`core.iter_simulate` → location/rotation keyframes of the active objects."""
+
+    engine = "RIGID"
+
+    def __init__(self, scene, export: SceneExport):
+        self.trajectory = None
+        super().__init__(scene, export)
+
+    def _simulation(self):
+        return iter_simulate(self.export.model, **self.export.simulate_kwargs())
+
+    def _record(self, item) -> None:
+        _, self.trajectory = item
+        self.frames_done = self.trajectory.frames_done
+
+    def _engine_report(self) -> dict:
+        ex = self.export
+        return {
+            "bodies": {
+                "active": [b.object_name for b in ex.active_bodies],
+                "passive": [b.object_name for b in ex.passive_bodies],
+            },
+            "settings": {
+                "solver": ex.solver,
+                "substeps": ex.substeps,
+                "iterations": ex.iterations,
+                "tolerance": ex.tolerance,
+                "friction_combine": ex.friction_combine,
+                "restitution_combine": ex.restitution_combine,
+            },
+            "stats": _stats_summary(self.trajectory, self.frames_done),
+        }
+
+    def per_frame_stats(self) -> dict:
+        traj, done = self.trajectory, self.frames_done
+        if traj is None:
+            return {}
+        return {
+            "frame": [int(f) for f in self.export.frames[:done]],
+            "contact_count": traj.contact_count[:done].tolist(),
+            "solver_iterations": traj.solver_iterations[:done].tolist(),
+            "solver_residual": traj.solver_residual[:done].tolist(),
+            "max_penetration": traj.max_penetration[:done].tolist(),
+            "contact_overflow": traj.contact_overflow[:done].tolist(),
+        }
+
+    def _check_finite(self) -> None:
+        traj = self.trajectory
+        index = [b.body_index for b in self.export.active_bodies]
+        ok = np.isfinite(traj.body_pos[:, index]).all(axis=2) & np.isfinite(traj.body_quat[:, index]).all(axis=2)
+        if not ok.all():
+            f, k = np.argwhere(~ok)[0]
+            frame = int(self.export.frames[f])
+            name = self.export.active_bodies[k].object_name
+            raise BakeError(
+                f"Simulation diverged at frame {frame} (objects: {name}); nothing was changed",
+                object_name=name,
+                frame=frame,
+            )
+
+    def _write(self, scene) -> None:
+        if self.trajectory is None:
+            raise BakeError("the simulation has not finished")
+        self._check_finite()
+        transforms = self.export.object_transforms(self.trajectory)
+        objects = [_object(scene, body.object_name) for body in self.export.active_bodies]
+        _key_transforms(objects, self.export.frames, [transforms[obj.name] for obj in objects])
+
+
+class SoftBakeJob(BakeJob):
+    """Soft engine: :func:`core.fem.simulate_soft.iter_simulate_soft` → shape keys or PC2 caches of the soft
+    objects and location/rotation keyframes of the dynamic (active) boxes."""
+
+    engine = "SOFT"
+
+    def __init__(self, scene, export):
+        ex = export
+        F = int(ex.frames.shape[0])
+        self.tet_positions = [np.empty((F, b.tet_vertex_count, 3)) for b in ex.bodies]
+        """Per soft body: lattice vertex positions in the world per frame [m], (F, V_tet, 3)."""
+        dynamic = ex.dynamic_colliders
+        self.box_position = np.empty((F, len(dynamic), 3))
+        """Dynamic boxes' centre of mass per frame [m], (F, D, 3)."""
+        self.box_quaternion = np.empty((F, len(dynamic), 4))
+        """Dynamic boxes' orientation per frame (wxyz), (F, D, 4)."""
+        self.newton_iterations = np.zeros(F, dtype=np.int64)
+        """Newton iterations of the last implicit step of each frame (0 for the initial state)."""
+        self.pcg_iterations = np.zeros(F, dtype=np.int64)
+        self.contact_count = np.zeros(F, dtype=np.int64)
+        self.max_penetration = np.zeros(F)
+        """Deepest contact penetration at the end of the frame's last step [m]."""
+        self.converged = np.ones(F, dtype=bool)
+        self.frame_seconds = np.zeros(F)
+        """Wall-clock time spent on each frame [s]."""
+        self._frame_clock = None
+        self.written_files: list[str] = []
+        super().__init__(scene, export)
+
+    def _simulation(self):
+        from ..core.fem.simulate_soft import SoftSettings, iter_simulate_soft
+
+        ex = self.export
+        settings = SoftSettings(substeps=ex.substeps, contact_thickness=ex.contact_thickness)
+        return iter_simulate_soft(
+            ex.world,
+            frame_count=self.frame_count,
+            fps=ex.fps,
+            settings=settings,
+            pin_tracks=ex.pin_tracks,
+            collider_tracks=ex.collider_tracks,
+        )
+
+    def _record(self, item) -> None:
+        frame, state = item
+        ex = self.export
+        world = ex.world
+        now = _now()
+        if self._frame_clock is not None:
+            self.frame_seconds[frame] = now - self._frame_clock
+        self._frame_clock = now
+        for body, out in zip(ex.bodies, self.tet_positions, strict=True):
+            out[frame] = world.body_positions(state, body.body_index)
+        for d, collider in enumerate(ex.dynamic_colliders):
+            pose = world.collider_pose(state, collider.collider_index)
+            self.box_position[frame, d], self.box_quaternion[frame, d] = pose
+        stats = getattr(state, "stats", None)
+        if stats is not None and frame > 0:
+            self.newton_iterations[frame] = stats.newton_iterations
+            self.pcg_iterations[frame] = stats.pcg_iterations
+            self.contact_count[frame] = stats.contact_count
+            self.max_penetration[frame] = stats.max_penetration
+            self.converged[frame] = stats.converged
+        self.frames_done = frame + 1
+
+    def status_text(self) -> str:
+        if self.frames_done <= 1:
+            return "Compiling the soft solver (first run only)…"
+        return super().status_text()
+
+    def _engine_report(self) -> dict:
+        ex = self.export
+        done = self.frames_done
+        steps = slice(1, done)
+        newton = self.newton_iterations[steps]
+        seconds = self.frame_seconds[steps]
+        return {
+            "bodies": {
+                "soft": [b.object_name for b in ex.bodies],
+                "active": [c.object_name for c in ex.dynamic_colliders],
+                "passive": [c.object_name for c in ex.passive_colliders],
+            },
+            "settings": {
+                "substeps": ex.substeps,
+                "contact": ex.contact,
+                "contact_thickness": ex.contact_thickness,
+                "output": ex.output,
+                "cache_dir": ex.cache_dir,
+            },
+            "stats": {
+                "soft_bodies": [
+                    {
+                        "object": b.object_name,
+                        "tets": b.tet_count,
+                        "tet_vertices": b.tet_vertex_count,
+                        "render_vertices": b.render_vertex_count,
+                        "pinned_vertices": int(b.pinned.sum()),
+                    }
+                    for b in ex.bodies
+                ],
+                "tets": int(sum(b.tet_count for b in ex.bodies)),
+                "vertices": int(sum(b.tet_vertex_count for b in ex.bodies)),
+                "render_vertices": int(sum(b.render_vertex_count for b in ex.bodies)),
+                "max_newton_iterations": int(newton.max()) if newton.size else 0,
+                "mean_newton_iterations": float(newton.mean()) if newton.size else 0.0,
+                "unconverged_frames": int((~self.converged[steps]).sum()),
+                "max_contacts": int(self.contact_count[steps].max()) if newton.size else 0,
+                "max_penetration": float(self.max_penetration[steps].max()) if newton.size else 0.0,
+                "seconds_per_frame": float(seconds.mean()) if seconds.size else 0.0,
+            },
+            "warnings": list(ex.warnings),
+            "files": list(self.written_files),
+        }
+
+    def per_frame_stats(self) -> dict:
+        done = self.frames_done
+        return {
+            "frame": [int(f) for f in self.export.frames[:done]],
+            "newton_iterations": self.newton_iterations[:done].tolist(),
+            "pcg_iterations": self.pcg_iterations[:done].tolist(),
+            "contact_count": self.contact_count[:done].tolist(),
+            "max_penetration": self.max_penetration[:done].tolist(),
+            "seconds": self.frame_seconds[:done].tolist(),
+        }
+
+    # writing --------------------------------------------------------------------------------------
+    def _check_finite(self) -> None:
+        ex = self.export
+        for body, positions in zip(ex.bodies, self.tet_positions, strict=True):
+            bad = np.flatnonzero(~np.isfinite(positions).all(axis=(1, 2)))
+            if bad.size:
+                frame = int(ex.frames[bad[0]])
+                raise BakeError(
+                    f"Simulation diverged at frame {frame} (objects: {body.object_name}); nothing was changed",
+                    object_name=body.object_name,
+                    frame=frame,
+                )
+
+    def _write(self, scene) -> None:
+        ex = self.export
+        self._check_finite()
+        # 1. everything that can fail, before any change: objects still there and unchanged, positions
+        soft_objects = []
+        for body in ex.bodies:
+            obj = _object(scene, body.object_name)
+            if obj.type != "MESH" or len(obj.data.vertices) != body.render_vertex_count:
+                raise BakeError(
+                    f"'{obj.name}': its mesh changed during the bake; nothing was changed", object_name=obj.name
+                )
+            soft_objects.append(obj)
+        boxes = [_object(scene, c.object_name) for c in ex.dynamic_colliders]
+        positions = [
+            body.local_positions(tets, ex.length_scale)
+            for body, tets in zip(ex.bodies, self.tet_positions, strict=True)
+        ]
+        for body, local in zip(ex.bodies, positions, strict=True):
+            if not np.isfinite(local).all():
+                raise BakeError(
+                    f"'{body.object_name}': the baked positions are not finite in single precision; nothing was "
+                    "changed",
+                    object_name=body.object_name,
+                )
+        transforms = []
+        for d, collider in enumerate(ex.dynamic_colliders):
+            com = self.box_position[:, d] / ex.length_scale
+            quat = units.make_quat_continuous(self.box_quaternion[:, d])
+            location = units.body_to_object_location(com, quat, collider.centre_local, collider.scale)
+            transforms.append((location, quat))
+        frames = ex.frames.astype(np.float64)
+        # 2. cache files: each written atomically next to its target, renamed over it once all are written
+        if ex.output == "PC2":
+            self.written_files = _write_pc2_files(scene, ex, soft_objects, positions)
+        # 3. Blender data
+        _key_transforms(boxes, ex.frames, transforms)
+        for obj, local, path in zip(
+            soft_objects, positions, self.written_files or [None] * len(soft_objects), strict=True
+        ):
+            deform_output.remove_deform_output(obj)
+            if ex.output == "PC2":
+                deform_output.attach_pc2(obj, path, frame_start=int(ex.frames[0]))
+            else:
+                deform_output.write_shape_keys(obj, frames, local, hold_ends=True)
+
+
+def _write_pc2_files(scene, export, objects, positions) -> list[str]:
+    """Write one PC2 file per soft object into ``export.cache_dir``; return their absolute paths.
+
+    All files are first written as hidden temporaries (atomically, by :func:`core.pc2.write_pc2`) and renamed
+    over their targets only when every one was written, so a failure leaves the previous caches intact.
+
+    Raises:
+        BakeError: the folder cannot be created or a file cannot be written.
+    """
+    from ..core import pc2
+
+    folder = export.cache_dir
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise BakeError(f"cannot create the PC2 Cache Folder '{folder}': {exc.strerror or exc}") from exc
+    from .soft_export import cache_file_name
+
+    paths = [os.path.join(folder, cache_file_name(bpy.data.filepath, scene.name, obj.name)) for obj in objects]
+    staged = []
+    try:
+        for path, local in zip(paths, positions, strict=True):
+            tmp = os.path.join(folder, "." + os.path.basename(path) + ".new")
+            pc2.write_pc2(tmp, local, start_frame=float(export.frames[0]), sample_rate=1.0)
+            staged.append(tmp)
+    except OSError as exc:
+        for tmp in staged:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        reason = exc.strerror or exc
+        raise BakeError(f"cannot write the PC2 cache in '{folder}': {reason}; nothing was changed") from exc
+    for tmp, path in zip(staged, paths, strict=True):
+        os.replace(tmp, path)
+    return paths
+
+
+def _object(scene, name: str):
+    obj = scene.objects.get(name)
+    if obj is None:
+        raise BakeError(f"'{name}' was removed during the bake; nothing was changed")
+    return obj
+
+
+def _key_transforms(objects: list, frames: np.ndarray, transforms: list) -> None:
+    """Key location + rotation_quaternion of ``objects``: new actions first, then swapped in (all or nothing).
+
+    Args:
+        objects: bpy objects. frames: scene frames (F,). transforms: per object ``(location (F, 3) [BU],
+            quaternion (F, 4) wxyz)``.
+    """
+    frames = np.asarray(frames, dtype=np.float64)
+    built = []
+    try:  # phase 1: new actions, not yet assigned
+        for obj, (location, quaternion) in zip(objects, transforms, strict=True):
+            name = f"{obj.name}{ACTION_SUFFIX}"
+            built.append(keyframes.new_transform_action(obj, frames, location, quaternion, action_name=name))
+    except BaseException:
+        for action, _ in built:
+            bpy.data.actions.remove(action)
+        raise
+    # phase 2: swap (nothing left that can fail half-way on valid data)
+    for obj, (action, slot) in zip(objects, built, strict=True):
+        _swap_in(obj, action, slot)
 
 
 def _stats_summary(traj, done: int) -> dict:
@@ -255,17 +564,7 @@ def _stats_summary(traj, done: int) -> dict:
 
 def per_frame_stats(job: BakeJob) -> dict:
     """Per-frame solver statistics of a job (lists, JSON-compatible), for detailed reports."""
-    traj, done = job.trajectory, job.frames_done
-    if traj is None:
-        return {}
-    return {
-        "frame": [int(f) for f in job.export.frames[:done]],
-        "contact_count": traj.contact_count[:done].tolist(),
-        "solver_iterations": traj.solver_iterations[:done].tolist(),
-        "solver_residual": traj.solver_residual[:done].tolist(),
-        "max_penetration": traj.max_penetration[:done].tolist(),
-        "contact_overflow": traj.contact_overflow[:done].tolist(),
-    }
+    return job.per_frame_stats()
 
 
 def store_report(scene, report: dict) -> None:
@@ -315,15 +614,29 @@ def _swap_in(obj, action, slot) -> None:
 
 
 def start_bake(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> BakeJob:
-    """Validate and export ``scene`` and return a job ready to be stepped. Changes nothing.
+    """Validate and export ``scene`` for its engine and return a job ready to be stepped. Changes nothing.
 
     Raises:
         BakeError: invalid input; the message names the object.
     """
     t0 = _now()
+    engine = str(getattr(scene.contact_lab, "engine", "RIGID"))
+    if engine == "SOFT":
+        from .soft_export import export_soft_scene
+
+        export = export_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
+        export.timings["export"] = _now() - t0
+        return SoftBakeJob(scene, export)
+    soft = sorted(o.name for o in scene.objects if getattr(getattr(o, "contact_lab", None), "role", None) == "SOFT")
+    if soft:
+        raise BakeError(
+            f"'{soft[0]}' is a Soft body but the scene's Engine is Rigid: set Physics ▸ Contact Lab Bake ▸ Engine to "
+            "Soft, or change its Role",
+            object_name=soft[0],
+        )
     export = export_scene(scene, frame_start=frame_start, frame_end=frame_end)
     export.timings["export"] = _now() - t0
-    return BakeJob(scene, export)
+    return RigidBakeJob(scene, export)
 
 
 def bake_scene(
@@ -333,7 +646,7 @@ def bake_scene(
     frame_end: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict:
-    """Blocking bake of ``scene``: validate, simulate every frame, swap in the new actions.
+    """Blocking bake of ``scene``: validate, simulate every frame, write the results (see :func:`start_bake`).
 
     Args:
         scene: a bpy Scene with Contact Lab objects.
@@ -344,7 +657,8 @@ def bake_scene(
         The report (also stored as JSON in ``scene.contact_lab.last_report``).
 
     Raises:
-        BakeError: invalid input or a failed simulation; no animation was changed.
+        BakeError: invalid input or a failed simulation; no animation, shape key, modifier or cache file was
+            changed.
     """
     job = start_bake(scene, frame_start=frame_start, frame_end=frame_end)
     try:
@@ -356,7 +670,11 @@ def bake_scene(
 
 
 def clear_bake(scene, objects=None) -> list[str]:
-    """Remove Contact Lab bakes and restore what the objects had before (action, rotation mode, pose).
+    """Remove Contact Lab bakes and restore what the objects had before.
+
+    Rigid bakes: the previous action, rotation mode and pose come back. Soft bakes: the baked shape keys (and
+    their action) or the Mesh Cache modifier are removed (:func:`deform_output.remove_deform_output`); the
+    user's own shape keys and modifiers stay, PC2 files stay on disk.
 
     Args:
         scene: scene whose objects are cleared.
@@ -368,7 +686,12 @@ def clear_bake(scene, objects=None) -> list[str]:
     cleared = []
     for obj in list(scene.objects if objects is None else objects):
         s = getattr(obj, "contact_lab", None)
-        if s is None or (s.baked_action is None and not s.has_previous):
+        if s is None:
+            continue
+        removed = obj.type == "MESH" and deform_output.remove_deform_output(obj)
+        if s.baked_action is None and not s.has_previous:
+            if removed:
+                cleared.append(obj.name)
             continue
         baked = s.baked_action
         ad = obj.animation_data

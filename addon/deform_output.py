@@ -22,7 +22,7 @@ import numpy as np
 from ..core import pc2
 from . import keyframes
 
-__all__ = ["CACHE_MODIFIER_NAME", "attach_pc2", "remove_deform_output", "write_shape_keys"]
+__all__ = ["CACHE_MODIFIER_NAME", "attach_pc2", "deform_output_kind", "remove_deform_output", "write_shape_keys"]
 
 CACHE_MODIFIER_NAME = "Contact Lab Cache"
 """Name of the Mesh Cache modifier :func:`attach_pc2` adds (and :func:`remove_deform_output` removes)."""
@@ -311,3 +311,16 @@ def remove_deform_output(obj) -> bool:
         obj.modifiers.remove(modifier)
         removed = True
     return removed
+
+
+def deform_output_kind(obj) -> str | None:
+    """'SHAPE_KEYS' or 'PC2' when ``obj`` carries Contact Lab's deform output, else None (for panels)."""
+    if getattr(obj, "type", None) != "MESH":
+        return None
+    key = obj.data.shape_keys
+    if key is not None and _RECORD in key:
+        return "SHAPE_KEYS"
+    modifier = obj.modifiers.get(CACHE_MODIFIER_NAME)
+    if modifier is not None and modifier.type == "MESH_CACHE":
+        return "PC2"
+    return None

@@ -1,9 +1,10 @@
 """PropertyGroups: ``Scene.contact_lab`` (bake settings, last report), ``Object.contact_lab`` (role, shape, material).
 
 Units: masses in [kg]; friction and restitution are dimensionless. Shape sizes come from the object's
-bounding box, converted to metres in :mod:`.scene_export`. The only stored lengths are the texture patch size
-and the spin friction (Blender units, shown in scene units, converted by the scene's Unit Scale at bake time).
-The friction settings are read by :mod:`.friction_export` (course ch. 6).
+bounding box, converted to metres in :mod:`.scene_export`. The only stored lengths are the texture patch size,
+the spin friction and the soft contact thickness (Blender units, shown in scene units, converted by the scene's
+Unit Scale at bake time). The friction settings are read by :mod:`.friction_export` (course ch. 6), the soft-body
+settings by :mod:`.soft_export`. Soft materials are SI: Young's modulus [Pa], density [kg/m³], damping [s].
 """
 
 import bpy
@@ -21,7 +22,83 @@ ROLE_ITEMS = (
     ("NONE", "None", "Not part of the simulation"),
     ("ACTIVE", "Active", "Simulated rigid body: moved by gravity and contacts, baked to keyframes"),
     ("PASSIVE", "Passive", "Collider: static, or follows its own animation (kinematic); never baked"),
+    (
+        "SOFT",
+        "Soft",
+        "Deformable body (finite elements on a lattice filling the mesh), baked to shape keys or a PC2 cache; "
+        "needs the scene's engine set to Soft",
+    ),
 )
+
+ENGINE_ITEMS = (
+    ("RIGID", "Rigid", "Rigid bodies with exact Coulomb friction (PROX / PGS / Newton), baked to keyframes"),
+    (
+        "SOFT",
+        "Soft",
+        "Soft bodies (implicit finite elements) colliding with passive objects and active boxes; the soft bodies "
+        "are baked to shape keys or a PC2 cache, the boxes to keyframes",
+    ),
+)
+"""``Scene.contact_lab.engine``."""
+
+SOFT_OUTPUT_ITEMS = (
+    (
+        "SHAPE_KEYS",
+        "Shape Keys",
+        "One shape key per frame with keyed values: self-contained .blend, fine for short clips",
+    ),
+    (
+        "PC2",
+        "PC2 Cache",
+        "A PC2 point cache file per object in the Cache Folder, played by a Mesh Cache modifier: small .blend, "
+        "the file must travel with it",
+    ),
+)
+"""``Scene.contact_lab.soft_output``."""
+
+SOFT_CONTACT_ITEMS = (
+    (
+        "IMPLICIT",
+        "Implicit",
+        "Penalty contact with smoothed friction solved inside the implicit Newton step (seed 003)",
+    ),
+    ("DUAL", "Dual", "Contact impulses through the Delassus operator with the rigid solvers (not implemented yet)"),
+)
+"""``Scene.contact_lab.soft_contact``."""
+
+SOFT_PRESET_ITEMS = (
+    ("RUBBER", "Rubber", "Soft natural rubber: E 2 MPa, ν 0.47, 1100 kg/m³, lightly damped, grippy (μ 0.8)"),
+    ("GEL", "Gel", "Gelatin / ballistic gel: E 10 kPa, ν 0.45, 1000 kg/m³, wobbly, slippery (μ 0.3)"),
+    ("FLESH", "Flesh", "Soft tissue (muscle, fat): E 100 kPa, ν 0.45, 1050 kg/m³, well damped (μ 0.5)"),
+    ("FOAM", "Foam", "Flexible polyurethane foam: E 100 kPa, ν 0.2, 75 kg/m³, strongly damped (μ 0.6)"),
+    ("CUSTOM", "Custom", "Your own values (chosen automatically when a material value is edited)"),
+)
+"""``Object.contact_lab.soft_preset``."""
+
+SOFT_PRESETS = {
+    "RUBBER": {"youngs_modulus": 2.0e6, "poisson_ratio": 0.47, "density": 1100.0, "damping": 0.002, "friction": 0.8},
+    "GEL": {"youngs_modulus": 1.0e4, "poisson_ratio": 0.45, "density": 1000.0, "damping": 0.01, "friction": 0.3},
+    "FLESH": {"youngs_modulus": 1.0e5, "poisson_ratio": 0.45, "density": 1050.0, "damping": 0.02, "friction": 0.5},
+    "FOAM": {"youngs_modulus": 1.0e5, "poisson_ratio": 0.2, "density": 75.0, "damping": 0.05, "friction": 0.6},
+}
+"""Values each material preset sets (SI units). Sources and rationale:
+
+- Young's modulus E [Pa] at small strain: soft natural rubber 1–5 MPa (engineering tables; 2 MPa is a typical
+  shore-A 40–50 rubber), gelatin / ballistic gel 10–20 kPa, soft tissue 10–100 kPa (muscle and fat, elastography
+  literature), flexible polyurethane foam about 0.1 MPa (Gibson & Ashby, *Cellular Solids*).
+- Poisson ratio ν: rubber, gels and tissue are nearly incompressible (ν 0.49+ measured) but linear tets lock near
+  0.5, so 0.47 / 0.45 keep them soft; a volume penalty (seed 003) will restore incompressibility later. Open-cell
+  foams are compressible, ν 0.0–0.3 (Gibson & Ashby): 0.2.
+- Density ρ [kg/m³]: filled natural rubber 1100, gel ≈ water 1000, soft tissue 1050, flexible foam 30–100 (75).
+- Damping β [s], Rayleigh stiffness-proportional: damping ratio ζ = β ω / 2 at angular frequency ω. For a 1 m
+  object the first mode is about ω ≈ (π / L) √(E/ρ): rubber 134 rad/s → ζ ≈ 0.13 (bouncy), gel 10 rad/s → ζ ≈ 0.05
+  (jiggles for a while), flesh 31 rad/s → ζ ≈ 0.3, foam 115 rad/s → ζ ≈ 3 (overdamped, slow recovery). Smaller
+  objects ring at higher ω and are damped more.
+- Friction μ on dry hard surfaces: rubber 0.6–1.0 (0.8), gel 0.2–0.4 (0.3), skin 0.3–0.7 (0.5), foam 0.5–0.7 (0.6).
+"""
+
+SOFT_MATERIAL_FIELDS = ("youngs_modulus", "poisson_ratio", "density", "damping", "friction")
+"""The object settings a preset sets."""
 
 SHAPE_ITEMS = (
     ("BOX", "Box", "Box fitted to the object's bounding box (non-uniform scale allowed)"),
@@ -131,8 +208,44 @@ def _set_frame_end(self, value):
     self.use_scene_frame_range = False
 
 
+_applying_preset = [False]
+"""True while :func:`_apply_soft_preset` writes the material values (their updates must not switch to Custom)."""
+
+
+def _apply_soft_preset(self, context=None):
+    """``soft_preset`` update: copy the preset's material values into the settings (Custom changes nothing)."""
+    values = SOFT_PRESETS.get(self.soft_preset)
+    if values is None:
+        return
+    _applying_preset[0] = True
+    try:
+        for name, value in values.items():
+            setattr(self, name, value)
+    finally:
+        _applying_preset[0] = False
+
+
+def _material_edited(self, context=None):
+    """Update of a material value: a value that differs from the chosen preset's switches the preset to Custom."""
+    if _applying_preset[0]:
+        return
+    values = SOFT_PRESETS.get(self.soft_preset)
+    if values is None:
+        return
+    # float properties are stored in single precision: compare with a relative tolerance
+    if any(abs(float(getattr(self, k)) - v) > 1e-6 * max(abs(v), 1e-12) for k, v in values.items()):
+        self.soft_preset = "CUSTOM"
+
+
 class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     """Bake settings of a scene (``scene.contact_lab``)."""
+
+    engine: EnumProperty(
+        name="Engine",
+        description="Which simulation the Bake button runs",
+        items=ENGINE_ITEMS,
+        default="RIGID",
+    )
 
     use_scene_frame_range: BoolProperty(
         name="Use Scene Frame Range",
@@ -188,6 +301,45 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         items=COMBINE_ITEMS,
         default="MAXIMUM",
     )
+    # soft engine ---------------------------------------------------------------------------
+    soft_output: EnumProperty(
+        name="Soft Output",
+        description="How the soft bodies' deformation is stored",
+        items=SOFT_OUTPUT_ITEMS,
+        default="SHAPE_KEYS",
+    )
+    soft_contact: EnumProperty(
+        name="Soft Contact",
+        description="How contact and friction enter the soft-body solve",
+        items=SOFT_CONTACT_ITEMS,
+        default="IMPLICIT",
+    )
+    soft_substeps: IntProperty(
+        name="Soft Substeps",
+        description="Implicit (backward Euler) steps per frame for the soft engine",
+        default=2,
+        min=1,
+        soft_max=32,
+    )
+    soft_contact_thickness: FloatProperty(
+        name="Contact Thickness",
+        description=(
+            "Distance at which the soft penalty contact starts pushing (scene units); 0 = automatic from the "
+            "lattice cell size"
+        ),
+        default=0.0,
+        min=0.0,
+        soft_max=0.1,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        precision=4,
+    )
+    soft_cache_dir: StringProperty(
+        name="Cache Folder",
+        description=("Folder of the PC2 cache files (one per soft object); '//' is relative to the saved .blend file"),
+        default="//contact_lab_cache/",
+        subtype="DIR_PATH",
+    )
     last_report: StringProperty(
         name="Last Report",
         description="JSON report of the last bake (read-only for users)",
@@ -232,6 +384,7 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         default=0.5,
         min=0.0,
         soft_max=2.0,
+        update=_material_edited,
     )
     restitution: FloatProperty(
         name="Restitution",
@@ -242,6 +395,71 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         default=0.0,
         min=0.0,
         max=1.0,
+    )
+    # soft body (role 'SOFT'; read by addon.soft_export) ---------------------------------------
+    soft_preset: EnumProperty(
+        name="Material",
+        description="Material preset: sets Young's modulus, Poisson ratio, density, damping and friction",
+        items=SOFT_PRESET_ITEMS,
+        default="FLESH",
+        update=_apply_soft_preset,
+    )
+    youngs_modulus: FloatProperty(
+        name="Young's Modulus",
+        description="Stiffness E of the soft material [Pa] (gel 1e4, flesh 1e5, rubber 1e6–5e6); must be positive",
+        default=1.0e5,  # the defaults are the Flesh preset's values
+        soft_min=100.0,
+        soft_max=1.0e8,
+        precision=0,
+        update=_material_edited,
+    )
+    poisson_ratio: FloatProperty(
+        name="Poisson Ratio",
+        description=(
+            "How much the material keeps its volume: 0 = none (cork), towards 0.5 = incompressible (rubber); "
+            "must be in [0, 0.5)"
+        ),
+        default=0.45,
+        soft_min=0.0,
+        soft_max=0.49,
+        precision=3,
+        update=_material_edited,
+    )
+    density: FloatProperty(
+        name="Density",
+        description="Mass per volume of the soft body [kg/m³] (water 1000); the mass follows from the filled volume",
+        default=1050.0,
+        soft_min=1.0,
+        soft_max=20000.0,
+        precision=1,
+        update=_material_edited,
+    )
+    damping: FloatProperty(
+        name="Damping",
+        description=(
+            "Rayleigh stiffness damping β [s]: damping ratio β·ω/2 at angular frequency ω (0 = only the time "
+            "integrator's damping)"
+        ),
+        default=0.02,
+        soft_min=0.0,
+        soft_max=1.0,
+        precision=4,
+        update=_material_edited,
+    )
+    pin_group: StringProperty(
+        name="Pin Group",
+        description=(
+            "Vertex group of pinned vertices (weight above 0.5): they follow the object's own animation (or stay "
+            "put); empty = nothing pinned"
+        ),
+        default="",
+    )
+    lattice_resolution: IntProperty(
+        name="Lattice Resolution",
+        description="Lattice cells along the longest side of the mesh: more = finer deformation, slower bake",
+        default=12,
+        min=1,
+        soft_max=64,
     )
     # direction-dependent friction (course ch. 6; read by addon.friction_export) ---------------
     friction_model: EnumProperty(

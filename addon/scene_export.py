@@ -141,7 +141,7 @@ def frame_range(scene, frame_start: int | None = None, frame_end: int | None = N
     return start, end
 
 
-def _local_box(obj) -> tuple[np.ndarray, np.ndarray]:
+def local_box(obj) -> tuple[np.ndarray, np.ndarray]:
     """Local bounding-box centre and size [BU], each shape (3,)."""
     corners = np.asarray([tuple(c) for c in obj.bound_box], dtype=np.float64).reshape(8, 3)
     lo, hi = corners.min(axis=0), corners.max(axis=0)
@@ -157,8 +157,28 @@ def validate_objects(scene, active: list, passive: list, frame_start: int, frame
 
     All problems are collected so the user can fix them in one go; the message lists them.
     """
+    raise_problems(object_problems(scene, active, passive, frame_start, frame_end))
+
+
+def raise_problems(problems: list[tuple[str | None, str]]) -> None:
+    """Raise one :class:`BakeError` listing ``problems`` (``(object name or None, message)``); no-op if empty."""
+    if problems:
+        first_object = next((o for o, _ in problems if o is not None), None)
+        text = "; ".join(msg for _, msg in problems[:6])
+        if len(problems) > 6:
+            text += f"; and {len(problems) - 6} more problem(s)"
+        raise BakeError(text[0].upper() + text[1:], object_name=first_object)
+
+
+def object_problems(
+    scene, active: list, passive: list, frame_start: int, frame_end: int, *, require_active: bool = True
+) -> list[tuple[str | None, str]]:
+    """Problems of the rigid objects and the frame range, as ``(object name or None, message)`` pairs.
+
+    ``require_active=False`` accepts a scene without active bodies (the soft engine needs soft ones instead).
+    """
     problems: list[tuple[str | None, str]] = []
-    if not active:
+    if require_active and not active:
         problems.append((None, "no active bodies: set Physics ▸ Contact Lab ▸ Role to Active on at least one object"))
     if frame_end <= frame_start:
         problems.append((None, f"frame range {frame_start}-{frame_end} is empty: End must be after Start"))
@@ -193,19 +213,22 @@ def validate_objects(scene, active: list, passive: list, frame_start: int, frame
             ):
                 problems.append((name, f"'{name}': active bodies must not use delta transforms"))
         if s.shape != "PLANE":
-            _, size = _local_box(obj)
+            _, size = local_box(obj)
             if not np.all(size > 0.0):
                 problems.append((name, f"'{name}': the {s.shape.lower()} has zero size (dimensions {_fmt(size)})"))
-    if problems:
-        first_object = next((o for o, _ in problems if o is not None), None)
-        text = "; ".join(msg for _, msg in problems[:6])
-        if len(problems) > 6:
-            text += f"; and {len(problems) - 6} more problem(s)"
-        raise BakeError(text[0].upper() + text[1:], object_name=first_object)
+    return problems
 
 
-def _validate_scales(objects: list, scales: np.ndarray, shears: np.ndarray, frames: np.ndarray) -> None:
-    """Negative scale, non-uniform scale on round shapes and shear, over all sampled frames."""
+def validate_scales(objects: list, scales: np.ndarray, shears: np.ndarray, frames: np.ndarray) -> None:
+    """Negative scale, non-uniform scale on round shapes and shear, over all sampled frames.
+
+    Args:
+        objects: rigid (active or passive) objects. scales: (F, len(objects), 3). shears: (F, len(objects)).
+        frames: scene frame of each row, shape (F,).
+
+    Raises:
+        BakeError: naming the object and the first bad frame.
+    """
     for k, obj in enumerate(objects):
         shape = obj.contact_lab.shape
         name = obj.name
@@ -308,12 +331,12 @@ def export_scene(scene, *, frame_start: int | None = None, frame_end: int | None
     sample_frames = frames if passive else frames[:1]
     matrices = sample_world_matrices(scene, objects, sample_frames)
     translation, rotation, scale, shear = units.decompose_matrices(matrices)
-    _validate_scales(active, scale[:1, : len(active)], shear[:1, : len(active)], sample_frames)
-    _validate_scales(passive, scale[:, len(active) :], shear[:, len(active) :], sample_frames)
+    validate_scales(active, scale[:1, : len(active)], shear[:1, : len(active)], sample_frames)
+    validate_scales(passive, scale[:, len(active) :], shear[:, len(active) :], sample_frames)
 
     metres = units.length_scale(scene)
     quats = units.make_quat_continuous(units.matrix_to_quat(rotation))  # (Fs, N, 4)
-    boxes = [_local_box(obj) for obj in objects]
+    boxes = [local_box(obj) for obj in objects]
     centres = [
         np.zeros(3) if obj.contact_lab.shape == "PLANE" else box[0] for obj, box in zip(objects, boxes, strict=True)
     ]

@@ -39,7 +39,7 @@ def _tag_redraw(context) -> None:
 
 
 class CONTACT_LAB_OT_bake(bpy.types.Operator):
-    """Simulate the Contact Lab bodies and bake their motion into keyframes (Esc cancels)"""
+    """Simulate the Contact Lab bodies and bake their motion: keyframes, shape keys or PC2 caches (Esc cancels)"""
 
     bl_idname = "contact_lab.bake"
     bl_label = "Bake Contact Lab"
@@ -148,7 +148,7 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
 
 
 class CONTACT_LAB_OT_clear_bake(bpy.types.Operator):
-    """Remove the baked keyframes and restore the objects' previous animation"""
+    """Remove the baked keyframes, shape keys and cache modifiers and restore the objects' previous animation"""
 
     bl_idname = "contact_lab.clear_bake"
     bl_label = "Clear Contact Lab Bake"
@@ -172,8 +172,17 @@ def _summary(report: dict) -> str:
     frames = report["frames"]
     stats = report["stats"]
     seconds = report["timings"].get("total", 0.0)
+    bodies = report["bodies"]
+    if report.get("engine") == "SOFT":
+        boxes = len(bodies.get("active", []))
+        extra = f" and {boxes} box(es)" if boxes else ""
+        return (
+            f"Baked {len(bodies.get('soft', []))} soft object(s){extra}, frames {frames['start']}-{frames['end']} "
+            f"in {seconds:.2f} s ({stats.get('tets', 0)} tets, up to {stats.get('max_newton_iterations', 0)} "
+            "Newton iterations per step)"
+        )
     return (
-        f"Baked {len(report['bodies']['active'])} object(s), frames {frames['start']}-{frames['end']} "
+        f"Baked {len(bodies['active'])} object(s), frames {frames['start']}-{frames['end']} "
         f"in {seconds:.2f} s (max {stats['max_contacts']} contacts)"
     )
 

@@ -33,13 +33,26 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
         sub.prop(settings, "frame_start", text="Frame Start")
         sub.prop(settings, "frame_end", text="End")
 
+        layout.prop(settings, "engine")
         col = layout.column()
-        col.prop(settings, "substeps")
-        col.prop(settings, "solver")
-        col.prop(settings, "iterations")
-        col.prop(settings, "tolerance")
-        col.prop(settings, "friction_combine", text="Friction")
-        col.prop(settings, "restitution_combine", text="Restitution")
+        if settings.engine == "SOFT":
+            col.prop(settings, "soft_output", text="Output")
+            if settings.soft_output == "PC2":
+                col.prop(settings, "soft_cache_dir")
+                if settings.soft_cache_dir.startswith("//") and not bpy.data.filepath:
+                    col.label(text="Save the .blend file first (relative folder)", icon="ERROR")
+            col.prop(settings, "soft_contact", text="Contact")
+            if settings.soft_contact == "DUAL":
+                col.label(text="Dual contact is not implemented yet", icon="ERROR")
+            col.prop(settings, "soft_substeps", text="Substeps")
+            col.prop(settings, "soft_contact_thickness")
+        else:
+            col.prop(settings, "substeps")
+            col.prop(settings, "solver")
+            col.prop(settings, "iterations")
+            col.prop(settings, "tolerance")
+            col.prop(settings, "friction_combine", text="Friction")
+            col.prop(settings, "restitution_combine", text="Restitution")
 
         row = layout.row(align=True)
         row.scale_y = 1.3
@@ -77,10 +90,24 @@ def _draw_report(layout, text: str) -> None:
     col.label(
         text=f"Frames: {frames.get('start', '?')}-{frames.get('end', '?')} ({frames.get('simulated', 0)} simulated)"
     )
-    col.label(text=f"Max contacts: {stats.get('max_contacts', 0)} (overflow {stats.get('contact_overflow', 0)})")
-    col.label(text=f"Max iterations: {stats.get('max_iterations', 0)}")
-    col.label(text=f"Max residual: {stats.get('max_residual', 0.0):.3g} N·s")
-    col.label(text=f"Max penetration: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
+    if report.get("engine") == "SOFT":
+        col.label(
+            text=f"Tets: {stats.get('tets', 0)}, lattice vertices: {stats.get('vertices', 0)}, "
+            f"mesh vertices: {stats.get('render_vertices', 0)}"
+        )
+        col.label(
+            text=f"Newton iterations per step: max {stats.get('max_newton_iterations', 0)}, "
+            f"mean {stats.get('mean_newton_iterations', 0.0):.1f}"
+        )
+        col.label(text=f"Max penetration: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
+        col.label(text=f"Time per frame: {stats.get('seconds_per_frame', 0.0):.2f} s")
+        for warning in report.get("warnings", [])[:3]:
+            box.label(text=warning, icon="INFO")
+    else:
+        col.label(text=f"Max contacts: {stats.get('max_contacts', 0)} (overflow {stats.get('contact_overflow', 0)})")
+        col.label(text=f"Max iterations: {stats.get('max_iterations', 0)}")
+        col.label(text=f"Max residual: {stats.get('max_residual', 0.0):.3g} N·s")
+        col.label(text=f"Max penetration: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
     total = timings.get("total", sum(timings.values()) if timings else 0.0)
     col.label(text=f"Time: {total:.2f} s")
 
@@ -107,6 +134,9 @@ class CONTACT_LAB_PT_object(bpy.types.Panel):
         settings = obj.contact_lab
         scene_settings = context.scene.contact_lab
         layout.prop(settings, "role")
+        if settings.role == "SOFT":
+            _draw_soft(layout, context, obj)
+            return
         col = layout.column()
         col.active = settings.role != "NONE"
         col.prop(settings, "shape")
@@ -125,6 +155,40 @@ class CONTACT_LAB_PT_object(bpy.types.Panel):
         if settings.baked_action is not None:
             col.label(text=f"Baked into '{settings.baked_action.name}'", icon="ACTION")
         _draw_friction(layout, context, obj)
+
+
+def _draw_soft(layout, context, obj) -> None:
+    """The Soft role: material preset, raw material values, pin group, lattice resolution, warnings."""
+    settings = obj.contact_lab
+    if context.scene.contact_lab.engine != "SOFT":
+        layout.label(text="Set the scene's Engine to Soft to bake soft bodies", icon="INFO")
+    if obj.type != "MESH":
+        layout.label(text="A soft body must be a mesh object", icon="ERROR")
+        return
+    col = layout.column()
+    col.prop(settings, "soft_preset")
+    sub = col.column(align=True)
+    sub.prop(settings, "youngs_modulus", text="Young's Modulus (Pa)")
+    sub.prop(settings, "poisson_ratio")
+    sub.prop(settings, "density", text="Density (kg/m³)")
+    sub.prop(settings, "damping", text="Damping (s)")
+    sub.prop(settings, "friction")
+    if not 0.0 <= settings.poisson_ratio < 0.5:
+        col.label(text="Poisson ratio must be in [0, 0.5)", icon="ERROR")
+    if settings.youngs_modulus <= 0.0 or settings.density <= 0.0:
+        col.label(text="Young's modulus and density must be positive", icon="ERROR")
+    col.separator()
+    col.prop_search(settings, "pin_group", obj, "vertex_groups")
+    if settings.pin_group and obj.vertex_groups.get(settings.pin_group) is None:
+        col.label(text=f"No vertex group '{settings.pin_group}'", icon="ERROR")
+    col.prop(settings, "lattice_resolution")
+    from ..addon.deform_output import deform_output_kind
+
+    baked = deform_output_kind(obj)
+    if baked == "SHAPE_KEYS":
+        col.label(text="Baked into shape keys", icon="SHAPEKEY_DATA")
+    elif baked == "PC2":
+        col.label(text="Baked into a PC2 cache (Mesh Cache modifier)", icon="MOD_MESHDEFORM")
 
 
 def _draw_friction(layout, context, obj) -> None:

@@ -83,7 +83,7 @@ def _items(marker):
 def test_object_settings_names_and_defaults():
     """Object settings: role, shape, mass, friction, restitution with the documented defaults."""
     p = _props(properties.CONTACT_LAB_ObjectSettings)
-    assert _items(p["role"]) == ["NONE", "ACTIVE", "PASSIVE"]
+    assert _items(p["role"]) == ["NONE", "ACTIVE", "PASSIVE", "SOFT"]
     assert p["role"].keywords.get("default", "NONE") == "NONE"
     assert _items(p["shape"]) == ["BOX", "SPHERE", "CAPSULE", "PLANE"] and p["shape"].keywords["default"] == "BOX"
     assert p["mass"].kind == "FloatProperty" and p["mass"].keywords["default"] == 1.0

@@ -1,0 +1,541 @@
+"""Scene → soft world: collect, validate and convert a Soft-engine scene (reads bpy, never writes it).
+
+Conventions (the soft engine's counterpart of :mod:`.scene_export`):
+
+- A soft object's simulated geometry is its mesh *as modelled* (``obj.data``, before modifiers): the baked
+  shape keys or the Mesh Cache modifier (first in the stack) replace those vertex positions, and the object's
+  modifiers (subdivision, ...) apply on top of the deformation.
+- The mesh is filled with a lattice of tets in its own *scaled* local frame (cubic cells along the object's axes,
+  ``lattice_resolution`` cells along the longest side), then placed in the world with the object's world matrix
+  at the first frame. The render vertices are embedded by barycentric weights, which affine maps preserve.
+- Pinned vertices: render vertices whose pin-group weight is above :data:`PIN_WEIGHT_THRESHOLD` pin the four
+  lattice vertices of the tet that contains them; the core moves pinned vertices with ``T(t) T(0)⁻¹`` of the
+  object's sampled world matrix ``T``, so an animated object drags its pinned part and a still one keeps it put.
+- Output space: the baked positions at frame ``f`` are the simulated world positions mapped by the inverse of the
+  object's world matrix *at that frame*. The object's own transform animation is therefore kept (it only drives
+  the pins) and the evaluated mesh lands exactly on the simulated positions in the world.
+- Colliders: passive objects (box, sphere, capsule, plane; static when their world matrix never changes over the
+  range, kinematic otherwise) and active boxes (dynamic; keyed by the bake). Shapes are fitted as in the rigid
+  engine (bounding box × scale, centre of mass at the bounding-box centre).
+- Lengths leave this module in metres (``BU × scale_length``).
+
+Everything is validated before anything is simulated; problems raise :class:`~.scene_export.BakeError`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.enums import ShapeType
+from ..core.fem.lattice import LatticeMesh, tetrahedralize_lattice
+from ..core.fem.world import ColliderKind, SoftWorld, SoftWorldBuilder, SoftWorldError
+from . import units
+from .scene_export import (
+    BakeError,
+    contact_objects,
+    frame_range,
+    local_box,
+    object_problems,
+    raise_problems,
+    sample_world_matrices,
+    validate_scales,
+)
+
+PIN_WEIGHT_THRESHOLD = 0.5
+"""A render vertex is pinned when its weight in the pin group is above this."""
+
+FLAT_TOLERANCE = 1e-6
+"""A mesh whose smallest principal extent is below this fraction of its largest one has no volume."""
+
+SINGULAR_TOLERANCE = 1e-12
+"""``|det|`` of a world matrix's 3×3 part (relative to its scale cubed) below which it cannot be inverted."""
+
+STATIC_TOLERANCE = 1e-9
+"""Largest change of a passive object's world matrix entries [BU] over the range that still counts as static."""
+
+SHAPES = {"BOX": ShapeType.BOX, "SPHERE": ShapeType.SPHERE, "CAPSULE": ShapeType.CAPSULE, "PLANE": ShapeType.PLANE}
+"""Collider shapes of the soft engine by their ``obj.contact_lab.shape`` name."""
+
+
+@dataclass
+class SoftBodyExport:
+    """One soft object as a lattice soft body of the core world."""
+
+    object_name: str
+    body_index: int
+    """Index of the body in :class:`SoftWorld` (``world.body_positions(state, body_index)``)."""
+    lattice: LatticeMesh
+    """The lattice built in the object's scaled local frame [BU] (``tet_vertices`` there, not in the world)."""
+    tet_indices: np.ndarray
+    """(T, 4) int32 tets as given to the core (two columns swapped when the object is mirrored)."""
+    embed_tet: np.ndarray
+    """(V_render,) tet containing each render vertex."""
+    embed_weights: np.ndarray
+    """(V_render, 4) barycentric weights, columns matching :attr:`tet_indices`."""
+    rest_world: np.ndarray
+    """(V_tet, 3) lattice vertices in the world at the first frame [m]."""
+    pinned: np.ndarray
+    """(V_tet,) bool: lattice vertices that follow the object's transform."""
+    pinned_render: np.ndarray
+    """(V_render,) bool: render vertices in the pin group (weight above the threshold)."""
+    world_matrices: np.ndarray
+    """(F, 4, 4) row-major world matrices of the object at every baked frame [BU]."""
+
+    @property
+    def render_vertex_count(self) -> int:
+        return int(self.embed_tet.shape[0])
+
+    @property
+    def tet_vertex_count(self) -> int:
+        return int(self.rest_world.shape[0])
+
+    @property
+    def tet_count(self) -> int:
+        return int(self.tet_indices.shape[0])
+
+    def render_world(self, tet_positions: np.ndarray) -> np.ndarray:
+        """Render-vertex positions from lattice positions (the embedding), in the same units.
+
+        Args:
+            tet_positions: (..., V_tet, 3) lattice vertex positions.
+
+        Returns:
+            (..., V_render, 3): ``sum_j w[v, j] x[tet[embed_tet[v], j]]``.
+        """
+        corners = np.asarray(tet_positions)[..., self.tet_indices[self.embed_tet], :]  # (..., V, 4, 3)
+        return np.einsum("vj,...vjk->...vk", self.embed_weights, corners)
+
+    def local_positions(self, tet_positions: np.ndarray, length_scale: float) -> np.ndarray:
+        """Object-local render positions per frame: what the shape keys / the PC2 file store.
+
+        Args:
+            tet_positions: (F, V_tet, 3) simulated lattice positions in the world [m], one row per baked frame.
+            length_scale: metres per Blender unit [m/BU].
+
+        Returns:
+            (F, V_render, 3) float32 [BU]: ``T_f⁻¹ · (embedded world position / length_scale)``.
+        """
+        frame_count = tet_positions.shape[0]
+        out = np.empty((frame_count, self.render_vertex_count, 3), dtype=np.float32)
+        inverse = np.linalg.inv(self.world_matrices[:frame_count])
+        for f in range(frame_count):  # one vectorised embedding per frame: bounded memory for big meshes
+            world = self.render_world(tet_positions[f]) / length_scale
+            out[f] = world @ inverse[f, :3, :3].T + inverse[f, :3, 3]
+        return out
+
+
+@dataclass
+class SoftColliderExport:
+    """One rigid object (passive or active box) as a collider of the core world."""
+
+    object_name: str
+    role: str
+    """'PASSIVE' (static or kinematic) or 'ACTIVE' (dynamic box, keyed by the bake)."""
+    shape: str
+    collider_index: int
+    kind: ColliderKind
+    centre_local: np.ndarray
+    """Collider origin in object space [BU], shape (3,): the bounding-box centre (the origin for planes)."""
+    scale: np.ndarray
+    """Object scale at the first frame, shape (3,)."""
+
+
+@dataclass
+class SoftSceneExport:
+    """Everything a soft bake needs, detached from bpy (except object names)."""
+
+    scene_name: str
+    world: SoftWorld
+    frames: np.ndarray
+    """Scene frame numbers of the baked rows, shape (F,), int."""
+    fps: float
+    """Frame rate [1/s]."""
+    length_scale: float
+    """Metres per Blender unit [m/BU]."""
+    bodies: list[SoftBodyExport]
+    colliders: list[SoftColliderExport]
+    pin_tracks: dict
+    """``{body index: (F, 4, 4) world matrices with translations in metres}`` of bodies with pinned vertices."""
+    collider_tracks: dict
+    """``{collider index: (positions (F, 3) [m], quaternions (F, 4) wxyz)}`` of kinematic colliders."""
+    substeps: int = 2
+    contact: str = "IMPLICIT"
+    contact_thickness: float = 0.0
+    """Soft contact thickness [m]; 0 = automatic."""
+    output: str = "SHAPE_KEYS"
+    cache_dir: str | None = None
+    """Absolute folder of the PC2 files (output 'PC2' only)."""
+    warnings: list[str] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.frames.shape[0])
+
+    @property
+    def dynamic_colliders(self) -> list[SoftColliderExport]:
+        return [c for c in self.colliders if c.kind == ColliderKind.DYNAMIC]
+
+    @property
+    def passive_colliders(self) -> list[SoftColliderExport]:
+        return [c for c in self.colliders if c.kind != ColliderKind.DYNAMIC]
+
+
+# collection and reading ----------------------------------------------------------------------------
+
+
+def soft_objects(scene) -> list:
+    """Objects of ``scene`` with role 'SOFT', sorted by name (deterministic body order)."""
+    out = [obj for obj in scene.objects if getattr(getattr(obj, "contact_lab", None), "role", None) == "SOFT"]
+    out.sort(key=lambda o: o.name)
+    return out
+
+
+def read_mesh(obj) -> tuple[np.ndarray, np.ndarray]:
+    """The object's mesh as modelled (before modifiers).
+
+    Returns:
+        ``(vertices (V, 3) float64 [BU] object space, triangles (T, 3) int64)``.
+    """
+    mesh = obj.data
+    n = len(mesh.vertices)
+    co = np.empty(3 * n, dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    triangles = mesh.loop_triangles
+    tri = np.empty(3 * len(triangles), dtype=np.int32)
+    triangles.foreach_get("vertices", tri)
+    return co.reshape(n, 3).astype(np.float64), tri.reshape(-1, 3).astype(np.int64)
+
+
+def read_group_weights(obj, group_name: str) -> np.ndarray:
+    """Weights (V,) of the vertex group ``group_name`` (0 for vertices outside it).
+
+    Blender 4.2–5.2 have no bulk accessor for vertex-group weights (they are not mesh attributes), so this is the
+    bake's one loop over vertices in Python (about 0.15 s per 65k vertices, once per bake).
+    """
+    mesh = obj.data
+    group = obj.vertex_groups.get(group_name)
+    if group is None:
+        raise BakeError(f"'{obj.name}': pin group '{group_name}' does not exist", object_name=obj.name)
+    index = group.index
+    return np.fromiter(
+        (next((g.weight for g in v.groups if g.group == index), 0.0) for v in mesh.vertices),
+        dtype=np.float64,
+        count=len(mesh.vertices),
+    )
+
+
+def resolve_cache_dir(scene) -> str:
+    """Absolute PC2 cache folder from ``scene.contact_lab.soft_cache_dir``.
+
+    Raises:
+        BakeError: the folder is empty, or ``//``-relative while the .blend file was never saved.
+    """
+    import bpy
+
+    raw = str(scene.contact_lab.soft_cache_dir).strip()
+    if not raw:
+        raise BakeError("the PC2 Cache Folder is empty: choose a folder for the cache files")
+    if raw.startswith("//") and not bpy.data.filepath:
+        raise BakeError(
+            f"the PC2 Cache Folder '{raw}' is relative to the .blend file, which is not saved yet: save the file "
+            "first or choose an absolute folder"
+        )
+    return os.path.normpath(bpy.path.abspath(raw))
+
+
+def cache_file_name(blend_path: str, scene_name: str, object_name: str) -> str:
+    """PC2 file name of one soft object: ``<blend name>_<scene>_<object>.pc2`` with unsafe characters replaced."""
+    stem = os.path.splitext(os.path.basename(blend_path))[0] if blend_path else "untitled"
+
+    def clean(text: str) -> str:
+        return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "_"
+
+    return f"{clean(stem)}_{clean(scene_name)}_{clean(object_name)}.pc2"
+
+
+# validation ------------------------------------------------------------------------------------------
+
+
+def _material_problems(obj) -> list[tuple[str, str]]:
+    s, name = obj.contact_lab, obj.name
+    problems = []
+    if not (np.isfinite(s.youngs_modulus) and s.youngs_modulus > 0.0):
+        problems.append((name, f"'{name}': Young's modulus must be positive, got {s.youngs_modulus:g} Pa"))
+    if not (np.isfinite(s.poisson_ratio) and 0.0 <= s.poisson_ratio < 0.5):
+        problems.append((name, f"'{name}': Poisson ratio must be in [0, 0.5), got {s.poisson_ratio:g}"))
+    if not (np.isfinite(s.density) and s.density > 0.0):
+        problems.append((name, f"'{name}': density must be positive, got {s.density:g} kg/m³"))
+    if not (np.isfinite(s.damping) and s.damping >= 0.0):
+        problems.append((name, f"'{name}': damping must be zero or positive, got {s.damping:g} s"))
+    if not (np.isfinite(s.friction) and s.friction >= 0.0):
+        problems.append((name, f"'{name}': friction must be zero or positive, got {s.friction:g}"))
+    if int(s.lattice_resolution) < 1:
+        problems.append((name, f"'{name}': lattice resolution must be at least 1, got {int(s.lattice_resolution)}"))
+    return problems
+
+
+def mesh_problems(obj, vertices: np.ndarray, triangles: np.ndarray) -> list[tuple[str, str]]:
+    """Problems of a soft object's mesh: no faces, no volume (flat, a line or a point)."""
+    name = obj.name
+    if vertices.shape[0] < 4 or triangles.shape[0] == 0:
+        return [(name, f"'{name}': a soft body needs a mesh with faces around a volume ({vertices.shape[0]} vertices, "
+                       f"{triangles.shape[0]} triangles)")]  # fmt: skip
+    centred = vertices - vertices.mean(axis=0)
+    extent = np.linalg.svd(centred, compute_uv=False)  # principal extents: a rotated flat mesh is caught too
+    if not extent[0] > 0.0 or extent[-1] <= FLAT_TOLERANCE * extent[0]:
+        return [(name, f"'{name}': the mesh has no volume (it is flat): a soft body needs a solid, e.g. add a "
+                       "Solidify modifier and apply it")]  # fmt: skip
+    return []
+
+
+def soft_problems(soft: list, active: list) -> list[tuple[str | None, str]]:
+    """Problems specific to the soft engine that need no frame change (meshes read here, before modifiers)."""
+    problems: list[tuple[str | None, str]] = []
+    if not soft:
+        problems.append((None, "no soft bodies: set Physics ▸ Contact Lab ▸ Role to Soft on at least one mesh object"))
+    for obj in soft:
+        name = obj.name
+        if obj.type != "MESH":
+            problems.append((name, f"'{name}': a soft body must be a mesh object, not {obj.type.lower()}"))
+            continue
+        problems += _material_problems(obj)
+        group = str(obj.contact_lab.pin_group)
+        if group and obj.vertex_groups.get(group) is None:
+            names = ", ".join(f"'{g.name}'" for g in obj.vertex_groups) or "none"
+            problems.append(
+                (name, f"'{name}': pin group '{group}' does not exist (vertex groups: {names}); pick one or clear it")
+            )
+        vertices, triangles = read_mesh(obj)
+        problems += mesh_problems(obj, vertices, triangles)
+    for obj in active:
+        shape = obj.contact_lab.shape
+        if shape not in ("BOX", "PLANE"):  # an active plane is reported by the rigid checks
+            problems.append(
+                (
+                    obj.name,
+                    f"'{obj.name}': the soft engine simulates active rigid bodies only as boxes, not as a "
+                    f"{shape.lower()}: set its Shape to Box or its Role to Passive",
+                )
+            )
+    return problems
+
+
+def _warnings(objects: list, scene) -> list[str]:
+    out = []
+    for obj in objects:
+        model = getattr(obj.contact_lab, "friction_model", "COULOMB")
+        if model != "COULOMB":
+            out.append(
+                f"'{obj.name}': the soft engine uses isotropic friction μ = {obj.contact_lab.friction:g}; "
+                f"its {model.lower()} friction model is ignored"
+            )
+    if scene.contact_lab.friction_combine != "GEOMETRIC":
+        out.append("the soft engine combines friction coefficients by their geometric mean (Friction Combine ignored)")
+    return out
+
+
+# building --------------------------------------------------------------------------------------------
+
+
+def _pin_mask(lattice_tets: np.ndarray, embed_tet: np.ndarray, pinned_render: np.ndarray, count: int) -> np.ndarray:
+    """Lattice vertices of the tets that contain a pinned render vertex, shape (count,) bool."""
+    mask = np.zeros(count, dtype=bool)
+    mask[lattice_tets[embed_tet[pinned_render]].ravel()] = True
+    return mask
+
+
+def build_soft_body(obj, matrices: np.ndarray, metres: float) -> tuple[dict, SoftBodyExport]:
+    """Lattice, embedding and pins of one soft object.
+
+    Args:
+        obj: a validated soft mesh object.
+        matrices: (F, 4, 4) its world matrices at the baked frames [BU].
+        metres: metres per Blender unit.
+
+    Returns:
+        ``(keyword arguments of SoftWorldBuilder.add_soft_body, the export record with body_index = -1)``.
+    """
+    s, name = obj.contact_lab, obj.name
+    vertices, triangles = read_mesh(obj)
+    linear = matrices[0, :3, :3]
+    scale = np.linalg.norm(linear, axis=0)  # column norms: the object's (positive) scale
+    if np.any(scale <= 0.0) or abs(np.linalg.det(linear)) <= SINGULAR_TOLERANCE * float(np.prod(scale)):
+        raise BakeError(f"'{name}': its world matrix is singular (zero scale) at the first frame", object_name=name)
+    # cubic cells along the object's own axes: tetrahedralize the scaled local mesh, then place it in the world
+    lattice = tetrahedralize_lattice(vertices * scale, triangles, resolution=int(s.lattice_resolution))
+    placement = linear / scale  # a rotation, or a rotation with shear (parents) / a mirror (det < 0)
+    rest_world = (lattice.tet_vertices @ placement.T + matrices[0, :3, 3]) * metres
+    tets = np.array(lattice.tet_indices, copy=True)
+    weights = np.array(lattice.embed_weights, copy=True)
+    if np.linalg.det(placement) < 0.0:  # mirrored: swap two corners so every tet stays positively oriented
+        tets[:, [2, 3]] = tets[:, [3, 2]]
+        weights[:, [2, 3]] = weights[:, [3, 2]]
+    group = str(s.pin_group)
+    if group:
+        pinned_render = read_group_weights(obj, group) > PIN_WEIGHT_THRESHOLD
+        if not pinned_render.any():
+            raise BakeError(
+                f"'{name}': pin group '{group}' has no vertex with a weight above {PIN_WEIGHT_THRESHOLD:g}: assign "
+                "vertices to it or clear Pin Group",
+                object_name=name,
+            )
+    else:
+        pinned_render = np.zeros(vertices.shape[0], dtype=bool)
+    pinned = _pin_mask(tets, lattice.embed_tet, pinned_render, rest_world.shape[0])
+    kwargs = dict(
+        density=float(s.density),
+        youngs_modulus=float(s.youngs_modulus),
+        poisson_ratio=float(s.poisson_ratio),
+        damping=float(s.damping),
+        friction=float(s.friction),
+        pinned=pinned,
+        contact_points=(np.asarray(lattice.embed_tet), weights),  # the visible surface collides, not the lattice
+        name=name,
+    )
+    record = SoftBodyExport(
+        object_name=name,
+        body_index=-1,
+        lattice=lattice,
+        tet_indices=tets,
+        embed_tet=np.asarray(lattice.embed_tet),
+        embed_weights=weights,
+        rest_world=rest_world,
+        pinned=pinned,
+        pinned_render=pinned_render,
+        world_matrices=np.array(matrices, dtype=np.float64),
+    )
+    return kwargs, record
+
+
+def _check_invertible(objects: list, matrices: np.ndarray, frames: np.ndarray) -> None:
+    """Soft objects' world matrices must be invertible at every frame (their output is mapped back by them)."""
+    linear = matrices[..., :3, :3]  # (F, N, 3, 3)
+    det = np.abs(np.linalg.det(linear))
+    scale3 = np.prod(np.linalg.norm(linear, axis=-2), axis=-1)
+    for k, obj in enumerate(objects):
+        bad = np.flatnonzero(~(det[:, k] > SINGULAR_TOLERANCE * np.maximum(scale3[:, k], 1e-300)))
+        if bad.size:
+            frame = int(frames[bad[0]])
+            raise BakeError(
+                f"'{obj.name}': its world matrix is singular (zero scale) at frame {frame}",
+                object_name=obj.name,
+                frame=frame,
+            )
+
+
+def _add_colliders(builder, rigid: list, roles: list, matrices: np.ndarray, metres: float):
+    """Add passive objects and active boxes; return (records, kinematic tracks)."""
+    translation, rotation, scale, _shear = units.decompose_matrices(matrices)  # (F, K, ...)
+    quats = units.make_quat_continuous(units.matrix_to_quat(rotation))  # (F, K, 4)
+    records, tracks = [], {}
+    for k, obj in enumerate(rigid):
+        s = obj.contact_lab
+        centre, size = local_box(obj)
+        if s.shape == "PLANE":
+            centre = np.zeros(3)
+        com = translation[:, k] + np.einsum("fij,fj->fi", rotation[:, k], scale[:, k] * centre)  # (F, 3) [BU]
+        size_m = np.abs(scale[0, k]) * size * metres
+        if roles[k] == "ACTIVE":
+            kind = ColliderKind.DYNAMIC
+        else:
+            moving = np.abs(matrices[:, k] - matrices[:1, k]).max() > STATIC_TOLERANCE
+            kind = ColliderKind.KINEMATIC if moving else ColliderKind.STATIC
+        shape = SHAPES[s.shape]
+        kwargs = dict(
+            position=com[0] * metres,
+            orientation=quats[0, k],
+            kind=kind,
+            friction=float(s.friction),
+            mass=float(s.mass) if kind == ColliderKind.DYNAMIC else 1.0,
+            name=obj.name,
+        )
+        if shape == ShapeType.BOX:
+            kwargs["half_extents"] = 0.5 * size_m
+        elif shape == ShapeType.SPHERE:
+            kwargs["radius"] = 0.5 * float(size_m.max())
+        elif shape == ShapeType.CAPSULE:
+            radius = 0.5 * float(max(size_m[0], size_m[1]))
+            kwargs["radius"] = radius
+            kwargs["half_height"] = max(0.5 * float(size_m[2]) - radius, 0.0)
+        index = builder.add_collider(shape, **kwargs)
+        if kind == ColliderKind.KINEMATIC:
+            tracks[index] = (np.ascontiguousarray(com * metres), np.ascontiguousarray(quats[:, k]))
+        records.append(SoftColliderExport(obj.name, roles[k], s.shape, index, kind, centre, scale[0, k].copy()))
+    return records, tracks
+
+
+def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SoftSceneExport:
+    """Validate a Soft-engine scene and convert it into a core soft world plus its pin and collider tracks.
+
+    Reads ``scene.contact_lab`` and every object's ``contact_lab`` settings. Changes nothing except the current
+    frame during sampling, which is restored.
+
+    Raises:
+        BakeError: anything invalid (no soft bodies, not a mesh, flat mesh, bad material, missing pin group,
+            an active non-box, unsaved file with a relative PC2 folder, ...), naming the object.
+    """
+    settings = scene.contact_lab
+    start, end = frame_range(scene, frame_start, frame_end)
+    active, passive = contact_objects(scene)
+    soft = soft_objects(scene)
+    problems = object_problems(scene, active, passive, start, end, require_active=False)
+    problems += soft_problems(soft, active)
+    raise_problems(problems)
+    if settings.soft_contact == "DUAL":
+        raise BakeError(
+            "Soft Contact 'Dual' (Delassus impulses with the rigid solvers) is not implemented yet: use 'Implicit'"
+        )
+    cache_dir = resolve_cache_dir(scene) if settings.soft_output == "PC2" else None
+
+    frames = np.arange(start, end + 1, dtype=np.int64)
+    rigid = active + passive
+    matrices = sample_world_matrices(scene, soft + rigid, frames)  # (F, S + K, 4, 4) [BU]
+    soft_matrices, rigid_matrices = matrices[:, : len(soft)], matrices[:, len(soft) :]
+    _check_invertible(soft, soft_matrices, frames)
+    _t, _r, scale, shear = units.decompose_matrices(rigid_matrices)
+    validate_scales(active, scale[:1, : len(active)], shear[:1, : len(active)], frames[:1])
+    validate_scales(passive, scale[:, len(active) :], shear[:, len(active) :], frames)
+
+    metres = units.length_scale(scene)
+    builder = SoftWorldBuilder(gravity=units.scene_gravity(scene))
+    bodies: list[SoftBodyExport] = []
+    pin_tracks = {}
+    try:
+        for k, obj in enumerate(soft):
+            kwargs, record = build_soft_body(obj, soft_matrices[:, k], metres)
+            record.body_index = builder.add_soft_body(record.rest_world, record.tet_indices, **kwargs)
+            bodies.append(record)
+            if record.pinned.any():
+                track = np.array(soft_matrices[:, k], dtype=np.float64)
+                track[:, :3, 3] *= metres
+                pin_tracks[record.body_index] = track
+        colliders, collider_tracks = _add_colliders(
+            builder, rigid, ["ACTIVE"] * len(active) + ["PASSIVE"] * len(passive), rigid_matrices, metres
+        )
+        world = builder.finalize()
+    except SoftWorldError as exc:
+        message = str(exc)
+        culprit = next((o.name for o in soft + rigid if message.startswith(o.name + ":")), None)
+        raise BakeError(message, object_name=culprit) from exc
+
+    return SoftSceneExport(
+        scene_name=scene.name,
+        world=world,
+        frames=frames,
+        fps=units.scene_fps(scene),
+        length_scale=metres,
+        bodies=bodies,
+        colliders=colliders,
+        pin_tracks=pin_tracks,
+        collider_tracks=collider_tracks,
+        substeps=int(settings.soft_substeps),
+        contact=str(settings.soft_contact),
+        contact_thickness=float(settings.soft_contact_thickness) * metres,
+        output=str(settings.soft_output),
+        cache_dir=cache_dir,
+        warnings=_warnings(soft + rigid, scene),
+    )
