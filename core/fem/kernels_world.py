@@ -359,12 +359,15 @@ def contact_gradient(x, el_count, el_kind, el_nodes, el_weights, el_target, geom
 
 @njit_kernel
 def friction_setup(x_start, el_count, el_kind, el_nodes, el_weights, el_target, geometry, col_pos0, col_rot0,
-                   kappa, delta, el_mu, node_free, el_lambda, el_tangent, el_fcoef, el_slip):  # fmt: skip
-    """Freeze the lagged friction data of every element at ``x^n`` (module docstring).
+                   kappa, delta, el_mu, node_free, el_lambda, el_tangent, el_fcoef, el_slip, el_normal,
+                   el_gap):  # fmt: skip
+    """Freeze the contact frame and the lagged friction data of every element at ``x^n`` (module
+    docstring).
 
     ``geometry`` holds the end-of-step collider poses; ``col_pos0``/``col_rot0`` the start poses.
     Outputs: ``el_lambda`` (E,) [N] (0 when mu = 0 or out of contact), ``el_tangent`` (E, 3, 2),
-    ``el_fcoef`` (E, 5) (pinned nodes masked), ``el_slip`` (E, 3) [m] the collider's own displacement.
+    ``el_fcoef`` (E, 8) (pinned nodes masked), ``el_slip`` (E, 3) [m] the collider's own displacement
+    over the step, ``el_normal`` (E, 3) unit normal and ``el_gap`` (E,) signed distance [m] at ``x^n``.
     """
     col_shape, col_params, col_pos, col_rot, aff_nodes, aff_rest, aff_center, aff_rot, aff_half = geometry
     coef = np.empty(ELEMENT_NODES)
@@ -384,16 +387,22 @@ def friction_setup(x_start, el_count, el_kind, el_nodes, el_weights, el_target, 
                                  scratch)  # fmt: skip
         gn = math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2])
         el_lambda[e] = 0.0
+        el_gap[e] = d
         for k in range(ELEMENT_NODES):
             node = el_nodes[e, k]
             el_fcoef[e, k] = coef[k] if node >= 0 and node_free[node] else 0.0
         for i in range(3):
             el_slip[e, i] = 0.0
-        if d >= delta or el_mu[e] <= 0.0 or gn == 0.0:
-            continue
-        s = delta - d
-        el_lambda[e] = 3.0 * kappa * s * s / delta * gn
+        if gn == 0.0:
+            gn = 1.0
+            g[2] = 1.0
+        if d < delta and el_mu[e] > 0.0:
+            s = delta - d
+            el_lambda[e] = 3.0 * kappa * s * s / delta * gn
         nx, ny, nz = g[0] / gn, g[1] / gn, g[2] / gn
+        el_normal[e, 0] = nx
+        el_normal[e, 1] = ny
+        el_normal[e, 2] = nz
         # Tangent basis: t1 orthogonal to n built from the least aligned axis, t2 = n x t1.
         if abs(nx) < 0.57735:
             ax, ay, az = 1.0, 0.0, 0.0
@@ -881,3 +890,41 @@ def project_blocks_psd(blocks):
     work = np.empty((n, n))
     for k in range(blocks.shape[0]):
         project_psd(blocks[k], evals, evecs, work, blocks[k])
+
+
+@njit_kernel
+def contact_jacobian_apply(u, el_count, el_nodes, el_fcoef, el_normal, el_tangent, out):
+    """Contact-space velocities ``out`` (3E,) = ``J u``: per element ``[n, t1, t2] . sum_k f_k u_k`` with
+    ``u`` flat (3N,) [m/s]."""
+    for e in range(el_count):
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        for k in range(ELEMENT_NODES):
+            node = el_nodes[e, k]
+            if node < 0:
+                continue
+            f = el_fcoef[e, k]
+            a0 += f * u[3 * node]
+            a1 += f * u[3 * node + 1]
+            a2 += f * u[3 * node + 2]
+        out[3 * e] = el_normal[e, 0] * a0 + el_normal[e, 1] * a1 + el_normal[e, 2] * a2
+        for j in range(2):
+            out[3 * e + 1 + j] = el_tangent[e, 0, j] * a0 + el_tangent[e, 1, j] * a1 + el_tangent[e, 2, j] * a2
+
+
+@njit_kernel
+def contact_jacobian_transpose_apply(r, el_count, el_nodes, el_fcoef, el_normal, el_tangent, out):
+    """Add ``J^T r`` (node impulses [N s]) to ``out`` (3N,) for contact impulses ``r`` (3E,)."""
+    for e in range(el_count):
+        w0 = el_normal[e, 0] * r[3 * e] + el_tangent[e, 0, 0] * r[3 * e + 1] + el_tangent[e, 0, 1] * r[3 * e + 2]
+        w1 = el_normal[e, 1] * r[3 * e] + el_tangent[e, 1, 0] * r[3 * e + 1] + el_tangent[e, 1, 1] * r[3 * e + 2]
+        w2 = el_normal[e, 2] * r[3 * e] + el_tangent[e, 2, 0] * r[3 * e + 1] + el_tangent[e, 2, 1] * r[3 * e + 2]
+        for k in range(ELEMENT_NODES):
+            node = el_nodes[e, k]
+            if node < 0:
+                continue
+            f = el_fcoef[e, k]
+            out[3 * node] += f * w0
+            out[3 * node + 1] += f * w1
+            out[3 * node + 2] += f * w2

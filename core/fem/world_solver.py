@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import FLOAT
+from ..enums import RFactorStrategy
 from ..linalg.csr import CsrPattern, assemble_blocks
+from ..solvers.dense import solve_pgs_dense, solve_prox_dense
 from .kernels_contact import (
     axpy_velocity,
     finish_newton_matrix,
@@ -39,11 +41,14 @@ from .kernels_contact import (
 )
 from .kernels_world import (
     ELEMENT_NODES,
+    KIND_POINT_COLLIDER,
     affine_inertia,
     build_group_preconditioner,
     collect_contacts,
     contact_energy,
     contact_gradient,
+    contact_jacobian_apply,
+    contact_jacobian_transpose_apply,
     contact_normal_forces,
     damping_energy_gradient,
     friction_energy,
@@ -92,6 +97,17 @@ class SoftSettings:
     pcg_tolerance: float = 1.0e-8
     pcg_max_iterations: int = 2000
     max_line_search: int = 30
+    formulation: str = "IMPLICIT"
+    """``"IMPLICIT"`` (seed 003: penalty contact and lagged smoothed friction inside the implicit
+    step) or ``"DUAL"`` (course §4.3.3: contact-free implicit step, then hard contact with Coulomb
+    friction on the Delassus operator ``W_A = J A^-1 J^T``)."""
+    dual_solver: str = "PROX"
+    """DUAL only: ``"PROX"`` (exact cone, adaptive r) or ``"PGS"`` (box friction)."""
+    dual_iterations: int = 300
+    dual_tolerance: float = 1.0e-7
+    dual_stabilization: float = 0.2
+    """DUAL only: fraction of a penetration removed per step (Baumgarte); approaching gaps are
+    closed exactly (speculative contact)."""
 
 
 @dataclass
@@ -110,6 +126,8 @@ class SoftWorldStats:
     resolves: int = 0
     """Extra solves of the step (new contact pairs or a stiffness doubling)."""
     contact_stiffness: float = 0.0
+    dual_sweeps: int = 0
+    """DUAL: sweeps of the contact solver."""
     contact_force: np.ndarray = None
     """(B, C, 3) penalty normal force soft body b exerts on collider c at the end of the step [N]."""
     energy_history: list = field(default_factory=list)
@@ -124,6 +142,10 @@ class SoftWorldSolver:
     def __init__(self, world: SoftWorld, settings: SoftSettings | None = None):
         self.world = world
         self.settings = s = settings or SoftSettings()
+        if s.formulation not in ("IMPLICIT", "DUAL"):
+            raise ValueError(f"formulation must be 'IMPLICIT' or 'DUAL', got {s.formulation!r}")
+        if s.dual_solver not in ("PROX", "PGS"):
+            raise ValueError(f"dual_solver must be 'PROX' or 'PGS', got {s.dual_solver!r}")
         w = world
         N, T = w.node_count, w.tet_count
         self.delta = s.contact_thickness if s.contact_thickness > 0.0 else max(1.0e-4, 0.005 * w.length_scale)
@@ -224,6 +246,8 @@ class SoftWorldSolver:
         self.el_tangent = np.zeros((E, 3, 2))
         self.el_fcoef = np.zeros((E, ELEMENT_NODES))
         self.el_slip = np.zeros((E, 3))
+        self.el_normal = np.zeros((E, 3))
+        self.el_gap = np.zeros(E)
         self.el_h2 = np.zeros((E, 2, 2))
 
     def _geometry(self, end: bool):
@@ -409,6 +433,8 @@ class SoftWorldSolver:
         """
         w = self.world
         h = float(dt)
+        if self.settings.formulation == "DUAL":
+            return self._step_dual(state_in, state_out, h, pin_targets)
         self.begin_step(state_in, h, pin_targets)
         stats = SoftWorldStats()
         v = self._v
@@ -443,13 +469,90 @@ class SoftWorldSolver:
         self.stats = stats
         return stats
 
+    def _step_dual(self, state_in, state_out, h: float, pin_targets) -> SoftWorldStats:
+        """Dual (Delassus) step, course §4.3.3: the contact-free backward Euler velocity ``u_free``
+        (Newton), then ``u = u_free + A^-1 J^T r`` with contact impulses ``r`` [N s] solving the Coulomb
+        problem on ``u_c = W r + q``, ``W = J A^-1 J^T`` (one PCG solve per contact row), ``A`` the
+        PSD-projected Newton matrix at ``u_free`` and ``q = J u_free - (collider velocity) + gap / h``."""
+        w = self.world
+        s = self.settings
+        stats = SoftWorldStats()
+        self.begin_step(state_in, h, pin_targets)
+        m = self.el_count
+        self.el_count = 0  # the Newton operator must not contain penalty terms
+        v = self._v
+        v[:] = self._v_n
+        self._newton(v, h, stats)
+        self._residual(v, h, True, True)
+        u_free = v.reshape(-1).copy()
+        pat = self.pattern
+        csr = (pat.indptr, pat.indices, self._data)
+        precond = (self.node_group, self.group_nodes, self.group_size, self._inv)
+        terms = self._terms()
+        build_group_preconditioner(csr, terms, h * h, self.node_group, self.group_nodes, self.group_size, self._inv)
+        impulse = np.zeros(3 * m)
+        if m:
+            frame = (self.el_nodes, self.el_fcoef, self.el_normal, self.el_tangent)
+            n = u_free.shape[0]
+            W = np.empty((3 * m, 3 * m))
+            unit = np.zeros(3 * m)
+            rhs = np.empty(n)
+            y = np.empty(n)
+            for row in range(3 * m):
+                unit[row] = 1.0
+                rhs[:] = 0.0
+                contact_jacobian_transpose_apply(unit, m, *frame, rhs)
+                unit[row] = 0.0
+                y[:] = 0.0
+                iters, _, _ = world_pcg(csr, terms, h * h, precond, rhs, y, 1e-10, s.pcg_max_iterations,
+                                        self._pcg_work)  # fmt: skip
+                stats.pcg_iterations += iters
+                contact_jacobian_apply(y, m, *frame, W[:, row])
+            W = 0.5 * (W + W.T)
+            q = np.empty(3 * m)
+            contact_jacobian_apply(u_free, m, *frame, q)
+            slip = self.el_slip[:m] / h  # collider surface velocity at the contact
+            q[0::3] -= np.einsum("ei,ei->e", self.el_normal[:m], slip)
+            q[1::3] -= np.einsum("ei,ei->e", self.el_tangent[:m, :, 0], slip)
+            q[2::3] -= np.einsum("ei,ei->e", self.el_tangent[:m, :, 1], slip)
+            gap = self.el_gap[:m]
+            q[0::3] += np.where(gap >= 0.0, gap, s.dual_stabilization * gap) / h
+            result = np.zeros(3)
+            if s.dual_solver == "PGS":
+                solve_pgs_dense(W, q, self.el_mu[:m].copy(), s.dual_iterations, s.dual_tolerance, impulse, result)
+            else:
+                solve_prox_dense(W, q, self.el_mu[:m].copy(), int(RFactorStrategy.GLOBAL), s.dual_iterations,
+                                 s.dual_tolerance, 0.9, np.zeros(3 * m), impulse, result)  # fmt: skip
+            stats.dual_sweeps = int(result[0])
+            rhs[:] = 0.0
+            contact_jacobian_transpose_apply(impulse, m, *frame, rhs)
+            y[:] = 0.0
+            iters, _, _ = world_pcg(csr, terms, h * h, precond, rhs, y, 1e-10, s.pcg_max_iterations, self._pcg_work)
+            stats.pcg_iterations += iters
+            v.reshape(-1)[:] = u_free + y
+        stats.contact_count = m
+        stats.contact_force = np.zeros((w.body_count, w.collider_count, 3))
+        for e in range(m):
+            body = int(w.node_body[self.el_nodes[e, 0]])
+            if body < 0:
+                continue
+            c = self.el_target[e] if self.el_kind[e] == KIND_POINT_COLLIDER else w.affine_collider[self.el_target[e]]
+            stats.contact_force[body, c] -= impulse[3 * e] * self.el_normal[e] / h
+        self.el_count = m
+        stats.contact_stiffness = 0.0
+        positions_from_velocity(self._x_n, v, h, state_out.x)
+        state_out.v[:] = v
+        self.stats = stats
+        return stats
+
     def _setup_friction(self) -> None:
         w = self.world
         if self.el_count:
             friction_setup(
                 self._x_n, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
                 self._geometry(True), self.col_pos0, self.col_rot0, self.kappa, self.delta, self.el_mu,
-                self.node_free, self.el_lambda, self.el_tangent, self.el_fcoef, self.el_slip,
+                self.node_free, self.el_lambda, self.el_tangent, self.el_fcoef, self.el_slip, self.el_normal,
+                self.el_gap,
             )  # fmt: skip
         _ = w
 

@@ -92,3 +92,51 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
     result[0] = sweeps
     result[1] = merit
     result[2] = rejections
+
+
+@njit_kernel
+def solve_pgs_dense(W, q, mu, iterations, tolerance, out_r, result):
+    """Projected Gauss–Seidel on ``u = W r + q`` with the box friction model (BLCP, course §3.2):
+    ``0 <= u_n ⊥ r_n >= 0`` and each tangential impulse clamped to ``[-mu r_n, mu r_n]``.
+
+    Args: as :func:`solve_prox_dense` (no r-factor); ``out_r`` holds the start and the solution.
+    ``result``: ``[sweeps, largest impulse change of the last sweep]``.
+    """
+    m = mu.shape[0]
+    u = np.empty(3 * m)
+    for i in range(3 * m):
+        s = q[i]
+        for j in range(3 * m):
+            s += W[i, j] * out_r[j]
+        u[i] = s
+    sweeps = 0
+    change = 0.0
+    for it in range(iterations):
+        sweeps = it + 1
+        change = 0.0
+        for k in range(m):
+            for d in range(3):
+                row = 3 * k + d
+                diag = W[row, row]
+                if not diag > 0.0:
+                    continue
+                old = out_r[row]
+                new = old - u[row] / diag
+                if d == 0:
+                    new = max(new, 0.0)
+                else:
+                    bound = mu[k] * out_r[3 * k]
+                    new = min(max(new, -bound), bound)
+                delta = new - old
+                if delta != 0.0:
+                    out_r[row] = new
+                    change = max(change, abs(delta))
+                    for j in range(3 * m):
+                        u[j] += W[j, row] * delta
+        largest = 0.0
+        for i in range(3 * m):
+            largest = max(largest, abs(out_r[i]))
+        if change <= tolerance * max(largest, 1e-300):
+            break
+    result[0] = sweeps
+    result[1] = change
