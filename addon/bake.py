@@ -325,7 +325,12 @@ class SoftBakeJob(BakeJob):
         from ..core.fem.simulate_soft import SoftSettings, iter_simulate_soft
 
         ex = self.export
-        settings = SoftSettings(substeps=ex.substeps, contact_thickness=ex.contact_thickness)
+        settings = SoftSettings(
+            substeps=ex.substeps,
+            contact_thickness=ex.contact_thickness,
+            formulation=ex.contact,
+            dual_solver=ex.dual_solver,
+        )
         return iter_simulate_soft(
             ex.world,
             frame_count=self.frame_count,

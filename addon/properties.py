@@ -62,7 +62,12 @@ SOFT_CONTACT_ITEMS = (
         "Implicit",
         "Penalty contact with smoothed friction solved inside the implicit Newton step (seed 003)",
     ),
-    ("DUAL", "Dual", "Contact impulses through the Delassus operator with the rigid solvers (not implemented yet)"),
+    (
+        "DUAL",
+        "Dual",
+        "Hard contact: impulses through the Delassus operator J A^-1 J^T, solved by the scene's Solver "
+        "(PGS, otherwise PROX); best for few contacts",
+    ),
 )
 """``Scene.contact_lab.soft_contact``."""
 

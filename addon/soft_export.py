@@ -163,6 +163,8 @@ class SoftSceneExport:
     """``{collider index: (positions (F, 3) [m], quaternions (F, 4) wxyz)}`` of kinematic colliders."""
     substeps: int = 2
     contact: str = "IMPLICIT"
+    dual_solver: str = "PROX"
+    """Contact solver of the DUAL formulation: 'PGS' when the scene's Solver is PGS, else 'PROX'."""
     contact_thickness: float = 0.0
     """Soft contact thickness [m]; 0 = automatic."""
     output: str = "SHAPE_KEYS"
@@ -485,10 +487,6 @@ def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int |
     problems = object_problems(scene, active, passive, start, end, require_active=False)
     problems += soft_problems(soft, active)
     raise_problems(problems)
-    if settings.soft_contact == "DUAL":
-        raise BakeError(
-            "Soft Contact 'Dual' (Delassus impulses with the rigid solvers) is not implemented yet: use 'Implicit'"
-        )
     cache_dir = resolve_cache_dir(scene) if settings.soft_output == "PC2" else None
 
     frames = np.arange(start, end + 1, dtype=np.int64)
@@ -534,6 +532,7 @@ def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int |
         collider_tracks=collider_tracks,
         substeps=int(settings.soft_substeps),
         contact=str(settings.soft_contact),
+        dual_solver="PGS" if settings.solver == "PGS" else "PROX",
         contact_thickness=float(settings.soft_contact_thickness) * metres,
         output=str(settings.soft_output),
         cache_dir=cache_dir,

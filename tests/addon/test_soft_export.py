@@ -157,12 +157,6 @@ def test_all_problems_are_listed_together():
     assert "'A': density" in message and "'B': pin group 'Nope'" in message
 
 
-def test_dual_contact_is_not_implemented_yet():
-    """Soft Contact 'Dual' gives a clear 'not implemented yet' error at bake time."""
-    with pytest.raises(BakeError, match="not implemented yet"):
-        soft_export.export_soft_scene(fake_scene([fake_mesh_object("Jelly")], soft_contact="DUAL"))
-
-
 def test_relative_pc2_folder_needs_a_saved_file(mock_bpy, monkeypatch):
     """PC2 output into a '//' folder of an unsaved .blend is refused; an absolute folder is accepted."""
     monkeypatch.setattr(mock_bpy.data, "filepath", "", raising=False)
