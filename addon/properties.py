@@ -459,6 +459,27 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         ),
         default="",
     )
+    volume_compressibility: FloatProperty(
+        name="Volume Compressibility",
+        description=(
+            "Volume penalty κ [1/atm] (seed 003): resists changes of the enclosed volume on top of the material; "
+            "smaller = stiffer: 1 ≈ air, 0.01 ≈ water-like; 0 = off"
+        ),
+        default=0.0,
+        min=0.0,
+        soft_max=10.0,
+        precision=4,
+    )
+    volume_law: EnumProperty(
+        name="Volume Law",
+        description="Pressure–volume law of the volume penalty",
+        items=(
+            ("QUADRATIC", "Quadratic", "Linear pressure response, W = V0 (V/V0 - 1)² / (2κ)"),
+            ("GAS", "Ideal Gas", "Isothermal gas at 1/κ: stiffens without bound as the volume goes to zero"),
+            ("LIQUID", "Liquid", "Logarithmic liquid law: softens when stretched, stiffens when squeezed"),
+        ),
+        default="QUADRATIC",
+    )
     lattice_resolution: IntProperty(
         name="Lattice Resolution",
         description="Lattice cells along the longest side of the mesh: more = finer deformation, slower bake",

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..core.enums import ShapeType
 from ..core.fem.lattice import LatticeMesh, tetrahedralize_lattice
+from ..core.fem.volume import VolumeModel, kappa_per_pa
 from ..core.fem.world import ColliderKind, SoftWorld, SoftWorldBuilder, SoftWorldError
 from . import units
 from .scene_export import (
@@ -43,6 +44,9 @@ from .scene_export import (
     sample_world_matrices,
     validate_scales,
 )
+
+VOLUME_LAWS = {"QUADRATIC": VolumeModel.QUADRATIC, "GAS": VolumeModel.IDEAL_GAS, "LIQUID": VolumeModel.LIQUID}
+"""``obj.contact_lab.volume_law`` → the core's volume penalty law."""
 
 PIN_WEIGHT_THRESHOLD = 0.5
 """A render vertex is pinned when its weight in the pin group is above this."""
@@ -275,6 +279,10 @@ def _material_problems(obj) -> list[tuple[str, str]]:
         problems.append((name, f"'{name}': damping must be zero or positive, got {s.damping:g} s"))
     if not (np.isfinite(s.friction) and s.friction >= 0.0):
         problems.append((name, f"'{name}': friction must be zero or positive, got {s.friction:g}"))
+    if not (np.isfinite(s.volume_compressibility) and s.volume_compressibility >= 0.0):
+        problems.append(
+            (name, f"'{name}': volume compressibility must be zero or positive, got {s.volume_compressibility:g}")
+        )
     if int(s.lattice_resolution) < 1:
         problems.append((name, f"'{name}': lattice resolution must be at least 1, got {int(s.lattice_resolution)}"))
     return problems
@@ -396,6 +404,8 @@ def build_soft_body(obj, matrices: np.ndarray, metres: float) -> tuple[dict, Sof
         friction=float(s.friction),
         pinned=pinned,
         contact_points=(np.asarray(lattice.embed_tet), weights),  # the visible surface collides, not the lattice
+        volume_kappa=kappa_per_pa(s.volume_compressibility) if s.volume_compressibility > 0.0 else 0.0,
+        volume_model=VOLUME_LAWS[str(s.volume_law)],
         name=name,
     )
     record = SoftBodyExport(

@@ -182,6 +182,11 @@ def _draw_soft(layout, context, obj) -> None:
     if settings.pin_group and obj.vertex_groups.get(settings.pin_group) is None:
         col.label(text=f"No vertex group '{settings.pin_group}'", icon="ERROR")
     col.prop(settings, "lattice_resolution")
+    row = col.row(align=True)
+    row.prop(settings, "volume_compressibility", text="Volume κ (1/atm)")
+    sub = row.row(align=True)
+    sub.active = settings.volume_compressibility > 0.0
+    sub.prop(settings, "volume_law", text="")
     from ..addon.deform_output import deform_output_kind
 
     baked = deform_output_kind(obj)

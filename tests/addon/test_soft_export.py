@@ -121,6 +121,7 @@ TILTED = FLAT @ np.array([[1.0, 0.0, 0.0], [0.0, 0.6, 0.8], [0.0, -0.8, 0.6]]).T
         ([fake_mesh_object("Jelly", density=-1.0)], "density must be positive", "Jelly"),
         ([fake_mesh_object("Jelly", damping=-0.1)], "damping must be zero or positive", "Jelly"),
         ([fake_mesh_object("Jelly", lattice_resolution=0)], "lattice resolution must be at least 1", "Jelly"),
+        ([fake_mesh_object("Jelly", volume_compressibility=-1.0)], "volume compressibility must be zero", "Jelly"),
     ],
 )
 def test_soft_validation_names_the_object(objects, fragment, culprit):
@@ -224,6 +225,16 @@ def test_lattice_is_placed_by_the_world_matrix_and_embeds_the_render_mesh(scale,
     assert local_out.dtype == np.float32 and local_out.shape == (2, 8, 3)
     np.testing.assert_allclose(local_out, np.stack([CUBE_VERTICES] * 2), atol=1e-6)
     assert kwargs["name"] == "Jelly" and kwargs["density"] == 1050.0 and not kwargs["pinned"].any()
+
+
+@pytest.mark.parametrize("kappa_atm, law", [(0.0, "QUADRATIC"), (0.01, "QUADRATIC"), (1.0, "GAS")])
+def test_volume_penalty_settings_reach_the_soft_body(kappa_atm, law):
+    """Volume κ [1/atm] is passed in 1/Pa (1 atm = 101325 Pa) with its law; 0 switches the penalty off."""
+    m = _matrix((1.0, 0.0, 0.0, 0.0), (1.0, 1.0, 1.0), (0.0, 0.0, 0.0))
+    obj = fake_mesh_object("Jelly", lattice_resolution=2, volume_compressibility=kappa_atm, volume_law=law)
+    kwargs, _ = soft_export.build_soft_body(obj, np.stack([m, m]), 1.0)
+    assert kwargs["volume_kappa"] == pytest.approx(kappa_atm / 101325.0, rel=1e-12)
+    assert kwargs["volume_model"] == soft_export.VOLUME_LAWS[law]
 
 
 def test_output_follows_the_world_matrix_of_each_frame():
