@@ -381,9 +381,11 @@ def build_soft_body(obj, matrices: np.ndarray, metres: float) -> tuple[dict, Sof
     rest_world = (lattice.tet_vertices @ placement.T + matrices[0, :3, 3]) * metres
     tets = np.array(lattice.tet_indices, copy=True)
     weights = np.array(lattice.embed_weights, copy=True)
+    surface_triangles = np.array(triangles, dtype=np.int64, copy=True)
     if np.linalg.det(placement) < 0.0:  # mirrored: swap two corners so every tet stays positively oriented
         tets[:, [2, 3]] = tets[:, [3, 2]]
         weights[:, [2, 3]] = weights[:, [3, 2]]
+        surface_triangles[:, [1, 2]] = surface_triangles[:, [2, 1]]  # and keep the faces outward
     group = str(s.pin_group)
     if group:
         pinned_render = read_group_weights(obj, group) > PIN_WEIGHT_THRESHOLD
@@ -404,6 +406,7 @@ def build_soft_body(obj, matrices: np.ndarray, metres: float) -> tuple[dict, Sof
         friction=float(s.friction),
         pinned=pinned,
         contact_points=(np.asarray(lattice.embed_tet), weights),  # the visible surface collides, not the lattice
+        contact_triangles=surface_triangles,  # what other soft bodies collide with
         volume_kappa=kappa_per_pa(s.volume_compressibility) if s.volume_compressibility > 0.0 else 0.0,
         volume_model=VOLUME_LAWS[str(s.volume_law)],
         name=name,

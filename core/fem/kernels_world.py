@@ -50,7 +50,8 @@ from .tet_mesh import deformation_gradient
 
 KIND_POINT_COLLIDER = 0
 KIND_POINT_BOX = 1
-ELEMENT_NODES = 8
+KIND_POINT_TRIANGLE = 2
+ELEMENT_NODES = 16
 
 SHAPE_SPHERE = 1
 SHAPE_BOX = 2
@@ -218,7 +219,7 @@ def _inverse3(M, out):
 @njit_kernel
 def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, col_params, col_pos, col_rot,
                      aff_nodes, aff_rest, aff_rest_center, aff_rest_rot, aff_half, coef, g, scratch):  # fmt: skip
-    """Signed distance of contact element ``e`` at positions ``x``; fills ``coef`` (5,) and ``g`` (3,).
+    """Signed distance of contact element ``e`` at positions ``x``; fills ``coef`` (16,) and ``g`` (3,).
 
     ``scratch`` is (4, 3, 3) float64. Collider poses ``col_pos`` (C, 3), ``col_rot`` (C, 3, 3) are the
     end-of-step poses; ``aff_rest_center`` (A, 3) / ``aff_rest_rot`` (A, 3, 3) the boxes' rest poses.
@@ -249,6 +250,8 @@ def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, 
         for i in range(3):
             g[i] = R[i, 0] * n[0] + R[i, 1] * n[1] + R[i, 2] * n[2]
         return d
+    if el_kind[e] == KIND_POINT_TRIANGLE:
+        return _point_triangle_distance(e, x, el_nodes, el_weights, coef, g, scratch)
     # POINT_BOX: the point sum_k w_k x_k (nodes 0..3) against dynamic box a (affine nodes 4..7)
     a = el_target[e]
     v = scratch[0, 0]  # the point; q is overwritten only after its last use
@@ -296,6 +299,108 @@ def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, 
     coef[5] = -b1
     coef[6] = -b2
     coef[7] = -b3
+    return d
+
+
+@njit_kernel
+def _element_point(e, x, el_nodes, el_weights, first, out):
+    """``out = sum_k w_k x_k`` over the 4 element slots starting at ``first`` (-1 padded)."""
+    for i in range(3):
+        out[i] = 0.0
+    for k in range(first, first + 4):
+        node = el_nodes[e, k]
+        if node < 0:
+            continue
+        for i in range(3):
+            out[i] += el_weights[e, k] * x[node, i]
+
+
+@njit_kernel
+def closest_point_on_triangle(p, a, b, c, bary):
+    """Barycentric coordinates ``bary`` (3,) of the point of triangle ``abc`` closest to ``p`` (Voronoi
+    regions of the vertices, edges and face; all arrays (3,))."""
+    ab0, ab1, ab2 = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    ac0, ac1, ac2 = c[0] - a[0], c[1] - a[1], c[2] - a[2]
+    ap0, ap1, ap2 = p[0] - a[0], p[1] - a[1], p[2] - a[2]
+    d1 = ab0 * ap0 + ab1 * ap1 + ab2 * ap2
+    d2 = ac0 * ap0 + ac1 * ap1 + ac2 * ap2
+    if d1 <= 0.0 and d2 <= 0.0:
+        bary[0], bary[1], bary[2] = 1.0, 0.0, 0.0
+        return
+    bp0, bp1, bp2 = p[0] - b[0], p[1] - b[1], p[2] - b[2]
+    d3 = ab0 * bp0 + ab1 * bp1 + ab2 * bp2
+    d4 = ac0 * bp0 + ac1 * bp1 + ac2 * bp2
+    if d3 >= 0.0 and d4 <= d3:
+        bary[0], bary[1], bary[2] = 0.0, 1.0, 0.0
+        return
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        v = d1 / (d1 - d3)
+        bary[0], bary[1], bary[2] = 1.0 - v, v, 0.0
+        return
+    cp0, cp1, cp2 = p[0] - c[0], p[1] - c[1], p[2] - c[2]
+    d5 = ab0 * cp0 + ab1 * cp1 + ab2 * cp2
+    d6 = ac0 * cp0 + ac1 * cp1 + ac2 * cp2
+    if d6 >= 0.0 and d5 <= d6:
+        bary[0], bary[1], bary[2] = 0.0, 0.0, 1.0
+        return
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        w = d2 / (d2 - d6)
+        bary[0], bary[1], bary[2] = 1.0 - w, 0.0, w
+        return
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        bary[0], bary[1], bary[2] = 0.0, 1.0 - w, w
+        return
+    denom = 1.0 / (va + vb + vc)
+    v = vb * denom
+    w = vc * denom
+    bary[0], bary[1], bary[2] = 1.0 - v - w, v, w
+
+
+@njit_kernel
+def _point_triangle_distance(e, x, el_nodes, el_weights, coef, g, scratch):
+    """Distance of a soft contact point (slots 0..3) to an outward-oriented soft surface triangle whose
+    corners are contact points (slots 4..7, 8..11, 12..15): signed along the face normal when the closest
+    point ``q = sum beta_j t_j`` is inside the face, unsigned (``|p - q|``) in the edge and vertex regions.
+    With ``n`` the face normal or ``(p - q) / |p - q|``, the exact gradient is ``n`` on the point and
+    ``-beta_j n`` on corner ``j`` (moving the triangle within its own plane, or along an edge, does not
+    change the distance)."""
+    p = scratch[1, 0]
+    a = scratch[1, 1]
+    b = scratch[1, 2]
+    c = scratch[2, 0]
+    bary = scratch[2, 1]
+    _element_point(e, x, el_nodes, el_weights, 0, p)
+    _element_point(e, x, el_nodes, el_weights, 4, a)
+    _element_point(e, x, el_nodes, el_weights, 8, b)
+    _element_point(e, x, el_nodes, el_weights, 12, c)
+    closest_point_on_triangle(p, a, b, c, bary)
+    if bary[0] > 0.0 and bary[1] > 0.0 and bary[2] > 0.0:
+        # Face region: the signed distance along the outward face normal (negative once the point is
+        # through the surface, so the penalty still pushes it out and penetration is detectable).
+        n0 = (b[1] - a[1]) * (c[2] - a[2]) - (b[2] - a[2]) * (c[1] - a[1])
+        n1 = (b[2] - a[2]) * (c[0] - a[0]) - (b[0] - a[0]) * (c[2] - a[2])
+        n2 = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+        nn = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        g[0], g[1], g[2] = n0 / nn, n1 / nn, n2 / nn
+        d = (p[0] - a[0]) * g[0] + (p[1] - a[1]) * g[1] + (p[2] - a[2]) * g[2]
+    else:
+        # Edge or vertex region: the unsigned distance (equal to the face value on the region border).
+        d2 = 0.0
+        for i in range(3):
+            g[i] = p[i] - (bary[0] * a[i] + bary[1] * b[i] + bary[2] * c[i])
+            d2 += g[i] * g[i]
+        d = math.sqrt(d2)
+        for i in range(3):
+            g[i] = g[i] / d if d > 0.0 else 0.0
+    for k in range(4):
+        coef[k] = el_weights[e, k] if el_nodes[e, k] >= 0 else 0.0
+        for j in range(3):
+            slot = 4 + 4 * j + k
+            coef[slot] = -bary[j] * el_weights[e, slot] if el_nodes[e, slot] >= 0 else 0.0
     return d
 
 
@@ -777,14 +882,16 @@ def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
 
 @njit_kernel
 def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_friction, col_kind, col_friction,
-                     geometry_a, geometry_b, aff_collider, aff_corner_weights, el_kind, el_nodes, el_weights,
-                     el_target, el_mu):  # fmt: skip
+                     geometry_a, geometry_b, aff_collider, aff_corner_weights, point_body, tri_points, el_kind,
+                     el_nodes, el_weights, el_target, el_mu):  # fmt: skip
     """Fill the element arrays with every (point, collider) pair closer than ``delta + margin`` at either
     ``x_a``/``geometry_a`` (start of step) or ``x_b``/``geometry_b`` (end of step).
 
     Points: the soft bodies' contact points ``sum_k point_weights[p, k] x[point_nodes[p, k]]`` ((P, 4),
     -1 padded; ``margin`` (N,) [m] per node, of the point's first node) against static/kinematic
     colliders (``col_kind`` 0/1) and dynamic boxes; box corners against static/kinematic colliders.
+    Soft–soft: every contact point against every surface triangle ``tri_points`` (K, 3) (corners are
+    contact points) of another body (``point_body`` (P,)), culled by bounding boxes.
     ``el_mu`` gets the geometric mean of the two friction coefficients. Returns the number of pairs found;
     when it exceeds the capacity (``el_kind.shape[0]``) only the first ones are stored and the caller
     must grow the arrays and call again.
@@ -841,6 +948,64 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
                         el_weights[count, k] = one_weights[0, k]
                     el_mu[count] = math.sqrt(mu_point * mu_other)
                 count += 1
+    K = tri_points.shape[0]
+    if K == 0:
+        return count
+    # Soft-soft: point positions at both states, then triangle boxes against points.
+    pos = np.empty((2, P, 3))
+    for p in range(P):
+        for state in range(2):
+            xs = x_a if state == 0 else x_b
+            for i in range(3):
+                acc = 0.0
+                for k in range(4):
+                    node = point_nodes[p, k]
+                    if node >= 0:
+                        acc += point_weights[p, k] * xs[node, i]
+                pos[state, p, i] = acc
+    lo = np.empty(3)
+    hi = np.empty(3)
+    for t in range(K):
+        body = point_body[tri_points[t, 0]]
+        reach = delta + margin[point_nodes[tri_points[t, 0], 0]]
+        for i in range(3):
+            lo[i] = 1.0e300
+            hi[i] = -1.0e300
+            for j in range(3):
+                for state in range(2):
+                    v = pos[state, tri_points[t, j], i]
+                    lo[i] = min(lo[i], v)
+                    hi[i] = max(hi[i], v)
+        for p in range(P):
+            if point_body[p] == body:
+                continue
+            r = reach + margin[point_nodes[p, 0]]
+            inside = True
+            for i in range(3):
+                if min(pos[0, p, i], pos[1, p, i]) > hi[i] + r or max(pos[0, p, i], pos[1, p, i]) < lo[i] - r:
+                    inside = False
+                    break
+            if not inside:
+                continue
+            one_kind[0] = KIND_POINT_TRIANGLE
+            one_target[0] = t
+            for k in range(4):
+                one_nodes[0, k] = point_nodes[p, k]
+                one_weights[0, k] = point_weights[p, k]
+                for j in range(3):
+                    one_nodes[0, 4 + 4 * j + k] = point_nodes[tri_points[t, j], k]
+                    one_weights[0, 4 + 4 * j + k] = point_weights[tri_points[t, j], k]
+            d = _pair_distance(x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
+                               coef, g, scratch)  # fmt: skip
+            if d < r:
+                if count < capacity:
+                    el_kind[count] = KIND_POINT_TRIANGLE
+                    el_target[count] = t
+                    for k in range(ELEMENT_NODES):
+                        el_nodes[count, k] = one_nodes[0, k]
+                        el_weights[count, k] = one_weights[0, k]
+                    el_mu[count] = math.sqrt(point_friction[p] * point_friction[tri_points[t, 0]])
+                count += 1
     return count
 
 
@@ -858,10 +1023,11 @@ def _pair_distance(x_a, x_b, geometry_a, geometry_b, kind, nodes, weights, targe
 
 @njit_kernel
 def contact_normal_forces(x, el_count, el_kind, el_nodes, el_weights, el_target, geometry, kappa, delta, node_body,
-                          aff_collider, out):  # fmt: skip
+                          aff_collider, out, out_pair):  # fmt: skip
     """Accumulate the penalty normal force [N] that soft body ``b`` exerts on collider ``c`` into
-    ``out`` (B, C, 3): ``-lambda_e n_e`` summed over the body's vertex elements (box corners, which
-    belong to no soft body, are skipped)."""
+    ``out`` (B, C, 3): ``-lambda_e n_e`` summed over the body's contact points (box corners, which
+    belong to no soft body, are skipped); and the force soft body ``a`` exerts on soft body ``b``
+    through a's points on b's triangles into ``out_pair`` (B, B, 3)."""
     col_shape, col_params, col_pos, col_rot, aff_nodes, aff_rest, aff_center, aff_rot, aff_half = geometry
     coef = np.empty(ELEMENT_NODES)
     g = np.empty(3)
@@ -874,9 +1040,14 @@ def contact_normal_forces(x, el_count, el_kind, el_nodes, el_weights, el_target,
                              aff_nodes, aff_rest, aff_center, aff_rot, aff_half, coef, g, scratch)  # fmt: skip
         if d >= delta:
             continue
-        c = el_target[e] if el_kind[e] == KIND_POINT_COLLIDER else aff_collider[el_target[e]]
         s = delta - d
         lam = 3.0 * kappa * s * s / delta
+        if el_kind[e] == KIND_POINT_TRIANGLE:
+            other = node_body[el_nodes[e, 4]]
+            for i in range(3):
+                out_pair[body, other, i] -= lam * g[i]
+            continue
+        c = el_target[e] if el_kind[e] == KIND_POINT_COLLIDER else aff_collider[el_target[e]]
         for i in range(3):
             out[body, c, i] -= lam * g[i]
 

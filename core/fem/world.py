@@ -73,6 +73,8 @@ class SoftBodySpec:
     """(P, 4) body-local node indices of the contact points (-1 padded)."""
     point_weights: np.ndarray
     """(P, 4) their barycentric weights."""
+    point_triangles: np.ndarray
+    """(K, 3) contact-point indices of the surface triangles other soft bodies collide with."""
 
 
 @dataclass
@@ -125,6 +127,7 @@ class SoftWorldBuilder:
         volume_kappa: float = 0.0,
         volume_model: VolumeModel = VolumeModel.QUADRATIC,
         contact_points=None,
+        contact_triangles=None,
         name: str = "",
     ) -> int:
         """Add a tet-mesh soft body; return its index.
@@ -145,6 +148,9 @@ class SoftWorldBuilder:
                 barycentric combinations of a tet's vertices (e.g. the render-mesh vertices embedded in
                 a lattice, so the visible surface touches the colliders rather than the lattice, which
                 overhangs it by up to a cell). Default: every vertex on the tet mesh's boundary.
+            contact_triangles: optional (K, 3) indices into the contact points: the surface other soft
+                bodies collide with (e.g. the render mesh's triangles). Default: the tet mesh's boundary
+                faces (with the default points) or none (with given points).
             name: label used in error messages.
         """
         label = name or f"soft body {len(self.bodies)}"
@@ -172,11 +178,13 @@ class SoftWorldBuilder:
         if mask.shape != (x.shape[0],):
             raise SoftWorldError(f"{label}: pinned must have shape ({x.shape[0]},), got {mask.shape}")
         if contact_points is None:
-            boundary = np.unique(extract_surface_triangles(t))
+            faces = extract_surface_triangles(t)
+            boundary = np.unique(faces)
             point_nodes = np.full((len(boundary), 4), -1, dtype=np.int64)
             point_nodes[:, 0] = boundary
             point_weights = np.zeros((len(boundary), 4))
             point_weights[:, 0] = 1.0
+            default_triangles = np.searchsorted(boundary, faces)
         else:
             tet_of, point_weights = contact_points
             tet_of = np.asarray(tet_of, dtype=np.int64).reshape(-1)
@@ -186,12 +194,16 @@ class SoftWorldBuilder:
             ):
                 raise SoftWorldError(f"{label}: contact_points must be (tet (P,), weights (P, 4)) with valid tets")
             point_nodes = t[tet_of].astype(np.int64)
-        movable = ~np.all(mask[point_nodes] | (point_nodes < 0), axis=1)
+            default_triangles = np.zeros((0, 3), dtype=np.int64)
+        triangles = default_triangles if contact_triangles is None else np.asarray(contact_triangles, dtype=np.int64)
+        triangles = triangles.reshape(-1, 3)
+        if triangles.size and not 0 <= triangles.min() <= triangles.max() < len(point_nodes):
+            raise SoftWorldError(f"{label}: contact_triangles must index the {len(point_nodes)} contact points")
         self.bodies.append(
             SoftBodySpec(
                 label, x.copy(), t.copy(), float(density), float(youngs_modulus), float(poisson_ratio),
                 float(damping), MaterialModel(material), float(friction), mask, float(volume_kappa),
-                VolumeModel(volume_model), point_nodes[movable], point_weights[movable],
+                VolumeModel(volume_model), point_nodes, point_weights, triangles,
             )
         )  # fmt: skip
         return len(self.bodies) - 1
@@ -329,6 +341,11 @@ class SoftWorld:
         nodes = [
             np.where(b.point_nodes >= 0, b.point_nodes + self.body_node_start[i], -1) for i, b in enumerate(bodies)
         ]
+        point_start = np.concatenate([[0], np.cumsum([len(b.point_nodes) for b in bodies])])
+        self.triangle_points = np.ascontiguousarray(
+            np.concatenate([b.point_triangles + point_start[i] for i, b in enumerate(bodies)]), dtype=np.int64
+        ).reshape(-1, 3)
+        """(K, 3) global contact-point indices of the soft surfaces' triangles (soft-soft contact)."""
         self.point_nodes = np.ascontiguousarray(np.concatenate(nodes), dtype=np.int64)
         self.point_weights = np.ascontiguousarray(np.concatenate([b.point_weights for b in bodies]))
         self.point_body = np.concatenate([np.full(len(b.point_nodes), i) for i, b in enumerate(bodies)])

@@ -42,6 +42,7 @@ from .kernels_contact import (
 from .kernels_world import (
     ELEMENT_NODES,
     KIND_POINT_COLLIDER,
+    KIND_POINT_TRIANGLE,
     affine_inertia,
     build_group_preconditioner,
     collect_contacts,
@@ -97,6 +98,8 @@ class SoftSettings:
     pcg_tolerance: float = 1.0e-8
     pcg_max_iterations: int = 2000
     max_line_search: int = 30
+    soft_soft: bool = True
+    """Contact between different soft bodies (contact points against the other bodies' surface triangles)."""
     formulation: str = "IMPLICIT"
     """``"IMPLICIT"`` (seed 003: penalty contact and lagged smoothed friction inside the implicit
     step) or ``"DUAL"`` (course §4.3.3: contact-free implicit step, then hard contact with Coulomb
@@ -130,6 +133,9 @@ class SoftWorldStats:
     """DUAL: sweeps of the contact solver."""
     contact_force: np.ndarray = None
     """(B, C, 3) penalty normal force soft body b exerts on collider c at the end of the step [N]."""
+    body_contact_force: np.ndarray = None
+    """(B, B, 3) normal force soft body a exerts on soft body b through a's points on b's surface [N]; the
+    net force of a on b is ``[a, b] - [b, a]`` (b's points on a's surface push back)."""
     energy_history: list = field(default_factory=list)
     residual_history: list = field(default_factory=list)
     """``||r|| / r_scale`` at every Newton iteration (all solves of the step)."""
@@ -214,6 +220,8 @@ class SoftWorldSolver:
         self.col_rot1 = self.col_rot0.copy()
         self.aff_rest_center = w.collider_position[w.affine_collider].reshape(-1, 3).copy()
         self.aff_rest_rot = self.col_rot0[w.affine_collider].reshape(-1, 3, 3).copy()
+        # Soft-soft contact: the surface triangles of every body, when there are several bodies.
+        self._triangles = w.triangle_points if (s.soft_soft and w.body_count > 1) else np.zeros((0, 3), np.int64)
         self._grow(64)
         self.stats = SoftWorldStats()
 
@@ -264,7 +272,8 @@ class SoftWorldSolver:
             count = collect_contacts(
                 x_a, x_b, self._margin, self.delta, w.point_nodes, w.point_weights, w.point_friction,
                 w.collider_kind, w.collider_friction, self._geometry(False), self._geometry(True),
-                w.affine_collider, w.affine_corner_weights, self.el_kind, self.el_nodes, self.el_weights,
+                w.affine_collider, w.affine_corner_weights, w.point_body, self._triangles, self.el_kind,
+                self.el_nodes, self.el_weights,
                 self.el_target, self.el_mu,
             )  # fmt: skip
             if count <= self.el_capacity:
@@ -458,10 +467,12 @@ class SoftWorldSolver:
             break
         stats.contact_count = self.el_count
         stats.contact_force = np.zeros((w.body_count, w.collider_count, 3))
+        stats.body_contact_force = np.zeros((w.body_count, w.body_count, 3))
         positions_from_velocity(self._x_n, v, h, self._x)
         contact_normal_forces(
             self._x, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
             self._geometry(True), self.kappa, self.delta, w.node_body, w.affine_collider, stats.contact_force,
+            stats.body_contact_force,
         )  # fmt: skip
         stats.contact_stiffness = self.kappa
         positions_from_velocity(self._x_n, v, h, state_out.x)
@@ -532,14 +543,21 @@ class SoftWorldSolver:
             v.reshape(-1)[:] = u_free + y
         stats.contact_count = m
         stats.contact_force = np.zeros((w.body_count, w.collider_count, 3))
+        stats.body_contact_force = np.zeros((w.body_count, w.body_count, 3))
         for e in range(m):
             body = int(w.node_body[self.el_nodes[e, 0]])
             if body < 0:
+                continue
+            if self.el_kind[e] == KIND_POINT_TRIANGLE:
+                other = int(w.node_body[self.el_nodes[e, 4]])
+                stats.body_contact_force[body, other] -= impulse[3 * e] * self.el_normal[e] / h
                 continue
             c = self.el_target[e] if self.el_kind[e] == KIND_POINT_COLLIDER else w.affine_collider[self.el_target[e]]
             stats.contact_force[body, c] -= impulse[3 * e] * self.el_normal[e] / h
         self.el_count = m
         stats.contact_stiffness = 0.0
+        positions_from_velocity(self._x_n, v, h, self._x)
+        stats.max_penetration = self._penetration(self._x)
         positions_from_velocity(self._x_n, v, h, state_out.x)
         state_out.v[:] = v
         self.stats = stats

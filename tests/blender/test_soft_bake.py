@@ -93,6 +93,7 @@ def reference(scene, soft, *, pinned_render=None, frame_count=None):
         friction=s.friction,
         pinned=pinned,
         contact_points=(lattice.embed_tet, lattice.embed_weights),
+        contact_triangles=tris,
     )
     ground = bpy.data.objects.get("Ground")
     if ground is not None:

@@ -9,7 +9,7 @@ from collections import deque
 import numpy as np
 import pytest
 from contact_lab.core.enums import ShapeType
-from contact_lab.core.fem.kernels_world import shape_signed_distance
+from contact_lab.core.fem.kernels_world import closest_point_on_triangle, shape_signed_distance
 from contact_lab.core.fem.lattice import tetrahedralize_lattice
 from contact_lab.core.fem.primitives import icosphere
 from contact_lab.core.fem.simulate_soft import SoftSettings, iter_simulate_soft
@@ -386,3 +386,70 @@ def test_block_decelerates_on_incline_at_the_coulomb_rate(formulation, dual_solv
     rate = -np.polyfit(t[2:], speeds[2:], 1)[0]  # after the first contact transient
     expected = G * (mu * np.cos(theta) - np.sin(theta))
     assert rate == pytest.approx(expected, rel=0.05)
+
+
+# --------------------------------------------------------------------------------------------
+# Soft-soft contact
+# --------------------------------------------------------------------------------------------
+
+
+def test_point_triangle_distance_matches_brute_force():
+    """Closest point on a triangle (vertex, edge and face regions) vs a dense barycentric sampling."""
+    rng = np.random.default_rng(11)
+    grid = np.array([(u, v) for u in np.linspace(0, 1, 201) for v in np.linspace(0, 1, 201) if u + v <= 1.0])
+    bary = np.empty(3)
+    for _ in range(30):
+        a, b, c = rng.normal(size=(3, 3))
+        p = rng.normal(scale=1.5, size=3)
+        closest_point_on_triangle(p, a, b, c, bary)
+        assert bary.min() >= 0.0 and bary.sum() == pytest.approx(1.0)
+        q = bary @ np.array([a, b, c])
+        samples = a + grid[:, :1] * (b - a) + grid[:, 1:] * (c - a)
+        assert np.linalg.norm(p - q) <= np.linalg.norm(samples - p, axis=1).min() + 1e-12
+        assert np.linalg.norm(p - q) == pytest.approx(np.linalg.norm(samples - p, axis=1).min(), abs=0.02)
+
+
+def _two_cubes(gap, *, embedded=False, lower_z=0.0005):
+    b = SoftWorldBuilder()
+    V, T = _cube(cells=2, lower=(-0.05, -0.05, lower_z))
+    bottom = b.add_soft_body(V, T, youngs_modulus=1e5, density=800, damping=0.005, friction=0.5)
+    V2, T2 = _cube(cells=2, lower=(-0.03, -0.04, lower_z + 0.1 + gap))
+    top = b.add_soft_body(V2, T2, youngs_modulus=1e5, density=800, damping=0.005, friction=0.5)
+    plane = b.add_collider(ShapeType.PLANE)
+    return b.finalize(), bottom, top, plane
+
+
+def test_soft_soft_gradient_matches_finite_differences():
+    world, *_ = _two_cubes(0.0008)
+    solver = SoftWorldSolver(world, SoftSettings(contact_thickness=0.002))
+    rng = np.random.default_rng(5)
+    state = world.state()
+    state.v[:] = rng.normal(scale=0.02, size=state.v.shape)
+    solver.begin_step(state, 0.01)
+    assert np.count_nonzero(solver.el_kind[: solver.el_count] == 2) > 10
+    v = state.v + rng.normal(scale=0.02, size=state.v.shape)
+    grad = solver.gradient(v)
+    worst = 0.0
+    for i in range(world.node_count):
+        for c in range(3):
+            vp, vm = v.copy(), v.copy()
+            vp[i, c] += 1e-7
+            vm[i, c] -= 1e-7
+            fd = (solver.potential(vp) - solver.potential(vm)) / 2e-7
+            worst = max(worst, abs(fd - grad[i, c]) / (1e-3 + abs(grad[i, c])))
+    assert worst < 1e-5
+
+
+@pytest.mark.parametrize("formulation", ["IMPLICIT", "DUAL"])
+def test_stacked_soft_cubes_carry_each_other(formulation):
+    """Statics of a two-cube stack: the top cube presses on the bottom one with its own weight, the floor
+    carries both, and no contact point ends behind the surface it touches."""
+    world, bottom, top, plane = _two_cubes(0.0005)
+    settings = SoftSettings(substeps=2, contact_thickness=0.001, formulation=formulation, dual_solver="PGS")
+    state = _final_state(iter_simulate_soft(world, frame_count=25, fps=30, settings=settings))
+    m_top = world.node_mass[world.node_body == top].sum()
+    m_all = world.node_mass.sum()
+    pair = state.stats.body_contact_force  # both surfaces' points carry part of the load
+    assert (pair[top, bottom] - pair[bottom, top])[2] == pytest.approx(-m_top * G, rel=2e-3)
+    assert state.stats.contact_force[bottom, plane][2] == pytest.approx(-m_all * G, rel=2e-3)
+    assert state.stats.max_penetration < 1e-5  # no contact point behind a surface it touches
