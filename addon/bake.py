@@ -330,6 +330,7 @@ class SoftBakeJob(BakeJob):
             contact_thickness=ex.contact_thickness,
             formulation=ex.contact,
             dual_solver=ex.dual_solver,
+            integrator=ex.integrator,
         )
         return iter_simulate_soft(
             ex.world,

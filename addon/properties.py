@@ -319,9 +319,18 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         items=SOFT_CONTACT_ITEMS,
         default="IMPLICIT",
     )
+    soft_integrator: EnumProperty(
+        name="Integrator",
+        description="Time integration of the soft engine",
+        items=(
+            ("BE", "Backward Euler", "First order, strongly damps fast motion (robust, the default)"),
+            ("BDF2", "BDF2", "Second order: much less numerical damping, livelier bounces (Implicit contact only)"),
+        ),
+        default="BE",
+    )
     soft_substeps: IntProperty(
         name="Soft Substeps",
-        description="Implicit (backward Euler) steps per frame for the soft engine",
+        description="Implicit steps per frame for the soft engine",
         default=2,
         min=1,
         soft_max=32,

@@ -168,6 +168,8 @@ class SoftSceneExport:
     substeps: int = 2
     contact: str = "IMPLICIT"
     dual_solver: str = "PROX"
+    integrator: str = "BE"
+    """'BE' or 'BDF2' (the DUAL formulation always steps with backward Euler)."""
     """Contact solver of the DUAL formulation: 'PGS' when the scene's Solver is PGS, else 'PROX'."""
     contact_thickness: float = 0.0
     """Soft contact thickness [m]; 0 = automatic."""
@@ -545,6 +547,7 @@ def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int |
         collider_tracks=collider_tracks,
         substeps=int(settings.soft_substeps),
         contact=str(settings.soft_contact),
+        integrator=str(settings.soft_integrator) if settings.soft_contact == "IMPLICIT" else "BE",
         dual_solver="PGS" if settings.solver == "PGS" else "PROX",
         contact_thickness=float(settings.soft_contact_thickness) * metres,
         output=str(settings.soft_output),

@@ -43,7 +43,9 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
                     col.label(text="Save the .blend file first (relative folder)", icon="ERROR")
             col.prop(settings, "soft_contact", text="Contact")
             if settings.soft_contact == "DUAL":
-                col.label(text="Dual contact is not implemented yet", icon="ERROR")
+                col.prop(settings, "solver")
+            else:
+                col.prop(settings, "soft_integrator")
             col.prop(settings, "soft_substeps", text="Substeps")
             col.prop(settings, "soft_contact_thickness")
         else:

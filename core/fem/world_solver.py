@@ -98,6 +98,9 @@ class SoftSettings:
     pcg_tolerance: float = 1.0e-8
     pcg_max_iterations: int = 2000
     max_line_search: int = 30
+    integrator: str = "BE"
+    """``"BE"`` (backward Euler, L-stable, damps) or ``"BDF2"`` (second order, much less numerical damping;
+    the first step and any step after a change of step size are BE). IMPLICIT formulation only."""
     soft_soft: bool = True
     """Contact between different soft bodies (contact points against the other bodies' surface triangles)."""
     formulation: str = "IMPLICIT"
@@ -150,6 +153,10 @@ class SoftWorldSolver:
         self.settings = s = settings or SoftSettings()
         if s.formulation not in ("IMPLICIT", "DUAL"):
             raise ValueError(f"formulation must be 'IMPLICIT' or 'DUAL', got {s.formulation!r}")
+        if s.integrator not in ("BE", "BDF2"):
+            raise ValueError(f"integrator must be 'BE' or 'BDF2', got {s.integrator!r}")
+        if s.integrator == "BDF2" and s.formulation == "DUAL":
+            raise ValueError("the DUAL formulation steps with backward Euler only")
         if s.dual_solver not in ("PROX", "PGS"):
             raise ValueError(f"dual_solver must be 'PROX' or 'PGS', got {s.dual_solver!r}")
         w = world
@@ -198,6 +205,12 @@ class SoftWorldSolver:
         self._x = np.empty((N, 3))
         self._x_n = np.empty((N, 3))
         self._v_n = np.empty((N, 3))
+        self._x_base = np.empty((N, 3))
+        self._v_pred = np.empty((N, 3))
+        self._x_prev = np.empty((N, 3))
+        self._v_prev = np.empty((N, 3))
+        self._history_step = 0.0
+        self._beta = 0.0
         self._v = np.empty((N, 3))
         self._v_trial = np.empty((N, 3))
         self._grad = np.empty((N, 3))
@@ -300,16 +313,18 @@ class SoftWorldSolver:
     def _potential(self, v, h) -> float:
         w = self.world
         x = self._x
-        positions_from_velocity(self._x_n, v, h, x)
-        phi = inertia_energy(w.node_mass, self.node_free, v, self._v_n, w.gravity, h)
+        positions_from_velocity(self._x_base, v, self._beta, x)
+        phi = inertia_energy(w.node_mass, self.node_free, v, self._v_pred, w.gravity, self._beta)
         if w.affine_count:
-            phi += affine_inertia(w.affine_nodes, w.affine_mass, v, self._v_n, w.gravity, h, self._r_scratch)
+            phi += affine_inertia(
+                w.affine_nodes, w.affine_mass, v, self._v_pred, w.gravity, self._beta, self._r_scratch
+            )
         phi += world_elastic_energy(
             x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam, w.tet_material
         )
         if self.has_damping:
             phi += damping_energy_gradient(
-                x, self._x_n, w.tet_indices, self._damp_hess, self._damp_scale, self._grad_scratch
+                x, self._x_base, w.tet_indices, self._damp_hess, self._damp_scale, self._grad_scratch
             )
         if self.el_count:
             phi += contact_energy(
@@ -317,7 +332,7 @@ class SoftWorldSolver:
                 self._geometry(True), self.kappa, self.delta,
             )  # fmt: skip
             phi += friction_energy(
-                x, self._x_n, self.el_count, self.el_nodes, self.el_lambda, self.el_mu, self.el_tangent,
+                x, self._x_base, self.el_count, self.el_nodes, self.el_lambda, self.el_mu, self.el_tangent,
                 self.el_fcoef, self.el_slip, self._eps_h,
             )  # fmt: skip
         for b in self.volume_bodies:
@@ -329,12 +344,12 @@ class SoftWorldSolver:
         """Fill ``_r`` (and the Newton matrix) at ``v``; return ``(||r||, max penetration)``."""
         w = self.world
         x = self._x
-        positions_from_velocity(self._x_n, v, h, x)
+        positions_from_velocity(self._x_base, v, self._beta, x)
         g = self._grad
         world_elastic_gradient(x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam,
                                w.tet_material, g)  # fmt: skip
         if self.has_damping:
-            damping_energy_gradient(x, self._x_n, w.tet_indices, self._damp_hess, self._damp_scale, g)
+            damping_energy_gradient(x, self._x_base, w.tet_indices, self._damp_hess, self._damp_scale, g)
         worst = 0.0
         if self.el_count:
             worst = contact_gradient(
@@ -343,7 +358,7 @@ class SoftWorldSolver:
                 self.el_stiff,
             )  # fmt: skip
             friction_gradient(
-                x, self._x_n, self.el_count, self.el_nodes, self.el_lambda, self.el_mu, self.el_tangent,
+                x, self._x_base, self.el_count, self.el_nodes, self.el_lambda, self.el_mu, self.el_tangent,
                 self.el_fcoef, self.el_slip, self._eps_h, g, self.el_h2,
             )  # fmt: skip
         for b in self.volume_bodies:
@@ -355,9 +370,9 @@ class SoftWorldSolver:
             self._vol_grad[s:e] = self._vol_tmp[s:e]
             g[s:e] += volume_work_first_derivative(*args) * self._vol_tmp[s:e]
             self._vol_curv[b] = max(volume_work_second_derivative(*args), 0.0)
-        r_norm = momentum_residual(w.node_mass, self.node_free, v, self._v_n, w.gravity, g, h, self._r)
+        r_norm = momentum_residual(w.node_mass, self.node_free, v, self._v_pred, w.gravity, g, self._beta, self._r)
         if w.affine_count:
-            affine_inertia(w.affine_nodes, w.affine_mass, v, self._v_n, w.gravity, h, self._r)
+            affine_inertia(w.affine_nodes, w.affine_mass, v, self._v_pred, w.gravity, self._beta, self._r)
             r_norm = float(np.sqrt(flat_dot(self._r, self._r)))
         if with_matrix:
             world_elastic_hessian_blocks(x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam,
@@ -379,7 +394,9 @@ class SoftWorldSolver:
                     project_blocks_psd(blocks)
                 assemble_blocks(blocks, self.triangle_scatter[k], data)
             pat = self.pattern
-            finish_newton_matrix(data, pat.diag_index, w.node_mass, h * h, self.dof_fixed, pat.indptr, pat.indices)
+            finish_newton_matrix(
+                data, pat.diag_index, w.node_mass, self._beta**2, self.dof_fixed, pat.indptr, pat.indices
+            )
             if w.affine_count:
                 assemble_blocks(self._affine_blocks, self.tet_scatter[w.affine_tet], data)
         return r_norm, worst
@@ -393,17 +410,32 @@ class SoftWorldSolver:
         w = self.world
         self._x_n[:] = state_in.x
         self._v_n[:] = state_in.v
+        # BE: x = x^n + h v. BDF2 (after one BE step of the same size): x = (4 x^n - x^{n-1})/3 + (2h/3) v,
+        # with the inertia predictor v_pred = (4 v^n - v^{n-1})/3; the potential keeps its BE form with
+        # (x^n, v^n, h) replaced by (x_base, v_pred, beta).
+        bdf2 = self.settings.integrator == "BDF2" and self._history_step == h
+        if bdf2:
+            self._x_base[:] = (4.0 * self._x_n - self._x_prev) / 3.0
+            self._v_pred[:] = (4.0 * self._v_n - self._v_prev) / 3.0
+            self._beta = 2.0 * h / 3.0
+        else:
+            self._x_base[:] = self._x_n
+            self._v_pred[:] = self._v_n
+            self._beta = h
+        self._x_prev[:] = self._x_n
+        self._v_prev[:] = self._v_n
+        self._history_step = h
         pinned = w.node_pinned
         if pin_targets is None:
-            self._v_n[pinned] = 0.0
+            self._v_pred[pinned] = (self._x_n[pinned] - self._x_base[pinned]) / self._beta
         else:
-            self._v_n[pinned] = (np.asarray(pin_targets)[pinned] - self._x_n[pinned]) / h
+            self._v_pred[pinned] = (np.asarray(pin_targets)[pinned] - self._x_base[pinned]) / self._beta
         self._h = h
-        self._eps_h = self.settings.friction_velocity * h
+        self._eps_h = self.settings.friction_velocity * self._beta
         if self.has_damping:
             world_elastic_hessian_blocks(self._x_n, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu,
                                          w.tet_lam, w.tet_material, True, self._damp_hess)  # fmt: skip
-            self._damp_scale = w.tet_damping / h
+            self._damp_scale = w.tet_damping / self._beta
         else:
             self._damp_scale = np.zeros(w.tet_count)
         # Candidate margin: twice the distance a node travels at its current speed, plus the layer.
@@ -447,11 +479,11 @@ class SoftWorldSolver:
         self.begin_step(state_in, h, pin_targets)
         stats = SoftWorldStats()
         v = self._v
-        v[:] = self._v_n
+        v[:] = self._v_pred
         for attempt in range(MAX_STIFFNESS_DOUBLINGS + 4):
             self._setup_friction()
             self._newton(v, h, stats)
-            positions_from_velocity(self._x_n, v, h, self._x)
+            positions_from_velocity(self._x_base, v, self._beta, self._x)
             count = self._collect(self._x_n, self._x)
             _, worst = self._residual(v, h, False)
             stats.max_penetration = worst
@@ -462,20 +494,20 @@ class SoftWorldSolver:
             if worst > self._start_penetration and attempt < MAX_STIFFNESS_DOUBLINGS:
                 self.kappa *= 2.0  # adaptive stiffness (seed 003): pushed through a collider
                 stats.resolves += 1
-                v[:] = self._v_n
+                v[:] = self._v_pred
                 continue
             break
         stats.contact_count = self.el_count
         stats.contact_force = np.zeros((w.body_count, w.collider_count, 3))
         stats.body_contact_force = np.zeros((w.body_count, w.body_count, 3))
-        positions_from_velocity(self._x_n, v, h, self._x)
+        positions_from_velocity(self._x_base, v, self._beta, self._x)
         contact_normal_forces(
             self._x, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
             self._geometry(True), self.kappa, self.delta, w.node_body, w.affine_collider, stats.contact_force,
             stats.body_contact_force,
         )  # fmt: skip
         stats.contact_stiffness = self.kappa
-        positions_from_velocity(self._x_n, v, h, state_out.x)
+        positions_from_velocity(self._x_base, v, self._beta, state_out.x)
         state_out.v[:] = v
         self.stats = stats
         return stats
@@ -492,7 +524,7 @@ class SoftWorldSolver:
         m = self.el_count
         self.el_count = 0  # the Newton operator must not contain penalty terms
         v = self._v
-        v[:] = self._v_n
+        v[:] = self._v_pred
         self._newton(v, h, stats)
         self._residual(v, h, True, True)
         u_free = v.reshape(-1).copy()
@@ -500,7 +532,9 @@ class SoftWorldSolver:
         csr = (pat.indptr, pat.indices, self._data)
         precond = (self.node_group, self.group_nodes, self.group_size, self._inv)
         terms = self._terms()
-        build_group_preconditioner(csr, terms, h * h, self.node_group, self.group_nodes, self.group_size, self._inv)
+        build_group_preconditioner(
+            csr, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size, self._inv
+        )
         impulse = np.zeros(3 * m)
         if m:
             frame = (self.el_nodes, self.el_fcoef, self.el_normal, self.el_tangent)
@@ -515,7 +549,7 @@ class SoftWorldSolver:
                 contact_jacobian_transpose_apply(unit, m, *frame, rhs)
                 unit[row] = 0.0
                 y[:] = 0.0
-                iters, _, _ = world_pcg(csr, terms, h * h, precond, rhs, y, 1e-10, s.pcg_max_iterations,
+                iters, _, _ = world_pcg(csr, terms, self._beta**2, precond, rhs, y, 1e-10, s.pcg_max_iterations,
                                         self._pcg_work)  # fmt: skip
                 stats.pcg_iterations += iters
                 contact_jacobian_apply(y, m, *frame, W[:, row])
@@ -538,7 +572,9 @@ class SoftWorldSolver:
             rhs[:] = 0.0
             contact_jacobian_transpose_apply(impulse, m, *frame, rhs)
             y[:] = 0.0
-            iters, _, _ = world_pcg(csr, terms, h * h, precond, rhs, y, 1e-10, s.pcg_max_iterations, self._pcg_work)
+            iters, _, _ = world_pcg(
+                csr, terms, self._beta**2, precond, rhs, y, 1e-10, s.pcg_max_iterations, self._pcg_work
+            )
             stats.pcg_iterations += iters
             v.reshape(-1)[:] = u_free + y
         stats.contact_count = m
@@ -556,9 +592,9 @@ class SoftWorldSolver:
             stats.contact_force[body, c] -= impulse[3 * e] * self.el_normal[e] / h
         self.el_count = m
         stats.contact_stiffness = 0.0
-        positions_from_velocity(self._x_n, v, h, self._x)
+        positions_from_velocity(self._x_base, v, self._beta, self._x)
         stats.max_penetration = self._penetration(self._x)
-        positions_from_velocity(self._x_n, v, h, state_out.x)
+        positions_from_velocity(self._x_base, v, self._beta, state_out.x)
         state_out.v[:] = v
         self.stats = stats
         return stats
@@ -572,6 +608,8 @@ class SoftWorldSolver:
                 self.node_free, self.el_lambda, self.el_tangent, self.el_fcoef, self.el_slip, self.el_normal,
                 self.el_gap,
             )  # fmt: skip
+            if self._beta != self._h:  # friction slides over beta: the colliders' own motion over the same time
+                self.el_slip[: self.el_count] *= self._beta / self._h
         _ = w
 
     def _newton(self, v, h, stats: SoftWorldStats) -> None:
@@ -591,7 +629,7 @@ class SoftWorldSolver:
         for it in range(s.max_newton_iterations):
             r_norm, _ = self._residual(v, h, True, project)
             if it == 0:
-                r_scale = max(r_norm, h * weight, 1.0e-300)
+                r_scale = max(r_norm, self._beta * weight, 1.0e-300)
             stats.residual = r_norm / r_scale
             stats.residual_history.append(stats.residual)
             if r_norm <= s.residual_tolerance * r_scale:
@@ -601,10 +639,11 @@ class SoftWorldSolver:
             forcing = max(s.pcg_tolerance, min(0.1, 0.1 * (r_norm / r_scale) ** 0.5))
             while True:
                 terms = self._terms()
-                build_group_preconditioner(csr, terms, h * h, self.node_group, self.group_nodes, self.group_size,
-                                           self._inv)  # fmt: skip
+                build_group_preconditioner(
+                    csr, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size, self._inv
+                )
                 self._dv[:] = 0.0
-                iters, _, indefinite = world_pcg(csr, terms, h * h, precond, self._rhs, self._dv, forcing,
+                iters, _, indefinite = world_pcg(csr, terms, self._beta**2, precond, self._rhs, self._dv, forcing,
                                                  s.pcg_max_iterations, self._pcg_work)  # fmt: skip
                 stats.pcg_iterations += iters
                 if not indefinite or project:

@@ -85,6 +85,7 @@ def fake_scene(objects, **settings):
         frame_end=10,
         soft_output="SHAPE_KEYS",
         soft_contact="IMPLICIT",
+        soft_integrator="BE",
         soft_substeps=2,
         soft_contact_thickness=0.0,
         soft_cache_dir="//contact_lab_cache/",

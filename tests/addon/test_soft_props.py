@@ -157,9 +157,16 @@ def test_scene_panel_draws_soft_settings_only_for_the_soft_engine():
         panel.draw(types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=settings)))
         drawn[engine] = set(layout.props)
     assert "engine" in drawn["RIGID"] and "engine" in drawn["SOFT"]
-    soft = {"soft_output", "soft_cache_dir", "soft_contact", "soft_substeps", "soft_contact_thickness"}
+    soft = {
+        "soft_output",
+        "soft_cache_dir",
+        "soft_contact",
+        "soft_integrator",
+        "soft_substeps",
+        "soft_contact_thickness",
+    }
     assert soft <= drawn["SOFT"] and not soft & drawn["RIGID"]
-    assert "solver" in drawn["RIGID"] and "solver" not in drawn["SOFT"]
+    assert "solver" in drawn["RIGID"] and "solver" not in drawn["SOFT"]  # Implicit contact: no rigid solver
 
 
 def test_object_panel_draws_the_soft_role():

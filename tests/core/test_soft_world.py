@@ -360,8 +360,10 @@ def test_resting_cube_statics_in_both_formulations(formulation, dual_solver):
         assert 0.0 < lowest < 0.001
 
 
-@pytest.mark.parametrize("formulation, dual_solver", FORMULATIONS)
-def test_block_decelerates_on_incline_at_the_coulomb_rate(formulation, dual_solver):
+@pytest.mark.parametrize(
+    "formulation, dual_solver, integrator", [(*f, "BE") for f in FORMULATIONS] + [("IMPLICIT", "PROX", "BDF2")]
+)
+def test_block_decelerates_on_incline_at_the_coulomb_rate(formulation, dual_solver, integrator):
     """A soft block sliding down a 10° incline with mu = 0.4 decelerates at g (mu cos - sin)
     (= 2.16 m/s²) until it stops (PGS's box friction is exact here: the sliding direction is a box axis)."""
     theta, mu, v0 = np.radians(10.0), 0.4, 0.5
@@ -377,7 +379,7 @@ def test_block_decelerates_on_incline_at_the_coulomb_rate(formulation, dual_solv
     state = world.state()
     state.v[:] = v0 * downhill
     settings = SoftSettings(substeps=2, contact_thickness=0.001, formulation=formulation, dual_solver=dual_solver,
-                            friction_velocity=1e-3)  # fmt: skip
+                            friction_velocity=1e-3, integrator=integrator)  # fmt: skip
     fps = 60.0
     speeds = []
     for _, s in iter_simulate_soft(world, frame_count=10, fps=fps, settings=settings, state=state):
@@ -453,3 +455,35 @@ def test_stacked_soft_cubes_carry_each_other(formulation):
     assert (pair[top, bottom] - pair[bottom, top])[2] == pytest.approx(-m_top * G, rel=2e-3)
     assert state.stats.contact_force[bottom, plane][2] == pytest.approx(-m_all * G, rel=2e-3)
     assert state.stats.max_penetration < 1e-5  # no contact point behind a surface it touches
+
+
+# --------------------------------------------------------------------------------------------
+# Time integration
+# --------------------------------------------------------------------------------------------
+
+
+def _hanging_cube_positions(integrator, substeps):
+    """Positions after 0.25 s of a soft cube (E = 2 kPa) hanging from its pinned top face, released from rest."""
+    b = SoftWorldBuilder()
+    V, T = _cube(cells=2)
+    b.add_soft_body(V, T, pinned=np.isclose(V[:, 2], 0.1), youngs_modulus=2e3, density=1000)
+    world = b.finalize()
+    settings = SoftSettings(
+        substeps=substeps, integrator=integrator, residual_tolerance=1e-11, velocity_tolerance=1e-11
+    )
+    return _final_state(iter_simulate_soft(world, frame_count=7, fps=24, settings=settings)).x.copy()
+
+
+def test_bdf2_converges_at_second_order_and_backward_euler_at_first():
+    """Measured convergence rates against a BDF2 run with 16x smaller steps: BE ~1, BDF2 ~2 (the BE start
+    step of BDF2 does not spoil its order), and BDF2 is more accurate at every step size."""
+    reference = _hanging_cube_positions("BDF2", 512)
+    errors = {
+        integrator: [np.abs(_hanging_cube_positions(integrator, s) - reference).max() for s in (8, 16, 32)]
+        for integrator in ("BE", "BDF2")
+    }
+    for integrator, (lo, hi) in {"BE": (0.8, 1.2), "BDF2": (1.7, 2.3)}.items():
+        e = errors[integrator]
+        rates = np.log2(np.array(e[:-1]) / np.array(e[1:]))
+        assert np.all((lo < rates) & (rates < hi)), (integrator, rates)
+    assert all(b < a for a, b in zip(errors["BE"], errors["BDF2"], strict=True))
