@@ -34,6 +34,7 @@ from ..core.fem.lattice import LatticeMesh, tetrahedralize_lattice
 from ..core.fem.volume import VolumeModel, kappa_per_pa
 from ..core.fem.world import ColliderKind, SoftWorld, SoftWorldBuilder, SoftWorldError
 from . import units
+from .friction_export import AXIS_VECTORS
 from .scene_export import (
     BakeError,
     contact_objects,
@@ -336,14 +337,21 @@ def soft_problems(soft: list, active: list) -> list[tuple[str | None, str]]:
     return problems
 
 
+def _uses_axis_anisotropy(obj) -> bool:
+    """A passive collider whose anisotropic friction follows one of its axes (what the soft engine supports)."""
+    s = obj.contact_lab
+    return s.role == "PASSIVE" and s.friction_model == "ANISOTROPIC" and s.structure_source == "AXIS"
+
+
 def _warnings(objects: list, scene) -> list[str]:
     out = []
     for obj in objects:
         model = getattr(obj.contact_lab, "friction_model", "COULOMB")
-        if model != "COULOMB":
+        if model != "COULOMB" and not _uses_axis_anisotropy(obj):
             out.append(
                 f"'{obj.name}': the soft engine uses isotropic friction μ = {obj.contact_lab.friction:g}; "
-                f"its {model.lower()} friction model is ignored"
+                f"its {model.lower()} friction model is ignored (supported: Anisotropic with an Axis structure "
+                "on passive objects)"
             )
     if scene.contact_lab.friction_combine != "GEOMETRIC":
         out.append("the soft engine combines friction coefficients by their geometric mean (Friction Combine ignored)")
@@ -470,6 +478,9 @@ def _add_colliders(builder, rigid: list, roles: list, matrices: np.ndarray, metr
             mass=float(s.mass) if kind == ColliderKind.DYNAMIC else 1.0,
             name=obj.name,
         )
+        if _uses_axis_anisotropy(obj):
+            axis = scale[0, k] * np.asarray(AXIS_VECTORS[s.structure_axis])  # the axis as the object is scaled
+            kwargs["anisotropic_friction"] = (float(s.friction_t), float(s.friction_b), axis / np.linalg.norm(axis))
         if shape == ShapeType.BOX:
             kwargs["half_extents"] = 0.5 * size_m
         elif shape == ShapeType.SPHERE:

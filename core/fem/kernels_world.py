@@ -464,7 +464,7 @@ def contact_gradient(x, el_count, el_kind, el_nodes, el_weights, el_target, geom
 
 @njit_kernel
 def friction_setup(x_start, el_count, el_kind, el_nodes, el_weights, el_target, geometry, col_pos0, col_rot0,
-                   kappa, delta, el_mu, node_free, el_lambda, el_tangent, el_fcoef, el_slip, el_normal,
+                   col_aniso, kappa, delta, el_mu, node_free, el_lambda, el_tangent, el_fcoef, el_slip, el_normal,
                    el_gap):  # fmt: skip
     """Freeze the contact frame and the lagged friction data of every element at ``x^n`` (module
     docstring).
@@ -473,6 +473,13 @@ def friction_setup(x_start, el_count, el_kind, el_nodes, el_weights, el_target, 
     Outputs: ``el_lambda`` (E,) [N] (0 when mu = 0 or out of contact), ``el_tangent`` (E, 3, 2),
     ``el_fcoef`` (E, 8) (pinned nodes masked), ``el_slip`` (E, 3) [m] the collider's own displacement
     over the step, ``el_normal`` (E, 3) unit normal and ``el_gap`` (E,) signed distance [m] at ``x^n``.
+
+    Anisotropic colliders (``col_aniso`` (C, 6) = ``(mu_along, mu_across, flag, axis_local)``): the
+    first tangent is the collider axis projected on the contact plane and the tangents are scaled by
+    ``mu_along / mu_bar`` and ``mu_across / mu_bar`` with ``mu_bar = el_mu = sqrt(mu_along mu_across)``:
+    the friction potential ``mu_bar lambda f0(|T^T du|)`` then has the elliptic Coulomb force (maximal
+    dissipation on the ellipse), and the DUAL solvers' disk ``|r_T| <= mu_bar r_n`` on the scaled rows is
+    the ellipse ``(r_along / mu_along)^2 + (r_across / mu_across)^2 <= r_n^2``.
     """
     col_shape, col_params, col_pos, col_rot, aff_nodes, aff_rest, aff_center, aff_rot, aff_half = geometry
     coef = np.empty(ELEMENT_NODES)
@@ -525,6 +532,27 @@ def friction_setup(x_start, el_count, el_kind, el_nodes, el_weights, el_target, 
         el_tangent[e, 0, 1] = ny * t1z - nz * t1y
         el_tangent[e, 1, 1] = nz * t1x - nx * t1z
         el_tangent[e, 2, 1] = nx * t1y - ny * t1x
+        if el_kind[e] == KIND_POINT_COLLIDER and col_aniso[el_target[e], 2] > 0.0:
+            c = el_target[e]
+            R0 = col_rot0[c]
+            ax = R0[0, 0] * col_aniso[c, 3] + R0[0, 1] * col_aniso[c, 4] + R0[0, 2] * col_aniso[c, 5]
+            ay = R0[1, 0] * col_aniso[c, 3] + R0[1, 1] * col_aniso[c, 4] + R0[1, 2] * col_aniso[c, 5]
+            az = R0[2, 0] * col_aniso[c, 3] + R0[2, 1] * col_aniso[c, 4] + R0[2, 2] * col_aniso[c, 5]
+            dot = ax * nx + ay * ny + az * nz
+            t1x, t1y, t1z = ax - dot * nx, ay - dot * ny, az - dot * nz
+            t1n = math.sqrt(t1x * t1x + t1y * t1y + t1z * t1z)
+            if t1n > 1.0e-9:  # else the axis is normal to the surface: keep the default frame
+                t1x, t1y, t1z = t1x / t1n, t1y / t1n, t1z / t1n
+                el_tangent[e, 0, 0] = t1x
+                el_tangent[e, 1, 0] = t1y
+                el_tangent[e, 2, 0] = t1z
+                el_tangent[e, 0, 1] = ny * t1z - nz * t1y
+                el_tangent[e, 1, 1] = nz * t1x - nx * t1z
+                el_tangent[e, 2, 1] = nx * t1y - ny * t1x
+            if el_mu[e] > 0.0:
+                for i in range(3):
+                    el_tangent[e, i, 0] *= col_aniso[c, 0] / el_mu[e]
+                    el_tangent[e, i, 1] *= col_aniso[c, 1] / el_mu[e]
         if el_kind[e] == KIND_POINT_COLLIDER:
             # Displacement over the step of the collider's material point under the contact point.
             c = el_target[e]
@@ -882,8 +910,8 @@ def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
 
 @njit_kernel
 def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_friction, col_kind, col_friction,
-                     geometry_a, geometry_b, aff_collider, aff_corner_weights, point_body, tri_points, el_kind,
-                     el_nodes, el_weights, el_target, el_mu):  # fmt: skip
+                     col_aniso, geometry_a, geometry_b, aff_collider, aff_corner_weights, point_body, tri_points,
+                     el_kind, el_nodes, el_weights, el_target, el_mu):  # fmt: skip
     """Fill the element arrays with every (point, collider) pair closer than ``delta + margin`` at either
     ``x_a``/``geometry_a`` (start of step) or ``x_b``/``geometry_b`` (end of step).
 
@@ -947,6 +975,8 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
                         el_nodes[count, k] = one_nodes[0, k]
                         el_weights[count, k] = one_weights[0, k]
                     el_mu[count] = math.sqrt(mu_point * mu_other)
+                    if not is_box and col_aniso[target, 2] > 0.0:  # a structured surface keeps its ellipse
+                        el_mu[count] = math.sqrt(col_aniso[target, 0] * col_aniso[target, 1])
                 count += 1
     K = tri_points.shape[0]
     if K == 0:

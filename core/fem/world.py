@@ -91,6 +91,8 @@ class ColliderSpec:
     mass: float
     linear_velocity: np.ndarray
     angular_velocity: np.ndarray
+    anisotropy: np.ndarray
+    """(6,) ``(mu_along, mu_across, 1, axis_local)`` or zeros (isotropic)."""
 
 
 class SoftWorldError(ValueError):
@@ -222,6 +224,7 @@ class SoftWorldBuilder:
         mass: float = 1.0,
         linear_velocity=(0.0, 0.0, 0.0),
         angular_velocity=(0.0, 0.0, 0.0),
+        anisotropic_friction=None,
         name: str = "",
     ) -> int:
         """Add a collider; return its index.
@@ -234,6 +237,10 @@ class SoftWorldBuilder:
                 soft contact; ``mass`` [kg] and initial ``linear_velocity`` [m/s] /
                 ``angular_velocity`` [rad/s] used).
             friction: Coulomb coefficient of its surface.
+            anisotropic_friction: optional ``(mu_along, mu_across, axis)`` for a STATIC or KINEMATIC
+                collider: elliptic Coulomb friction (course ch. 6) with ``mu_along`` when sliding along the
+                surface projection of ``axis`` (collider-local, (3,)) and ``mu_across`` across it. It
+                replaces the pair's combined coefficient (a structured surface keeps its own ellipse).
         """
         label = name or f"collider {len(self.colliders)}"
         shape = ShapeType(shape)
@@ -256,6 +263,16 @@ class SoftWorldBuilder:
             raise SoftWorldError(f"{label}: a dynamic collider needs a positive mass")
         if friction < 0.0:
             raise SoftWorldError(f"{label}: friction must be >= 0")
+        aniso = np.zeros(6)  # (mu_along, mu_across, flag, axis)
+        if anisotropic_friction is not None:
+            mu_along, mu_across, axis = anisotropic_friction
+            axis = _vec3(axis, f"{label}: anisotropic friction axis")
+            if kind == ColliderKind.DYNAMIC:
+                raise SoftWorldError(f"{label}: anisotropic friction is supported on static and kinematic colliders")
+            if not (mu_along >= 0.0 and mu_across >= 0.0) or np.linalg.norm(axis) == 0.0:
+                raise SoftWorldError(f"{label}: anisotropic friction needs mu >= 0 and a non-zero axis")
+            aniso[:3] = (float(mu_along), float(mu_across), 1.0)
+            aniso[3:] = axis / np.linalg.norm(axis)
         q = np.asarray(orientation, dtype=FLOAT).reshape(4)
         if not np.all(np.isfinite(q)) or np.sum(q * q) <= 0.0:
             raise SoftWorldError(f"{label}: orientation must be a non-zero quaternion (wxyz)")
@@ -263,7 +280,7 @@ class SoftWorldBuilder:
             ColliderSpec(
                 label, shape, params, _vec3(position, f"{label}: position"), quat_normalize(q), kind,
                 float(friction), float(mass), _vec3(linear_velocity, f"{label}: linear_velocity"),
-                _vec3(angular_velocity, f"{label}: angular_velocity"),
+                _vec3(angular_velocity, f"{label}: angular_velocity"), aniso,
             )
         )  # fmt: skip
         return len(self.colliders) - 1
@@ -355,6 +372,7 @@ class SoftWorld:
         self.collider_params = np.array([c.params for c in colliders], dtype=FLOAT).reshape(-1, 3)
         self.collider_kind = np.array([int(c.kind) for c in colliders], dtype=np.int64)
         self.collider_friction = np.array([c.friction for c in colliders], dtype=FLOAT)
+        self.collider_anisotropy = np.array([c.anisotropy for c in colliders], dtype=FLOAT).reshape(-1, 6)
         self.collider_position = np.array([c.position for c in colliders], dtype=FLOAT).reshape(-1, 3)
         self.collider_orientation = np.array([c.orientation for c in colliders], dtype=FLOAT).reshape(-1, 4)
 

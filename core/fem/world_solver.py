@@ -284,10 +284,9 @@ class SoftWorldSolver:
         while True:
             count = collect_contacts(
                 x_a, x_b, self._margin, self.delta, w.point_nodes, w.point_weights, w.point_friction,
-                w.collider_kind, w.collider_friction, self._geometry(False), self._geometry(True),
-                w.affine_collider, w.affine_corner_weights, w.point_body, self._triangles, self.el_kind,
-                self.el_nodes, self.el_weights,
-                self.el_target, self.el_mu,
+                w.collider_kind, w.collider_friction, w.collider_anisotropy, self._geometry(False),
+                self._geometry(True), w.affine_collider, w.affine_corner_weights, w.point_body, self._triangles,
+                self.el_kind, self.el_nodes, self.el_weights, self.el_target, self.el_mu,
             )  # fmt: skip
             if count <= self.el_capacity:
                 return count
@@ -604,7 +603,8 @@ class SoftWorldSolver:
         if self.el_count:
             friction_setup(
                 self._x_n, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
-                self._geometry(True), self.col_pos0, self.col_rot0, self.kappa, self.delta, self.el_mu,
+                self._geometry(True), self.col_pos0, self.col_rot0, w.collider_anisotropy, self.kappa, self.delta,
+                self.el_mu,
                 self.node_free, self.el_lambda, self.el_tangent, self.el_fcoef, self.el_slip, self.el_normal,
                 self.el_gap,
             )  # fmt: skip

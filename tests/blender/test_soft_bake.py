@@ -460,3 +460,22 @@ def test_headless_bake_of_a_soft_scene(lab, tmp_path):
     bpy.ops.wm.open_mainfile(filepath=str(out))
     modifier = bpy.data.objects["Jelly"].modifiers[deform_output.CACHE_MODIFIER_NAME]
     assert os.path.normpath(bpy.path.abspath(modifier.filepath)) == str(cache)  # remapped for the new location
+
+
+def test_anisotropic_ground_reaches_the_soft_engine(lab):
+    """A passive ground with Anisotropic friction along its Y axis becomes an elliptic-friction
+    collider in the core, without a warning; a structure source the soft engine cannot read warns."""
+    scene, _ = build_soft_drop(lab)
+    ground = bpy.data.objects["Ground"]
+    ground.rotation_euler = (0.0, 0.0, 0.5)
+    s = ground.contact_lab
+    s.friction_model, s.structure_source, s.structure_axis = "ANISOTROPIC", "AXIS", "Y"
+    s.friction_t, s.friction_b = 0.2, 0.7
+    export = soft_export.export_soft_scene(scene)
+    c = export.world.collider_names.index("Ground")
+    np.testing.assert_allclose(export.world.collider_anisotropy[c], [0.2, 0.7, 1.0, 0.0, 1.0, 0.0], atol=1e-12)
+    assert not any("Ground" in w for w in export.warnings)
+    s.structure_source = "UV_TANGENT"
+    export = soft_export.export_soft_scene(scene)
+    assert export.world.collider_anisotropy[c, 2] == 0.0
+    assert any("'Ground'" in w and "ignored" in w for w in export.warnings)

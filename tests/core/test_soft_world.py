@@ -487,3 +487,40 @@ def test_bdf2_converges_at_second_order_and_backward_euler_at_first():
         rates = np.log2(np.array(e[:-1]) / np.array(e[1:]))
         assert np.all((lo < rates) & (rates < hi)), (integrator, rates)
     assert all(b < a for a, b in zip(errors["BE"], errors["BDF2"], strict=True))
+
+
+@pytest.mark.parametrize("formulation, dual_solver", FORMULATIONS)
+@pytest.mark.parametrize("direction_deg", [0.0, 90.0, 30.0])
+def test_anisotropic_floor_brakes_along_the_friction_ellipse(formulation, dual_solver, direction_deg):
+    """A soft block sliding on a floor with elliptic friction (mu_along = 0.2 along the floor's x axis,
+    mu_across = 0.6): sliding along an axis decelerates at mu g; sliding at 30° the friction force
+    opposes the velocity's *maximal dissipation* direction, ``F ∝ -A² v / |A v|`` with A = diag(mu), so
+    the block turns towards the x axis (course ch. 6). References: the analytic deceleration on the axes,
+    the ellipse's force direction off them (PGS's box gives the per-axis laws, exact on the axes only)."""
+    mu_along, mu_across, v0 = 0.2, 0.6, 1.0
+    V, T = _cube(cells=2, lower=(-0.05, -0.05, 0.00097))
+    b = SoftWorldBuilder()
+    b.add_soft_body(V, T, youngs_modulus=3e5, density=500, friction=0.5, damping=0.002)
+    b.add_collider(ShapeType.PLANE, anisotropic_friction=(mu_along, mu_across, (1.0, 0.0, 0.0)))
+    world = b.finalize()
+    angle = np.radians(direction_deg)
+    direction = np.array([np.cos(angle), np.sin(angle), 0.0])
+    state = world.state()
+    state.v[:] = v0 * direction
+    settings = SoftSettings(substeps=2, contact_thickness=0.001, formulation=formulation, dual_solver=dual_solver)
+    velocities = [
+        s.v.mean(axis=0).copy()
+        for _, s in iter_simulate_soft(world, frame_count=7, fps=60, settings=settings, state=state)
+    ]
+    v = np.array(velocities)[:, :2]
+    t = np.arange(len(v)) / 60.0
+    if direction_deg in (0.0, 90.0):
+        mu = mu_along if direction_deg == 0.0 else mu_across
+        rate = -np.polyfit(t[2:], v[2:] @ direction[:2], 1)[0]
+        assert rate == pytest.approx(mu * G, rel=0.05)
+    elif dual_solver == "PROX":
+        dv = v[3] - v[2]  # friction impulse over one frame while sliding
+        vmid = 0.5 * (v[2] + v[3])
+        ellipse = -np.array([mu_along**2, mu_across**2]) * vmid
+        cos = dv @ ellipse / (np.linalg.norm(dv) * np.linalg.norm(ellipse))
+        assert cos > np.cos(np.radians(2.0))
