@@ -993,8 +993,46 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
                     if node >= 0:
                         acc += point_weights[p, k] * xs[node, i]
                 pos[state, p, i] = acc
+    # Uniform grid over the points' start positions: a triangle only visits the cells its box (grown by
+    # the contact reach, the largest point margin and the largest point travel) overlaps.
+    max_margin = 0.0
+    travel = 0.0
+    glo = np.full(3, 1.0e300)
+    ghi = np.full(3, -1.0e300)
+    for p in range(P):
+        max_margin = max(max_margin, margin[point_nodes[p, 0]])
+        d2 = 0.0
+        for i in range(3):
+            d2 += (pos[1, p, i] - pos[0, p, i]) ** 2
+            glo[i] = min(glo[i], pos[0, p, i])
+            ghi[i] = max(ghi[i], pos[0, p, i])
+        travel = max(travel, math.sqrt(d2))
+    extents = np.empty(K)
+    for t in range(K):
+        e_max = 0.0
+        for i in range(3):
+            a = pos[0, tri_points[t, 0], i]
+            b = pos[0, tri_points[t, 1], i]
+            c = pos[0, tri_points[t, 2], i]
+            e_max = max(e_max, max(a, b, c) - min(a, b, c))
+        extents[t] = e_max
+    grow = delta + 2.0 * max_margin + 2.0 * travel
+    cell = max(float(np.median(extents)), grow, 1.0e-9)
+    dims = np.empty(3, dtype=np.int64)
+    for i in range(3):
+        dims[i] = int((ghi[i] - glo[i]) / cell) + 1
+    keys = np.empty(P, dtype=np.int64)
+    for p in range(P):
+        ix = int((pos[0, p, 0] - glo[0]) / cell)
+        iy = int((pos[0, p, 1] - glo[1]) / cell)
+        iz = int((pos[0, p, 2] - glo[2]) / cell)
+        keys[p] = (ix * dims[1] + iy) * dims[2] + iz
+    order = np.argsort(keys, kind="mergesort")
+    sorted_keys = keys[order]
     lo = np.empty(3)
     hi = np.empty(3)
+    cmin = np.empty(3, dtype=np.int64)
+    cmax = np.empty(3, dtype=np.int64)
     for t in range(K):
         body = point_body[tri_points[t, 0]]
         reach = delta + margin[point_nodes[tri_points[t, 0], 0]]
@@ -1006,36 +1044,63 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
                     v = pos[state, tri_points[t, j], i]
                     lo[i] = min(lo[i], v)
                     hi[i] = max(hi[i], v)
-        for p in range(P):
-            if point_body[p] == body:
-                continue
-            r = reach + margin[point_nodes[p, 0]]
-            inside = True
-            for i in range(3):
-                if min(pos[0, p, i], pos[1, p, i]) > hi[i] + r or max(pos[0, p, i], pos[1, p, i]) < lo[i] - r:
-                    inside = False
-                    break
-            if not inside:
-                continue
-            one_kind[0] = KIND_POINT_TRIANGLE
-            one_target[0] = t
-            for k in range(4):
-                one_nodes[0, k] = point_nodes[p, k]
-                one_weights[0, k] = point_weights[p, k]
-                for j in range(3):
-                    one_nodes[0, 4 + 4 * j + k] = point_nodes[tri_points[t, j], k]
-                    one_weights[0, 4 + 4 * j + k] = point_weights[tri_points[t, j], k]
-            d = _pair_distance(x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
-                               coef, g, scratch)  # fmt: skip
-            if d < r:
-                if count < capacity:
-                    el_kind[count] = KIND_POINT_TRIANGLE
-                    el_target[count] = t
-                    for k in range(ELEMENT_NODES):
-                        el_nodes[count, k] = one_nodes[0, k]
-                        el_weights[count, k] = one_weights[0, k]
-                    el_mu[count] = math.sqrt(point_friction[p] * point_friction[tri_points[t, 0]])
-                count += 1
+            cmin[i] = max(int(math.floor((lo[i] - reach - grow - glo[i]) / cell)), 0)
+            cmax[i] = min(int(math.floor((hi[i] + reach + grow - glo[i]) / cell)), dims[i] - 1)
+        for ix in range(cmin[0], cmax[0] + 1):
+            for iy in range(cmin[1], cmax[1] + 1):
+                for iz in range(cmin[2], cmax[2] + 1):
+                    key = (ix * dims[1] + iy) * dims[2] + iz
+                    first = np.searchsorted(sorted_keys, key)
+                    for slot in range(first, P):
+                        if sorted_keys[slot] != key:
+                            break
+                        p = order[slot]
+                        count = _add_point_triangle(
+                            p, t, body, reach, pos, margin, point_nodes, point_weights, point_friction, point_body,
+                            tri_points, x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights,
+                            one_target, coef, g, scratch, el_kind, el_nodes, el_weights, el_target, el_mu, count,
+                        )  # fmt: skip
+    return count
+
+
+@njit_kernel
+def _add_point_triangle(p, t, body, reach, pos, margin, point_nodes, point_weights, point_friction, point_body,
+                        tri_points, x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
+                        coef, g, scratch, el_kind, el_nodes, el_weights, el_target, el_mu, count):  # fmt: skip
+    """Append the (point p, triangle t) element if p is another body's point within reach of t at either
+    state; return the new count (elements beyond the capacity are counted, not stored)."""
+    if point_body[p] == body:
+        return count
+    r = reach + margin[point_nodes[p, 0]]
+    for i in range(3):
+        lo = 1.0e300
+        hi = -1.0e300
+        for j in range(3):
+            for state in range(2):
+                v = pos[state, tri_points[t, j], i]
+                lo = min(lo, v)
+                hi = max(hi, v)
+        if min(pos[0, p, i], pos[1, p, i]) > hi + r or max(pos[0, p, i], pos[1, p, i]) < lo - r:
+            return count
+    one_kind[0] = KIND_POINT_TRIANGLE
+    one_target[0] = t
+    for k in range(4):
+        one_nodes[0, k] = point_nodes[p, k]
+        one_weights[0, k] = point_weights[p, k]
+        for j in range(3):
+            one_nodes[0, 4 + 4 * j + k] = point_nodes[tri_points[t, j], k]
+            one_weights[0, 4 + 4 * j + k] = point_weights[tri_points[t, j], k]
+    d = _pair_distance(x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target, coef, g,
+                       scratch)  # fmt: skip
+    if d < r:
+        if count < el_kind.shape[0]:
+            el_kind[count] = KIND_POINT_TRIANGLE
+            el_target[count] = t
+            for k in range(ELEMENT_NODES):
+                el_nodes[count, k] = one_nodes[0, k]
+                el_weights[count, k] = one_weights[0, k]
+            el_mu[count] = math.sqrt(point_friction[p] * point_friction[tri_points[t, 0]])
+        count += 1
     return count
 
 
