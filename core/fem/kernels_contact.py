@@ -151,6 +151,16 @@ def lagged_friction_energy(x, x_start, plane_normals, lambda_lag, mu, eps_h):
 
 
 @njit_kernel
+def smoothed_friction_factors(y, eps_h):
+    """``(f1(y) / y, (f1'(y) y - f1(y)) / y^2)`` of the smoothed friction (module docstring): the force
+    is ``-mu lambda (f1/y) u`` and the Hessian in the tangent plane ``mu lambda [(f1/y) I + c_uu u_hat
+    u_hat^T]`` with ``c_uu`` the second value; both finite at ``y = 0``."""
+    if y < eps_h:
+        return 2.0 / eps_h - y / (eps_h * eps_h), -y / (eps_h * eps_h)
+    return 1.0 / y, -1.0 / y
+
+
+@njit_kernel
 def lagged_friction_gradient_hessian(x, x_start, plane_normals, lambda_lag, mu, eps_h, out_grad, out_hess):
     """Accumulate the friction gradient [N] into ``out_grad`` (V, 3) and its PSD 3x3 Hessian
     blocks [N/m] into ``out_hess`` (V, 3, 3) (see module docstring)."""
@@ -163,13 +173,7 @@ def lagged_friction_gradient_hessian(x, x_start, plane_normals, lambda_lag, mu, 
                 continue
             y = _tangent_displacement(x, x_start, n, i, u)
             scale = mu * lam
-            if y < eps_h:
-                f1_over_y = 2.0 / eps_h - y / (eps_h * eps_h)
-                # rank-one coefficient on u_hat u_hat^T: (f1' y - f1)/y = -y / eps_h^2
-                c_uu = -y / (eps_h * eps_h)
-            else:
-                f1_over_y = 1.0 / y
-                c_uu = -1.0 / y
+            f1_over_y, c_uu = smoothed_friction_factors(y, eps_h)
             inv_y = 1.0 / y if y > 0.0 else 0.0
             for a in range(3):
                 out_grad[i, a] += scale * f1_over_y * u[a]

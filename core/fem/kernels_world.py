@@ -36,7 +36,8 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel, njit_parallel, prange
-from ..linalg.csr import csr_matvec
+from ..linalg.csr import csr_matvec, csr_matvec_serial
+from .kernels_contact import flat_dot, smoothed_friction_factors
 from .materials import (
     HESSIAN_CHUNKS,
     WORK_MATRICES,
@@ -626,12 +627,7 @@ def friction_gradient(x, x_start, el_count, el_nodes, el_lambda, el_mu, el_tange
             continue
         y = _tangential_displacement(e, x, x_start, el_nodes, el_tangent, el_fcoef, el_slip, u)
         scale = el_mu[e] * lam
-        if y < eps_h:
-            f1_over_y = 2.0 / eps_h - y / (eps_h * eps_h)
-            c_uu = -y / (eps_h * eps_h)
-        else:
-            f1_over_y = 1.0 / y
-            c_uu = -1.0 / y
+        f1_over_y, c_uu = smoothed_friction_factors(y, eps_h)
         inv_y = 1.0 / y if y > 0.0 else 0.0
         for a in range(2):
             for b in range(2):
@@ -686,15 +682,6 @@ saves on small systems (and much more when the cores are busy)."""
 
 
 @njit_kernel
-def _csr_matvec_serial(indptr, indices, data, x, out):
-    for i in range(indptr.shape[0] - 1):
-        acc = 0.0
-        for q in range(indptr[i], indptr[i + 1]):
-            acc += data[q] * x[indices[q]]
-        out[i] = acc
-
-
-@njit_kernel
 def operator_apply(csr, terms, h2, p, out):
     """``out = A p`` with ``csr = (indptr, indices, data)`` and ``terms = (el_count (1,), el_nodes,
     el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vol_grad, vol_curv)``.
@@ -707,7 +694,7 @@ def operator_apply(csr, terms, h2, p, out):
     if indptr.shape[0] > PARALLEL_MATVEC_ROWS:
         csr_matvec(indptr, indices, data, p, out)
     else:
-        _csr_matvec_serial(indptr, indices, data, p, out)
+        csr_matvec_serial(indptr, indices, data, p, out)
     for e in range(el_count_arr[0]):
         s = el_stiff[e]
         if s > 0.0:
@@ -850,14 +837,6 @@ def apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, out)
 
 
 @njit_kernel
-def _flat_dot(a, b):
-    s = 0.0
-    for i in range(a.shape[0]):
-        s += a[i] * b[i]
-    return s
-
-
-@njit_kernel
 def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
     """Preconditioned CG for ``A x = rhs`` (``x`` holds the start and the result; ``work`` (4, n)).
 
@@ -874,18 +853,18 @@ def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
     operator_apply(csr, terms, h2, x, q)
     for i in range(r.shape[0]):
         r[i] = rhs[i] - q[i]
-    b_norm = math.sqrt(_flat_dot(rhs, rhs))
+    b_norm = math.sqrt(flat_dot(rhs, rhs))
     if b_norm == 0.0:
         x[:] = 0.0
         return 0, 0.0, False
     apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, z)
     p[:] = z
-    rz = _flat_dot(r, z)
-    res = math.sqrt(_flat_dot(r, r)) / b_norm
+    rz = flat_dot(r, z)
+    res = math.sqrt(flat_dot(r, r)) / b_norm
     it = 0
     while it < max_iterations and res > tolerance:
         operator_apply(csr, terms, h2, p, q)
-        pq = _flat_dot(p, q)
+        pq = flat_dot(p, q)
         if not pq > 0.0:
             return it, res, True
         alpha = rz / pq
@@ -893,9 +872,9 @@ def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
             x[i] += alpha * p[i]
             r[i] -= alpha * q[i]
         it += 1
-        res = math.sqrt(_flat_dot(r, r)) / b_norm
+        res = math.sqrt(flat_dot(r, r)) / b_norm
         apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, z)
-        rz_new = _flat_dot(r, z)
+        rz_new = flat_dot(r, z)
         beta = rz_new / rz
         rz = rz_new
         for i in range(x.shape[0]):

@@ -129,6 +129,16 @@ def csr_matvec(indptr, indices, data, x, out):
 
 
 @njit_kernel
+def csr_matvec_serial(indptr, indices, data, x, out):
+    """``out = A x`` like :func:`csr_matvec`, on one thread (cheaper than a parallel region for small A)."""
+    for i in range(indptr.shape[0] - 1):
+        acc = 0.0
+        for q in range(indptr[i], indptr[i + 1]):
+            acc += data[q] * x[indices[q]]
+        out[i] = acc
+
+
+@njit_kernel
 def csr_diagonal_index(indptr, indices, out_index):
     """Position of entry (i, i) in ``data`` for each row, or -1 if not stored; ``out_index`` (n,) int64."""
     for i in range(indptr.shape[0] - 1):

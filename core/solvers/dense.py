@@ -15,6 +15,16 @@ from .kernels import MERIT_WINDOW, accept_merit, compute_r_factors, is_sweep_rej
 
 
 @njit_kernel
+def _contact_velocity(W, q, r, out):
+    """``out = W r + q`` (serial)."""
+    for i in range(q.shape[0]):
+        s = q[i]
+        for j in range(q.shape[0]):
+            s += W[i, j] * r[j]
+        out[i] = s
+
+
+@njit_kernel
 def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_r, result):
     """PROX GS with adaptive r on ``u = W r + q``.
 
@@ -35,11 +45,7 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
     compute_r_factors(blocks, m, strategy, rho)
     out_r[:] = r_init
     u = np.empty(3 * m)
-    for i in range(3 * m):
-        s = q[i]
-        for j in range(3 * m):
-            s += W[i, j] * out_r[j]
-        u[i] = s
+    _contact_velocity(W, q, out_r, u)
     saved_r = out_r.copy()
     saved_u = u.copy()
     delta = np.empty(3)
@@ -104,11 +110,7 @@ def solve_pgs_dense(W, q, mu, iterations, tolerance, out_r, result):
     """
     m = mu.shape[0]
     u = np.empty(3 * m)
-    for i in range(3 * m):
-        s = q[i]
-        for j in range(3 * m):
-            s += W[i, j] * out_r[j]
-        u[i] = s
+    _contact_velocity(W, q, out_r, u)
     sweeps = 0
     change = 0.0
     for it in range(iterations):

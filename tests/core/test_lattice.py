@@ -4,6 +4,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from contact_lab.core.fem import primitives
 from contact_lab.core.fem.lattice import compute_winding_numbers, extract_surface_triangles, tetrahedralize_lattice
 
 # ---------------------------------------------------------------------------------------------- meshes
@@ -29,31 +30,8 @@ def rotated(vertices, angles=(0.3, 0.5, 0.7)):
 
 
 def icosphere(subdivisions=2, radius=1.0):
-    """Closed, outward-oriented icosphere."""
-    t = (1.0 + 5.0**0.5) / 2.0
-    v = [[-1, t, 0], [1, t, 0], [-1, -t, 0], [1, -t, 0], [0, -1, t], [0, 1, t]]
-    v += [[0, -1, -t], [0, 1, -t], [t, 0, -1], [t, 0, 1], [-t, 0, -1], [-t, 0, 1]]
-    f = [[0, 11, 5], [0, 5, 1], [0, 1, 7], [0, 7, 10], [0, 10, 11], [1, 5, 9], [5, 11, 4], [11, 10, 2]]
-    f += [[10, 7, 6], [7, 1, 8], [3, 9, 4], [3, 4, 2], [3, 2, 6], [3, 6, 8], [3, 8, 9], [4, 9, 5], [2, 4, 11]]
-    f += [[6, 2, 10], [8, 6, 7], [9, 8, 1]]
-    verts = [np.array(p, float) / np.linalg.norm(p) for p in v]
-    faces = f
-    for _ in range(subdivisions):
-        cache, new_faces = {}, []
-
-        def mid(a, b, cache=cache):
-            key = (min(a, b), max(a, b))
-            if key not in cache:
-                m = verts[a] + verts[b]
-                verts.append(m / np.linalg.norm(m))
-                cache[key] = len(verts) - 1
-            return cache[key]
-
-        for a, b, c in faces:
-            ab, bc, ca = mid(a, b), mid(b, c), mid(c, a)
-            new_faces += [[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]
-        faces = new_faces
-    return np.array(verts) * radius, np.array(faces, np.int64)
+    """Closed, outward-oriented icosphere (``contact_lab.core.fem.primitives.icosphere``)."""
+    return primitives.icosphere(radius, subdivisions)
 
 
 def enclosed_volume(vertices, triangles):

@@ -7,6 +7,7 @@ gradient, the closed-form pressure-volume laws (eqs. 18-20) and rigid-motion inv
 
 import numpy as np
 import pytest
+from contact_lab.core.fem import primitives
 from contact_lab.core.fem.volume import (
     ATMOSPHERE,
     SERIES_THRESHOLD,
@@ -58,37 +59,8 @@ def cube_mesh(side, origin=(0.0, 0.0, 0.0)):
 
 
 def icosphere(subdivisions, radius=1.0):
-    """Unit icosahedron subdivided ``subdivisions`` times, projected to the sphere of ``radius``."""
-    phi = (1.0 + np.sqrt(5.0)) / 2.0
-    verts = [
-        [-1, phi, 0], [1, phi, 0], [-1, -phi, 0], [1, -phi, 0],
-        [0, -1, phi], [0, 1, phi], [0, -1, -phi], [0, 1, -phi],
-        [phi, 0, -1], [phi, 0, 1], [-phi, 0, -1], [-phi, 0, 1],
-    ]  # fmt: skip
-    faces = [
-        (0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4),
-        (11, 10, 2), (10, 7, 6), (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8),
-        (3, 8, 9), (4, 9, 5), (2, 4, 11), (6, 2, 10), (8, 6, 7), (9, 8, 1),
-    ]  # fmt: skip
-    verts = [np.array(v, dtype=np.float64) / np.linalg.norm(v) for v in verts]
-    for _ in range(subdivisions):
-        cache = {}
-
-        def midpoint(i, j, cache=cache):
-            key = (min(i, j), max(i, j))
-            if key not in cache:
-                m = verts[i] + verts[j]
-                verts.append(m / np.linalg.norm(m))
-                cache[key] = len(verts) - 1
-            return cache[key]
-
-        new_faces = []
-        for a, b, c in faces:
-            ab, bc, ca = midpoint(a, b), midpoint(b, c), midpoint(c, a)
-            new_faces += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
-        faces = new_faces
-    vertices = radius * np.array(verts)
-    return vertices, _orient_outward(vertices, faces)
+    """Closed, outward-oriented icosphere (``contact_lab.core.fem.primitives.icosphere``)."""
+    return primitives.icosphere(radius, subdivisions)
 
 
 def deformed_sphere(seed, subdivisions=2):
