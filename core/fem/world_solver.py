@@ -101,6 +101,12 @@ class SoftSettings:
     integrator: str = "BE"
     """``"BE"`` (backward Euler, L-stable, damps) or ``"BDF2"`` (second order, much less numerical damping;
     the first step and any step after a change of step size are BE). IMPLICIT formulation only."""
+    friction_mode: str = "implicit"
+    """IMPLICIT formulation: ``"lagged"`` (normal force and frame from the start of the step, IPC style) or
+    ``"implicit"`` (from the end of the step, seed 003: fixed-point iterations on top of the lagged solve)."""
+    friction_iterations: int = 8
+    friction_tolerance: float = 1.0e-4
+    """Relative change of the normal forces at which the implicit-friction fixed point stops."""
     soft_soft: bool = True
     """Contact between different soft bodies (contact points against the other bodies' surface triangles)."""
     formulation: str = "IMPLICIT"
@@ -127,6 +133,9 @@ class SoftWorldStats:
     contact_count: int = 0
     max_penetration: float = 0.0
     """Largest ``-d`` over contact elements at the end of the step [m] (0 = none below the surface)."""
+    friction_iterations: int = 0
+    """Implicit friction: fixed-point updates of the normal forces in this step."""
+    friction_converged: bool = False
     projected: bool = False
     """True when the exact elastic tangent was indefinite in this step and PSD projection was used."""
     resolves: int = 0
@@ -153,6 +162,8 @@ class SoftWorldSolver:
         self.settings = s = settings or SoftSettings()
         if s.formulation not in ("IMPLICIT", "DUAL"):
             raise ValueError(f"formulation must be 'IMPLICIT' or 'DUAL', got {s.formulation!r}")
+        if s.friction_mode not in ("lagged", "implicit"):
+            raise ValueError(f"friction_mode must be 'lagged' or 'implicit', got {s.friction_mode!r}")
         if s.integrator not in ("BE", "BDF2"):
             raise ValueError(f"integrator must be 'BE' or 'BDF2', got {s.integrator!r}")
         if s.integrator == "BDF2" and s.formulation == "DUAL":
@@ -495,6 +506,8 @@ class SoftWorldSolver:
                 stats.resolves += 1
                 v[:] = self._v_pred
                 continue
+            if self.settings.friction_mode == "implicit":
+                self._implicit_friction(v, h, stats)
             break
         stats.contact_count = self.el_count
         stats.contact_force = np.zeros((w.body_count, w.collider_count, 3))
@@ -598,13 +611,39 @@ class SoftWorldSolver:
         self.stats = stats
         return stats
 
-    def _setup_friction(self) -> None:
+    def _implicit_friction(self, v, h: float, stats: SoftWorldStats) -> None:
+        """Friction evaluated at the end of the step (seed 003 eq. 23) by fixed-point iteration: take the
+        normal forces and contact frames from the solution, solve again, until the normal forces change by
+        less than ``friction_tolerance`` (relative); a converged fixed point solves the fully implicit
+        friction equations. The collider displacement and the point coefficients stay those of ``x^n``."""
+        s = self.settings
+        E = self.el_count
+        if not np.any(self.el_mu[:E] > 0.0):
+            return
+        slip = self.el_slip[:E].copy()
+        fcoef = self.el_fcoef[:E].copy()
+        for _ in range(s.friction_iterations):
+            positions_from_velocity(self._x_base, v, self._beta, self._x)
+            previous = self.el_lambda[:E].copy()
+            self._setup_friction(self._x)
+            self.el_slip[:E] = slip
+            self.el_fcoef[:E] = fcoef
+            change = float(np.max(np.abs(self.el_lambda[:E] - previous), initial=0.0))
+            scale = float(np.max(np.abs(self.el_lambda[:E]), initial=0.0))
+            stats.friction_iterations += 1
+            if change <= s.friction_tolerance * max(scale, 1.0e-300):
+                stats.friction_converged = True
+                return
+            self._newton(v, h, stats)
+
+    def _setup_friction(self, x=None) -> None:
         w = self.world
         if self.el_count:
+            end = x is not None  # end-of-step state: colliders at their end pose
             friction_setup(
-                self._x_n, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
-                self._geometry(True), self.col_pos0, self.col_rot0, w.collider_anisotropy, self.kappa, self.delta,
-                self.el_mu,
+                x if end else self._x_n, self.el_count, self.el_kind, self.el_nodes, self.el_weights,
+                self.el_target, self._geometry(True), self.col_pos1 if end else self.col_pos0,
+                self.col_rot1 if end else self.col_rot0, w.collider_anisotropy, self.kappa, self.delta, self.el_mu,
                 self.node_free, self.el_lambda, self.el_tangent, self.el_fcoef, self.el_slip, self.el_normal,
                 self.el_gap,
             )  # fmt: skip

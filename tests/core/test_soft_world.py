@@ -570,3 +570,43 @@ def test_soft_soft_grid_finds_exactly_the_brute_force_pairs():
             if best < r:
                 expected.add(((int(pts[p]), -1, -1, -1), t))
     assert found == expected
+
+
+@pytest.mark.parametrize("friction_mode", ["implicit", "lagged"])
+def test_implicit_friction_equals_the_single_body_fully_implicit_solver(friction_mode):
+    """A block sliding down a 10° incline (mu = 0.2, decelerating) for 0.5 s: the world's implicit
+    friction (fixed point on end-of-step normal forces) reproduces the single-body solver's fully
+    implicit friction (seed 003 eq. 23, Newton on the non-symmetric system) to 1e-9 m; lagged friction
+    visibly differs (the check that the comparison can fail)."""
+    from contact_lab.core.fem.soft_solver import SoftBody, SolverSoftImplicit
+
+    theta, mu, v0, kappa, delta, h = np.radians(10.0), 0.2, 0.3, 2e5, 0.001, 1.0 / 60.0
+    rot = np.array([[np.cos(theta), 0, np.sin(theta)], [0, 1, 0], [-np.sin(theta), 0, np.cos(theta)]])
+    V, T = _cube(cells=2, lower=(-0.05, -0.05, 0.00097))
+    V = V @ rot.T
+    downhill = rot @ np.array([1.0, 0.0, 0.0])
+    body = SoftBody(V, T, density=500, youngs_modulus=3e5, poisson_ratio=0.3)
+    single = SolverSoftImplicit(
+        body, plane_points=np.zeros((1, 3)), plane_normals=(rot @ np.array([0.0, 0.0, 1.0]))[None],
+        contact_stiffness=kappa, contact_thickness=delta, friction_coefficient=mu, friction_velocity=1e-3,
+        friction_mode="implicit", residual_tolerance=1e-10, velocity_tolerance=1e-10,
+    )  # fmt: skip
+    reference = body.state()
+    reference.v[:] = v0 * downhill
+    for _ in range(30):
+        single.step(reference, reference, h)
+    b = SoftWorldBuilder()
+    b.add_soft_body(V, T, density=500, youngs_modulus=3e5, poisson_ratio=0.3, friction=mu)
+    b.add_collider(ShapeType.PLANE, orientation=(np.cos(theta / 2), 0, np.sin(theta / 2), 0), friction=mu)
+    world = b.finalize()
+    state = world.state()
+    state.v[:] = v0 * downhill
+    settings = SoftSettings(substeps=1, contact_stiffness=kappa, contact_thickness=delta, friction_mode=friction_mode,
+                            residual_tolerance=1e-10, velocity_tolerance=1e-10, friction_tolerance=1e-8,
+                            friction_iterations=30)  # fmt: skip
+    state = _final_state(iter_simulate_soft(world, frame_count=31, fps=60, state=state, settings=settings))
+    difference = np.abs(state.x - reference.x).max()
+    if friction_mode == "implicit":
+        assert difference < 1e-9 and state.stats.friction_converged
+    else:
+        assert difference > 1e-5
