@@ -898,7 +898,8 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
     -1 padded; ``margin`` (N,) [m] per node, of the point's first node) against static/kinematic
     colliders (``col_kind`` 0/1) and dynamic boxes; box corners against static/kinematic colliders.
     Soft–soft: every contact point against every surface triangle ``tri_points`` (K, 3) (corners are
-    contact points) of another body (``point_body`` (P,)), culled by bounding boxes.
+    contact points) of another body (``point_body`` (P,)) within ``2 delta`` at either state, found through a
+    uniform grid over the points.
     ``el_mu`` gets the geometric mean of the two friction coefficients. Returns the number of pairs found;
     when it exceeds the capacity (``el_kind.shape[0]``) only the first ones are stored and the caller
     must grow the arrays and call again.
@@ -974,12 +975,14 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
                 pos[state, p, i] = acc
     # Uniform grid over the points' start positions: a triangle only visits the cells its box (grown by
     # the contact reach, the largest point margin and the largest point travel) overlaps.
-    max_margin = 0.0
+    # Soft-soft pairs use a reach of two contact layers, without the velocity margin: two bodies moving
+    # together would otherwise pair every point with every nearby triangle. Pairs that close in during the
+    # step are found by the solver's re-collection at the end-of-step positions.
+    reach = 2.0 * delta
     travel = 0.0
     glo = np.full(3, 1.0e300)
     ghi = np.full(3, -1.0e300)
     for p in range(P):
-        max_margin = max(max_margin, margin[point_nodes[p, 0]])
         d2 = 0.0
         for i in range(3):
             d2 += (pos[1, p, i] - pos[0, p, i]) ** 2
@@ -995,7 +998,7 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
             c = pos[0, tri_points[t, 2], i]
             e_max = max(e_max, max(a, b, c) - min(a, b, c))
         extents[t] = e_max
-    grow = delta + 2.0 * max_margin + 2.0 * travel
+    grow = reach + 2.0 * travel
     cell = max(float(np.median(extents)), grow, 1.0e-9)
     dims = np.empty(3, dtype=np.int64)
     for i in range(3):
@@ -1014,7 +1017,6 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
     cmax = np.empty(3, dtype=np.int64)
     for t in range(K):
         body = point_body[tri_points[t, 0]]
-        reach = delta + margin[point_nodes[tri_points[t, 0], 0]]
         for i in range(3):
             lo[i] = 1.0e300
             hi[i] = -1.0e300
@@ -1023,8 +1025,8 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
                     v = pos[state, tri_points[t, j], i]
                     lo[i] = min(lo[i], v)
                     hi[i] = max(hi[i], v)
-            cmin[i] = max(int(math.floor((lo[i] - reach - grow - glo[i]) / cell)), 0)
-            cmax[i] = min(int(math.floor((hi[i] + reach + grow - glo[i]) / cell)), dims[i] - 1)
+            cmin[i] = max(int(math.floor((lo[i] - grow - glo[i]) / cell)), 0)
+            cmax[i] = min(int(math.floor((hi[i] + grow - glo[i]) / cell)), dims[i] - 1)
         for ix in range(cmin[0], cmax[0] + 1):
             for iy in range(cmin[1], cmax[1] + 1):
                 for iz in range(cmin[2], cmax[2] + 1):
@@ -1035,7 +1037,7 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
                             break
                         p = order[slot]
                         count = _add_point_triangle(
-                            p, t, body, reach, pos, margin, point_nodes, point_weights, point_friction, point_body,
+                            p, t, body, reach, lo, hi, pos, point_nodes, point_weights, point_friction, point_body,
                             tri_points, x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights,
                             one_target, coef, g, scratch, el_kind, el_nodes, el_weights, el_target, el_mu, count,
                         )  # fmt: skip
@@ -1043,23 +1045,16 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
 
 
 @njit_kernel
-def _add_point_triangle(p, t, body, reach, pos, margin, point_nodes, point_weights, point_friction, point_body,
+def _add_point_triangle(p, t, body, r, lo, hi, pos, point_nodes, point_weights, point_friction, point_body,
                         tri_points, x_a, x_b, geometry_a, geometry_b, one_kind, one_nodes, one_weights, one_target,
                         coef, g, scratch, el_kind, el_nodes, el_weights, el_target, el_mu, count):  # fmt: skip
-    """Append the (point p, triangle t) element if p is another body's point within reach of t at either
-    state; return the new count (elements beyond the capacity are counted, not stored)."""
+    """Append the (point p, triangle t) element if p is another body's point within ``r`` of t (swept box
+    ``lo``/``hi`` over both states) at either state; return the new count (elements beyond the capacity
+    are counted, not stored)."""
     if point_body[p] == body:
         return count
-    r = reach + margin[point_nodes[p, 0]]
     for i in range(3):
-        lo = 1.0e300
-        hi = -1.0e300
-        for j in range(3):
-            for state in range(2):
-                v = pos[state, tri_points[t, j], i]
-                lo = min(lo, v)
-                hi = max(hi, v)
-        if min(pos[0, p, i], pos[1, p, i]) > hi + r or max(pos[0, p, i], pos[1, p, i]) < lo - r:
+        if min(pos[0, p, i], pos[1, p, i]) > hi[i] + r or max(pos[0, p, i], pos[1, p, i]) < lo[i] - r:
             return count
     one_kind[0] = KIND_POINT_TRIANGLE
     one_target[0] = t

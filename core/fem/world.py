@@ -431,7 +431,8 @@ class SoftWorld:
         self.tet_damping = np.ascontiguousarray(np.concatenate(damp))
         self.soft_tet_count = tet_base
         self.tet_count = int(self.tet_indices.shape[0])
-        self.length_scale = float(np.max(np.ptp(self.node_rest[:soft_nodes], axis=0)))
+        self.length_scale = min(float(np.max(np.ptp(b.rest_vertices, axis=0))) for b in bodies)
+        """The smallest soft body's largest extent [m] (sets the automatic contact thickness)."""
 
     # -------------------------------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ class SoftSettings:
     contact_stiffness: float = 0.0
     """Penalty stiffness kappa [N/m]; 0 = automatic (see :meth:`SoftWorldSolver.automatic_stiffness`)."""
     contact_thickness: float = 0.0
-    """Penalty layer delta [m]; 0 = automatic: 0.5 % of the soft bodies' extent (at least 0.1 mm)."""
+    """Penalty layer delta [m]; 0 = automatic: 0.5 % of the smallest soft body's extent (at least 0.1 mm)."""
     friction_velocity: float = 1.0e-3
     """Stick–slip velocity eps_v [m/s] of the smoothed friction."""
     max_newton_iterations: int = 60
@@ -104,8 +104,8 @@ class SoftSettings:
     friction_mode: str = "implicit"
     """IMPLICIT formulation: ``"lagged"`` (normal force and frame from the start of the step, IPC style) or
     ``"implicit"`` (from the end of the step, seed 003: fixed-point iterations on top of the lagged solve)."""
-    friction_iterations: int = 8
-    friction_tolerance: float = 1.0e-4
+    friction_iterations: int = 4
+    friction_tolerance: float = 1.0e-3
     """Relative change of the normal forces at which the implicit-friction fixed point stops."""
     soft_soft: bool = True
     """Contact between different soft bodies (contact points against the other bodies' surface triangles)."""

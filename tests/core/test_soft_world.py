@@ -428,7 +428,7 @@ def test_soft_soft_gradient_matches_finite_differences():
     state = world.state()
     state.v[:] = rng.normal(scale=0.02, size=state.v.shape)
     solver.begin_step(state, 0.01)
-    assert np.count_nonzero(solver.el_kind[: solver.el_count] == 2) > 10
+    assert np.count_nonzero(solver.el_kind[: solver.el_count] == 2) >= 8
     v = state.v + rng.normal(scale=0.02, size=state.v.shape)
     grad = solver.gradient(v)
     worst = 0.0
@@ -549,11 +549,11 @@ def test_soft_soft_grid_finds_exactly_the_brute_force_pairs():
     bary = np.empty(3)
     for t, (i, j, k) in enumerate(world.triangle_points):
         body = world.point_body[i]
-        reach = solver.delta + solver._margin[pts[i]]
+        reach = 2.0 * solver.delta  # soft-soft pairs: two contact layers, no velocity margin
         tri_lo = np.minimum(x_a[pts[[i, j, k]]].min(axis=0), x_b[pts[[i, j, k]]].min(axis=0))
         tri_hi = np.maximum(x_a[pts[[i, j, k]]].max(axis=0), x_b[pts[[i, j, k]]].max(axis=0))
         for p in np.flatnonzero(world.point_body != body):
-            r = reach + solver._margin[pts[p]]
+            r = reach
             p_lo, p_hi = np.minimum(x_a[pts[p]], x_b[pts[p]]), np.maximum(x_a[pts[p]], x_b[pts[p]])
             if np.any(p_lo > tri_hi + r) or np.any(p_hi < tri_lo - r):
                 continue  # the swept boxes are apart: not a candidate (also keeps far-behind points out)
