@@ -322,16 +322,10 @@ class SoftBakeJob(BakeJob):
         super().__init__(scene, export)
 
     def _simulation(self):
-        from ..core.fem.simulate_soft import SoftSettings, iter_simulate_soft
+        from ..core.fem.simulate_soft import iter_simulate_soft
 
         ex = self.export
-        settings = SoftSettings(
-            substeps=ex.substeps,
-            contact_thickness=ex.contact_thickness,
-            formulation=ex.contact,
-            dual_solver=ex.dual_solver,
-            integrator=ex.integrator,
-        )
+        settings = ex.solver_settings()
         return iter_simulate_soft(
             ex.world,
             frame_count=self.frame_count,

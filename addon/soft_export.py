@@ -169,9 +169,9 @@ class SoftSceneExport:
     substeps: int = 2
     contact: str = "IMPLICIT"
     dual_solver: str = "PROX"
+    """Contact solver of the DUAL formulation: 'PGS' when the scene's Solver is PGS, else 'PROX'."""
     integrator: str = "BE"
     """'BE' or 'BDF2' (the DUAL formulation always steps with backward Euler)."""
-    """Contact solver of the DUAL formulation: 'PGS' when the scene's Solver is PGS, else 'PROX'."""
     contact_thickness: float = 0.0
     """Soft contact thickness [m]; 0 = automatic."""
     output: str = "SHAPE_KEYS"
@@ -191,6 +191,18 @@ class SoftSceneExport:
     @property
     def passive_colliders(self) -> list[SoftColliderExport]:
         return [c for c in self.colliders if c.kind != ColliderKind.DYNAMIC]
+
+    def solver_settings(self):
+        """The core's :class:`~contact_lab.core.fem.simulate_soft.SoftSettings` for this bake."""
+        from ..core.fem.simulate_soft import SoftSettings
+
+        return SoftSettings(
+            substeps=self.substeps,
+            contact_thickness=self.contact_thickness,
+            formulation=self.contact,
+            dual_solver=self.dual_solver,
+            integrator=self.integrator,
+        )
 
 
 # collection and reading ----------------------------------------------------------------------------

@@ -618,6 +618,17 @@ class Checks:
     def failed(self) -> list[str]:
         return [w for w, ok, _ in self.rows if not ok]
 
+    def report(self, summary: str) -> int:
+        """Print every expectation and ``summary``; return the process exit code (1 if any failed)."""
+        print("Expected behaviours:")
+        for what, ok, detail in self.rows:
+            print(f"  [{'pass' if ok else 'FAIL'}] {what}: {detail}")
+        print(summary)
+        if self.failed:
+            print(f"ERROR: {len(self.failed)} expected behaviour(s) failed: {'; '.join(self.failed)}")
+            return 1
+        return 0
+
 
 def slope_axes(angle_deg: float) -> tuple[np.ndarray, np.ndarray]:
     a = math.radians(angle_deg)
@@ -782,14 +793,7 @@ def main(argv: list[str]) -> int:
         shutil.copyfile(sheet, args.docs / sheet.name)
         print(f"Contact sheet ({engine}, {time.perf_counter() - t0:.1f} s): {sheet} and {args.docs / sheet.name}")
 
-    print("Expected behaviours:")
-    for what, ok, detail in checks.rows:
-        print(f"  [{'pass' if ok else 'FAIL'}] {what}: {detail}")
-    print(f"Friction demo finished in {time.perf_counter() - t_start:.1f} s")
-    if checks.failed:
-        print(f"ERROR: {len(checks.failed)} expected behaviour(s) failed: {'; '.join(checks.failed)}")
-        return 1
-    return 0
+    return checks.report(f"Friction demo finished in {time.perf_counter() - t_start:.1f} s")
 
 
 if __name__ == "__main__":
