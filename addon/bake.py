@@ -363,6 +363,8 @@ class SoftBakeJob(BakeJob):
         return super().status_text()
 
     def _engine_report(self) -> dict:
+        from ..core.fem.world_solver import resolved_contact_thickness
+
         ex = self.export
         done = self.frames_done
         steps = slice(1, done)
@@ -377,7 +379,10 @@ class SoftBakeJob(BakeJob):
             "settings": {
                 "substeps": ex.substeps,
                 "contact": ex.contact,
-                "contact_thickness": ex.contact_thickness,
+                "integrator": ex.integrator,
+                "dual_solver": ex.dual_solver,
+                "contact_thickness": resolved_contact_thickness(ex.world, ex.solver_settings()),
+                "contact_thickness_automatic": ex.contact_thickness <= 0.0,
                 "output": ex.output,
                 "cache_dir": ex.cache_dir,
             },

@@ -153,6 +153,13 @@ class SoftWorldStats:
     """``||r|| / r_scale`` at every Newton iteration (all solves of the step)."""
 
 
+def resolved_contact_thickness(world: SoftWorld, settings: SoftSettings) -> float:
+    """The penalty layer delta [m] a solver uses: the setting, or 0.5 % of the smallest body (>= 0.1 mm)."""
+    if settings.contact_thickness > 0.0:
+        return float(settings.contact_thickness)
+    return max(1.0e-4, 0.005 * world.length_scale)
+
+
 class SoftWorldSolver:
     """Backward Euler Newton solver of a :class:`SoftWorld` (all scratch allocated once, contact
     arrays grown on demand)."""
@@ -172,7 +179,7 @@ class SoftWorldSolver:
             raise ValueError(f"dual_solver must be 'PROX' or 'PGS', got {s.dual_solver!r}")
         w = world
         N, T = w.node_count, w.tet_count
-        self.delta = s.contact_thickness if s.contact_thickness > 0.0 else max(1.0e-4, 0.005 * w.length_scale)
+        self.delta = resolved_contact_thickness(w, s)
         self.kappa = s.contact_stiffness if s.contact_stiffness > 0.0 else self.automatic_stiffness()
         # Dynamic boxes: stiff virtual tets (mu from the contact stiffness, see AFFINE_STIFFNESS_FACTOR).
         self.tet_mu = w.tet_mu.copy()
@@ -727,4 +734,11 @@ def rotations(quats) -> np.ndarray:
     return np.array([_rotation(qi) for qi in q]).reshape(-1, 3, 3)
 
 
-__all__ = ["ColliderKind", "SoftSettings", "SoftWorldSolver", "SoftWorldStats", "rotations"]
+__all__ = [
+    "ColliderKind",
+    "SoftSettings",
+    "SoftWorldSolver",
+    "SoftWorldStats",
+    "resolved_contact_thickness",
+    "rotations",
+]

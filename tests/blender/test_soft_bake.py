@@ -225,6 +225,10 @@ def test_shape_key_bake_matches_core_and_clear_removes_it(lab):
     report = json.loads(scene.contact_lab.last_report)
     assert report["status"] == "FINISHED" and report["engine"] == "SOFT"
     assert report["bodies"] == {"soft": ["Jelly"], "active": [], "passive": ["Ground"]}
+    # the automatic contact layer is reported as used: 0.5 % of the lattice extent
+    extent = float(np.ptp(lattice.tet_vertices, axis=0).max())
+    assert report["settings"]["contact_thickness"] == pytest.approx(0.005 * extent, rel=1e-9)
+    assert report["settings"]["contact_thickness_automatic"] and report["settings"]["integrator"] == "BE"
     stats = report["stats"]
     assert stats["tets"] == lattice.tet_count and stats["vertices"] == lattice.tet_vertices.shape[0]
     assert stats["render_vertices"] == 8 and stats["max_newton_iterations"] >= 1
