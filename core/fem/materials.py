@@ -102,6 +102,22 @@ HESSIAN_CHUNKS = 256
 
 
 @njit_kernel
+def _jacobi_rotation(app, aqq, apq):
+    """``(t, c, s)`` of the Jacobi rotation P (P_pp = P_qq = c, P_pq = s, P_qp = -s) zeroing ``a_pq`` in
+    P^T A P (Numerical Recipes): ``theta = (a_qq - a_pp) / (2 a_pq)``, ``t = tan(phi)`` the smaller root of
+    ``t^2 + 2 t theta - 1 = 0``; ``a_pq != 0``."""
+    theta = (aqq - app) / (2.0 * apq)
+    if abs(theta) > 1.0e150:
+        t = 0.5 / theta
+    else:
+        t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
+        if theta < 0.0:
+            t = -t
+    c = 1.0 / np.sqrt(t * t + 1.0)
+    return t, c, t * c
+
+
+@njit_kernel
 def symmetric_eigen_jacobi(A, eigenvalues, eigenvectors, work):
     """Eigen-decomposition of a symmetric n x n matrix by the cyclic Jacobi method.
 
@@ -139,18 +155,7 @@ def symmetric_eigen_jacobi(A, eigenvalues, eigenvectors, work):
                 apq = work[p, q]
                 if apq == 0.0:
                     continue
-                # Rotation P (P_pp = P_qq = c, P_pq = s, P_qp = -s) zeroing a_pq in P^T A P
-                # (Numerical Recipes): theta = (a_qq - a_pp) / (2 a_pq), t = tan(phi) the smaller root
-                # of t^2 + 2 t theta - 1 = 0.
-                theta = (work[q, q] - work[p, p]) / (2.0 * apq)
-                if abs(theta) > 1.0e150:
-                    t = 0.5 / theta
-                else:
-                    t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
-                    if theta < 0.0:
-                        t = -t
-                c = 1.0 / np.sqrt(t * t + 1.0)
-                s = t * c
+                t, c, s = _jacobi_rotation(work[p, p], work[q, q], apq)
                 for k in range(n):
                     akp = work[k, p]
                     akq = work[k, q]
@@ -183,15 +188,7 @@ def _jacobi3_rotate(A, Q, p, q, r):
     apq = A[p, q]
     if apq == 0.0:
         return
-    theta = (A[q, q] - A[p, p]) / (2.0 * apq)
-    if abs(theta) > 1.0e150:
-        t = 0.5 / theta
-    else:
-        t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
-        if theta < 0.0:
-            t = -t
-    c = 1.0 / np.sqrt(t * t + 1.0)
-    s = t * c
+    t, c, s = _jacobi_rotation(A[p, p], A[q, q], apq)
     A[p, p] -= t * apq
     A[q, q] += t * apq
     A[p, q] = 0.0
