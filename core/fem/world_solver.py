@@ -463,13 +463,14 @@ class SoftWorldSolver:
         self._setup_friction()
         self._start_penetration = self._penetration(self._x_n)
 
-    def _penetration(self, x) -> float:
-        """Largest ``-d`` [m] over the current contact elements at ``x`` and the start-of-step collider poses."""
+    def _penetration(self, x, end: bool = False) -> float:
+        """Largest ``-d`` [m] over the current contact elements at ``x``, against the colliders' start-of-step
+        poses (or end-of-step poses with ``end``)."""
         if not self.el_count:
             return 0.0
         return contact_gradient(
             x, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
-            self._geometry(False), self.kappa, self.delta, self.node_free, self._grad_scratch, self.el_coef,
+            self._geometry(end), self.kappa, self.delta, self.node_free, self._grad_scratch, self.el_coef,
             self.el_g, self.el_stiff,
         )  # fmt: skip
 
@@ -502,7 +503,7 @@ class SoftWorldSolver:
             self._newton(v, h, stats)
             positions_from_velocity(self._x_base, v, self._beta, self._x)
             count = self._collect(self._x_n, self._x)
-            _, worst = self._residual(v, h, False)
+            worst = self._penetration(self._x, end=True)
             stats.max_penetration = worst
             if count > self.el_count:
                 self.el_count = count  # a new pair came within reach: solve again with it
@@ -612,7 +613,7 @@ class SoftWorldSolver:
         self.el_count = m
         stats.contact_stiffness = 0.0
         positions_from_velocity(self._x_base, v, self._beta, self._x)
-        stats.max_penetration = self._penetration(self._x)
+        stats.max_penetration = self._penetration(self._x, end=True)
         positions_from_velocity(self._x_base, v, self._beta, state_out.x)
         state_out.v[:] = v
         self.stats = stats
