@@ -232,16 +232,9 @@ def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, 
         coef[k] = 0.0
     if el_kind[e] == KIND_POINT_COLLIDER:
         c = el_target[e]
-        for i in range(3):
-            p[i] = 0.0
+        _element_point(e, x, el_nodes, el_weights, 0, p)
         for k in range(4):
-            node = el_nodes[e, k]
-            if node < 0:
-                break
-            w = el_weights[e, k]
-            coef[k] = w
-            for i in range(3):
-                p[i] += w * x[node, i]
+            coef[k] = el_weights[e, k] if el_nodes[e, k] >= 0 else 0.0
         R = col_rot[c]
         for i in range(3):
             q[i] = (
@@ -256,14 +249,7 @@ def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, 
     # POINT_BOX: the point sum_k w_k x_k (nodes 0..3) against dynamic box a (affine nodes 4..7)
     a = el_target[e]
     v = scratch[0, 0]  # the point; q is overwritten only after its last use
-    for i in range(3):
-        v[i] = 0.0
-    for k in range(4):
-        node = el_nodes[e, k]
-        if node < 0:
-            break
-        for i in range(3):
-            v[i] += el_weights[e, k] * x[node, i]
+    _element_point(e, x, el_nodes, el_weights, 0, v)
     D = scratch[1]
     Dinv = scratch[2]
     Dr = scratch[3]
@@ -557,14 +543,7 @@ def friction_setup(x_start, el_count, el_kind, el_nodes, el_weights, el_target, 
         if el_kind[e] == KIND_POINT_COLLIDER:
             # Displacement over the step of the collider's material point under the contact point.
             c = el_target[e]
-            for i in range(3):
-                p[i] = 0.0
-            for k in range(4):
-                node = el_nodes[e, k]
-                if node < 0:
-                    break
-                for i in range(3):
-                    p[i] += el_weights[e, k] * x_start[node, i]
+            _element_point(e, x_start, el_nodes, el_weights, 0, p)
             R0 = col_rot0[c]
             for i in range(3):
                 q[i] = (
