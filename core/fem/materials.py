@@ -15,7 +15,7 @@ coordinates, ``vec(F) = D x`` with the constant 9x12 map ``D[3i+j, 3a+i] = G[a, 
 
 Materials (``MaterialModel``; kernels receive ``int(MaterialModel.X)``). All kernels take the
 *Lamé* parameters ``mu``, ``lam`` [Pa] of linear elasticity (see ``tet_mesh.lame_parameters``);
-both models reproduce linear elasticity with these (mu, lam) in the small-strain limit.
+all models reproduce linear elasticity with these (mu, lam) in the small-strain limit.
 
 **STABLE_NEOHOOKEAN** -- Smith, de Goes, Kim 2018, "Stable Neo-Hookean Flesh Simulation", ACM TOG
 37(2), the paper's final, recommended energy (with the ``log(I_C + 1)`` term that makes the
@@ -44,6 +44,20 @@ tangent uses
 ``tr(S) I - S`` is ``diag(s1+s2, s0+s2, s0+s1)``. At ``s_i + s_j = 0`` (only possible for
 inverted elements) R is discontinuous and the tangent unbounded; the denominators are clamped to
 ``1e-12 * max(|s0|, tiny)`` so results stay finite (large but finite).
+
+**NEOHOOKEAN** -- the classical compressible neo-Hookean with a log barrier (e.g. Bonet & Wood,
+"Nonlinear Continuum Mechanics for Finite Element Analysis"), the elastic energy for IPC
+(Li et al. 2020), whose promise is that no tet ever inverts:
+
+    Psi = mu/2 (I_C - 3) - mu log J + lam/2 (log J)^2,     P = mu F + (lam log J - mu) F^-T,
+
+with the Lamé parameters used as they are (``dP/dF(I)`` is the linear-elastic tangent). Psi -> +inf
+as J -> 0+ and Psi = +inf for J <= 0 (``material_energy`` returns ``np.inf``), so a line search that
+rejects non-finite energies never accepts an inverted tet. Stress, tangent and eigensystem are
+meant for J > 0 only; at J <= 0 they return NaN / inf (``log`` of a non-positive J, division by
+J or by a zero singular value) and callers must not evaluate them there. J is ``det3(F)``
+(cofactor expansion, absolute rounding ~1e-16 ``|F|^3``): for a nearly collapsed tet (J below
+~1e-14 ``|F|^3``) its sign and the barrier's value are rounding, so "not inverted" means "det3 > 0".
 
 **PSD projection** -- ``elastic_hessian_blocks(project=True)`` projects the 9x9 ``dP/dF``
 *before* the chain rule: ``V D^T proj(dP/dF) D`` is PSD (congruence), cheaper (9x9 instead of
@@ -75,6 +89,7 @@ class MaterialModel(IntEnum):
     NONE = 0
     STABLE_NEOHOOKEAN = 1
     COROTATED = 2
+    NEOHOOKEAN = 3
 
 
 WORK_MATRICES = 8
@@ -635,27 +650,96 @@ def corotated_hessian(F, mu, lam, work, out):
 
 
 # --------------------------------------------------------------------------------------------
+# Classical neo-Hookean with a log barrier (J > 0 only)
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def neohookean_energy(F, mu, lam):
+    """Energy density ``Psi = mu/2 (I_C - 3) - mu log J + lam/2 (log J)^2`` [J/m³]; ``+inf`` for J <= 0.
+
+    The barrier is the point of this material: +inf (not NaN) lets a line search reject the step.
+    """
+    J = det3(F)
+    if not J > 0.0:
+        return np.inf
+    Ic = 0.0
+    for i in range(3):
+        for j in range(3):
+            Ic += F[i, j] * F[i, j]
+    log_J = np.log(J)
+    return 0.5 * mu * (Ic - 3.0) - mu * log_J + 0.5 * lam * log_J * log_J
+
+
+@njit_kernel
+def neohookean_gradient(F, mu, lam, work, out):
+    """PK1 stress ``P = mu F + (lam log J - mu) F^-T`` [Pa], shape (3, 3) (output); J > 0.
+
+    ``F^-T = cof(F) / J``. NaN for J < 0, inf/NaN for J = 0. Uses work[0].
+    """
+    cof = work[0]
+    cofactor3(F, cof)
+    J = det3(F)
+    b = (lam * np.log(J) - mu) / J
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = mu * F[i, j] + b * cof[i, j]
+
+
+@njit_kernel
+def neohookean_hessian(F, mu, lam, work, out):
+    """Tangent ``dP/dF`` [Pa] of neo-Hookean, shape (9, 9) (output), not projected; J > 0.
+
+    With ``A = F^-T`` (so ``d log J = A : dF`` and ``dA_ij / dF_kl = -A_il A_kj``):
+    ``dP_ij / dF_kl = mu delta_ik delta_jl + lam A_ij A_kl - (lam log J - mu) A_il A_kj``.
+    NaN/inf for J <= 0. Uses work[0].
+    """
+    A = work[0]
+    cofactor3(F, A)
+    J = det3(F)
+    inv_J = 1.0 / J
+    for i in range(3):
+        for j in range(3):
+            A[i, j] *= inv_J
+    b = lam * np.log(J) - mu
+    for i in range(3):
+        for j in range(3):
+            r = 3 * i + j
+            aij = lam * A[i, j]
+            for k in range(3):
+                bak = b * A[k, j]
+                for ell in range(3):
+                    out[r, 3 * k + ell] = aij * A[k, ell] - bak * A[i, ell]
+            out[r, r] += mu
+
+
+# --------------------------------------------------------------------------------------------
 # Material dispatch and per-tet chain rule
 # --------------------------------------------------------------------------------------------
 
 
 @njit_kernel
 def material_energy(F, mu, lam, material, work):
-    """Energy density Psi(F) [J/m³] of ``material`` (int ``MaterialModel``); NONE gives 0."""
+    """Energy density Psi(F) [J/m³] of ``material`` (int ``MaterialModel``); NONE gives 0, NEOHOOKEAN
+    gives ``+inf`` for J <= 0."""
     if material == 1:
         return stable_neohookean_energy(F, mu, lam)
     elif material == 2:
         return corotated_energy(F, mu, lam, work)
+    elif material == 3:
+        return neohookean_energy(F, mu, lam)
     return 0.0
 
 
 @njit_kernel
 def pk1_stress(F, mu, lam, material, work, out):
-    """First Piola-Kirchhoff stress ``P = dPsi/dF`` [Pa], shape (3, 3) (output)."""
+    """First Piola-Kirchhoff stress ``P = dPsi/dF`` [Pa], shape (3, 3) (output); NEOHOOKEAN needs J > 0."""
     if material == 1:
         stable_neohookean_gradient(F, mu, lam, work, out)
     elif material == 2:
         corotated_gradient(F, mu, lam, work, out)
+    elif material == 3:
+        neohookean_gradient(F, mu, lam, work, out)
     else:
         for i in range(3):
             for j in range(3):
@@ -664,11 +748,13 @@ def pk1_stress(F, mu, lam, material, work, out):
 
 @njit_kernel
 def pk1_stress_derivative(F, mu, lam, material, work, out):
-    """Tangent ``dP/dF`` [Pa], shape (9, 9) (output), row-major vec; not projected."""
+    """Tangent ``dP/dF`` [Pa], shape (9, 9) (output), row-major vec; not projected. NEOHOOKEAN needs J > 0."""
     if material == 1:
         stable_neohookean_hessian(F, mu, lam, work, out)
     elif material == 2:
         corotated_hessian(F, mu, lam, work, out)
+    elif material == 3:
+        neohookean_hessian(F, mu, lam, work, out)
     else:
         for r in range(9):
             for s in range(9):
@@ -782,6 +868,20 @@ def singular_value_hessian(F, mu, lam, material, work, U, sigma, V, K, eigenvalu
                 d = tiny if d >= 0.0 else -tiny
             eigenvalues[3 + k] = diag - 4.0 * mu / d + b * sigma[k]
             eigenvalues[6 + k] = diag - b * sigma[k]
+    elif material == 3:
+        # psi_i = mu s_i + b h_i with h = 1/s = d log J / ds, b = lam log J - mu (J > 0: all s_i > 0).
+        b = lam * np.log(J) - mu
+        for k in range(3):
+            hij = 1.0 / (sigma[(k + 1) % 3] * sigma[(k + 2) % 3])
+            eigenvalues[3 + k] = mu + b * hij
+            eigenvalues[6 + k] = mu - b * hij
+        # K = mu Id - b diag(h^2) + lam h h^T (not the shared form below).
+        for i in range(3):
+            hi = 1.0 / sigma[i]
+            for j in range(3):
+                K[i, j] = lam * hi / sigma[j]
+            K[i, i] += mu - b * hi * hi
+        return
     else:
         diag = 0.0
         c = 0.0
@@ -817,8 +917,8 @@ def material_eigensystem(F, mu, lam, material, work, U, sigma, V, eigenvalues, s
     - **scaling** ``U diag(q_m) V^T`` for the eigenpairs ``(lambda_m, q_m)`` of the 3x3 Hessian
       ``K = d^2 psi / ds^2`` (``symmetric_eigen3``).
 
-    Both materials here give division-free twist/flip eigenvalues except the corotated twist, so
-    repeated singular values need no limits. With ``g = (s1 s2, s0 s2, s0 s1) = dJ/ds``,
+    All materials here give twist/flip eigenvalues free of ``1 / (s_i -+ s_j)`` except the corotated
+    twist, so repeated singular values need no limits. With ``g = (s1 s2, s0 s2, s0 s1) = dJ/ds``,
     ``J = s0 s1 s2``, ``I_C = |s|^2`` and k the index outside the pair:
 
     - stable neo-Hookean: ``psi_i = a s_i + b g_i``, ``a = mu'(1 - 1/(I_C+1))``,
@@ -828,7 +928,10 @@ def material_eigensystem(F, mu, lam, material, work, U, sigma, V, eigenvalues, s
     - fixed corotated: ``psi_i = 2 mu (s_i - 1) + b g_i``, ``b = lam (J - 1)``:
       ``lambda_T,k = 2 mu - 4 mu / (s_i + s_j) + b s_k``, ``lambda_L,k = 2 mu - b s_k``,
       ``K = 2 mu Id + lam g g^T + b [[0, s2, s1], [s2, 0, s0], [s1, s0, 0]]``; ``s_i + s_j`` is
-      clamped exactly as in ``corotated_hessian`` so the eigensystem reproduces that tangent.
+      clamped exactly as in ``corotated_hessian`` so the eigensystem reproduces that tangent;
+    - neo-Hookean (J > 0, so every s_i > 0): ``psi_i = mu s_i + b / s_i``, ``b = lam log J - mu``:
+      ``lambda_T,k = mu + b / (s_i s_j)``, ``lambda_L,k = mu - b / (s_i s_j)``,
+      ``K_ii = mu + (lam - b) / s_i^2``, ``K_ij = lam / (s_i s_j)`` (i != j); NaN/inf for J <= 0.
 
     ``material`` NONE gives all-zero eigenvalues.
 

@@ -1,9 +1,12 @@
-"""Tet FEM rest shape and hyperelastic materials (stable neo-Hookean, fixed corotated).
+"""Tet FEM rest shape and hyperelastic materials (stable neo-Hookean, fixed corotated, neo-Hookean).
 
 References: central finite differences of the energy (gradient) and of the gradient (Hessian),
 numpy.linalg (inverse, det, SVD, eigh) as brute-force oracles, the isotropic linear-elastic
 tangent ``mu (delta + T) + lam tr(x)tr`` for the small-strain limit, and the explicit 9x9 tangent
 with its cyclic-Jacobi PSD projection as the reference of the analytic eigensystem.
+
+The log-barrier neo-Hookean is only defined for J > 0 (energy +inf otherwise): the shared
+parametrized tests feed it the non-inverted deformations of each list (``admissible``).
 """
 
 import numpy as np
@@ -41,7 +44,8 @@ from contact_lab.core.fem.tet_mesh import (
     lumped_vertex_mass,
 )
 
-MATERIALS = [int(MaterialModel.STABLE_NEOHOOKEAN), int(MaterialModel.COROTATED)]
+MATERIALS = [int(MaterialModel.STABLE_NEOHOOKEAN), int(MaterialModel.COROTATED), int(MaterialModel.NEOHOOKEAN)]
+NEOHOOKEAN = int(MaterialModel.NEOHOOKEAN)
 MU, LAM = lame_parameters(1.0e5, 0.35)  # [Pa]
 FD_STEP = 1.0e-6
 
@@ -67,6 +71,13 @@ def random_rotation(rng):
 
 def random_F(rng, sigma):
     return random_rotation(rng) @ np.diag(sigma) @ random_rotation(rng).T
+
+
+def admissible(material, singular_values):
+    """The singular-value triples ``material`` is defined at: all, or J > 0 for the barrier neo-Hookean."""
+    if material != NEOHOOKEAN:
+        return singular_values
+    return [s for s in singular_values if np.prod(s) > 0.0]
 
 
 def energy_density(F, material, work, mu=MU, lam=LAM):
@@ -180,7 +191,7 @@ def test_stress_and_tangent_match_finite_differences(material):
     rng = np.random.default_rng(10 + material)
     work = tet_workspace()
     worst_p = worst_c = 0.0
-    for sigma in SINGULAR_VALUES:
+    for sigma in admissible(material, SINGULAR_VALUES):
         for _ in range(3):
             F = random_F(rng, sigma)
             P = stress(F, material, work)
@@ -259,7 +270,7 @@ def test_rotation_invariance(material):
     rng = np.random.default_rng(30 + material)
     work = tet_workspace()
     worst = 0.0
-    for sigma in SINGULAR_VALUES:
+    for sigma in admissible(material, SINGULAR_VALUES):
         F = random_F(rng, sigma)
         psi = energy_density(F, material, work)
         for _ in range(3):
@@ -430,6 +441,8 @@ def test_projected_hessian_blocks_are_psd_and_match_per_tet_chain(material):
     Dm_inv, volume = compute_rest_shape(vertices, tets)
     x = vertices.copy()
     x[3] = [0.1, 0.2, -0.4]  # tet 0 inverted
+    if material == NEOHOOKEAN:
+        x[3] = [0.1, 0.2, 0.12]  # the barrier material is undefined inverted: strongly compressed instead
     x[4] = [0.2, 0.3, 0.25]  # tet 1 strongly compressed
     x += 0.01 * rng.normal(size=x.shape)
     blocks = np.empty((len(tets), 12, 12))
@@ -486,11 +499,18 @@ def eigen_test_deformations(rng, material):
     """Deformation gradients for the eigensystem tests (identity, rotation, the list above, random)."""
     yield np.eye(3)
     yield random_rotation(rng)
-    for sigma in EIGEN_SINGULAR_VALUES:
+    for sigma in admissible(material, EIGEN_SINGULAR_VALUES):
+        if material == NEOHOOKEAN and min(sigma) < 1e-6 * max(sigma):
+            # s = (1, 1e-8, 1e-9): det3(F) is off by ~15 % at J = 1e-17, so the explicit tangent
+            # (built on F^-T = cof(F) / J) is no reference there.
+            continue
         for _ in range(2):
             yield random_F(rng, sigma)
     for _ in range(20):
-        yield rng.normal(size=(3, 3))  # about half with det F < 0
+        F = rng.normal(size=(3, 3))  # about half with det F < 0
+        if material == NEOHOOKEAN and np.linalg.det(F) < 0.0:
+            F[:, 0] = -F[:, 0]
+        yield F
     if material == int(MaterialModel.STABLE_NEOHOOKEAN):
         yield np.zeros((3, 3))  # the corotated tangent is not finite at F = 0 (R undefined)
 
@@ -643,6 +663,8 @@ def test_projected_hessian_blocks_match_jacobi_reference_on_a_deformed_mesh(mate
     Dm_inv, volume = compute_rest_shape(vertices, tets)
     x = vertices * np.array([1.0, 0.7, 1.2]) + 0.12 * rng.normal(size=vertices.shape)
     x[:10] = x[0]  # a few collapsed tets
+    if material == NEOHOOKEAN:  # undefined for J <= 0: distorted (J in [0.25, 1.8]) but not inverted
+        x = vertices * np.array([1.0, 0.7, 1.2]) + 0.03 * rng.normal(size=vertices.shape)
     blocks = np.empty((len(tets), 12, 12))
     ref = np.empty_like(blocks)
     elastic_hessian_blocks(x, tets, Dm_inv, volume, MU, LAM, material, True, blocks)
@@ -660,9 +682,169 @@ def test_projected_hessian_blocks_match_jacobi_reference_on_a_deformed_mesh(mate
         f"material {material}: {len(tets)} tets ({inverted.sum()} inverted, {indefinite.sum()} indefinite, "
         f"{(~strict).sum()} ill-conditioned), max rel Frobenius diff {errs[strict].max():.1e}"
     )
-    assert inverted.sum() > 20 and indefinite.sum() > 50 and strict.sum() > 350
+    if material == NEOHOOKEAN:
+        assert inverted.sum() == 0 and indefinite.sum() > 50
+    else:
+        assert inverted.sum() > 20 and indefinite.sum() > 50 and strict.sum() > 350
     assert errs[strict].max() < 1e-8
     assert np.all(np.linalg.norm(blocks - ref, axis=(1, 2))[~strict] < 1e-13 * norms[~strict])
-    if material == int(MaterialModel.STABLE_NEOHOOKEAN):
+    if material in (int(MaterialModel.STABLE_NEOHOOKEAN), NEOHOOKEAN):
         assert strict.all()
     assert all(np.linalg.eigvalsh(b).min() >= -1e-12 * np.linalg.norm(b) for b in blocks)
+
+
+# ------------------------------------------------------------------------------------------
+# Classical neo-Hookean with a log barrier (the IPC material)
+# ------------------------------------------------------------------------------------------
+
+
+def random_F_with_J(rng, low=0.3, high=2.0):
+    """A general (not SVD-built) random F with ``low <= det F <= high``."""
+    while True:
+        F = np.eye(3) + 0.4 * rng.normal(size=(3, 3))
+        if low <= np.linalg.det(F) <= high:
+            return F
+
+
+def neohookean_psi(s, mu=MU, lam=LAM):
+    """Psi in singular values (numpy reference): mu/2 (|s|^2 - 3) - mu log J + lam/2 log(J)^2."""
+    log_J = np.log(np.prod(s))
+    return 0.5 * mu * (s @ s - 3.0) - mu * log_J + 0.5 * lam * log_J**2
+
+
+def test_neohookean_closed_form_and_finite_differences_for_random_F():
+    """Psi, P = mu F + (lam log J - mu) F^-T against numpy; P against FD of Psi, dP/dF against FD of P."""
+    rng = np.random.default_rng(70)
+    work = tet_workspace()
+    worst_p = worst_c = worst_closed = 0.0
+    for _ in range(30):
+        F = random_F_with_J(rng)
+        J = np.linalg.det(F)
+        psi_ref = 0.5 * MU * (np.sum(F * F) - 3.0) - MU * np.log(J) + 0.5 * LAM * np.log(J) ** 2
+        assert energy_density(F, NEOHOOKEAN, work) == pytest.approx(psi_ref, rel=1e-13, abs=1e-13 * MU)
+        P = stress(F, NEOHOOKEAN, work)
+        worst_closed = max(worst_closed, rel_err(P, MU * F + (LAM * np.log(J) - MU) * np.linalg.inv(F).T))
+        C = tangent(F, NEOHOOKEAN, work)
+        P_fd = np.empty(9)
+        C_fd = np.empty((9, 9))
+        for c in range(9):
+            d = np.zeros(9)
+            d[c] = FD_STEP
+            d = d.reshape(3, 3)
+            P_fd[c] = (energy_density(F + d, NEOHOOKEAN, work) - energy_density(F - d, NEOHOOKEAN, work)) / (
+                2 * FD_STEP
+            )
+            C_fd[:, c] = (stress(F + d, NEOHOOKEAN, work) - stress(F - d, NEOHOOKEAN, work)).ravel() / (2 * FD_STEP)
+        worst_p = max(worst_p, rel_err(P.ravel(), P_fd))
+        worst_c = max(worst_c, rel_err(C, C_fd))
+        assert np.abs(C - C.T).max() <= 1e-12 * np.abs(C).max()
+    print(
+        f"neo-Hookean, J in [0.3, 2]: P vs closed form {worst_closed:.1e}, vs FD {worst_p:.1e}; "
+        f"dP/dF vs FD {worst_c:.1e}"
+    )
+    assert worst_closed < 1e-13
+    assert worst_p < 1e-7
+    assert worst_c < 1e-7
+
+
+def test_neohookean_singular_value_eigenvalues_match_generic_formulas():
+    """The closed forms used by ``material_eigensystem`` against the generic Smith et al. 2019 ones
+    evaluated numerically from ``psi(s)`` alone: ``lambda_T = (psi_i + psi_j) / (s_i + s_j)``,
+    ``lambda_L = (psi_i - psi_j) / (s_i - s_j)``, K by central FD of ``psi_i`` (itself central FD)."""
+    rng = np.random.default_rng(71)
+    work = tet_workspace()
+    h = 1e-5
+
+    def psi_grad(s):
+        return np.array([(neohookean_psi(s + h * e) - neohookean_psi(s - h * e)) / (2 * h) for e in np.eye(3)])
+
+    worst_tf = worst_k = 0.0
+    for _ in range(20):
+        F = random_F_with_J(rng)
+        U, sigma, V, lam9, Q = eigensystem(F, NEOHOOKEAN, work)
+        assert np.all(sigma > 0.0)
+        g = psi_grad(sigma)
+        for k in range(3):
+            i, j = (k + 1) % 3, (k + 2) % 3
+            twist = (g[i] + g[j]) / (sigma[i] + sigma[j])
+            flip = (g[i] - g[j]) / (sigma[i] - sigma[j])
+            worst_tf = max(worst_tf, abs(lam9[3 + k] - twist) / MU)
+            if abs(sigma[i] - sigma[j]) > 0.05:  # the difference quotient loses digits otherwise
+                worst_tf = max(worst_tf, abs(lam9[6 + k] - flip) / MU)
+        # K = d^2 psi / ds^2 from its eigen-decomposition vs FD of the (FD) gradient.
+        K = Q @ np.diag(lam9[:3]) @ Q.T
+        K_fd = np.array([(psi_grad(sigma + 1e-4 * e) - psi_grad(sigma - 1e-4 * e)) / 2e-4 for e in np.eye(3)])
+        worst_k = max(worst_k, rel_err(K, K_fd))
+    print(f"neo-Hookean eigenvalues vs generic formulas: twist/flip {worst_tf:.1e} (/ mu), K {worst_k:.1e}")
+    assert worst_tf < 1e-5
+    assert worst_k < 1e-5
+
+
+def test_neohookean_energy_is_a_barrier():
+    """Psi(diag(1, 1, t)) = mu/2 (t^2 - 1) - mu log t + lam/2 log(t)^2 increases monotonically to +inf
+    as t -> 0+; Psi = +inf for J <= 0, per tet and in the batch energy."""
+    work = tet_workspace()
+    t = np.logspace(0.0, -300.0, 301)
+    psi = np.array([energy_density(np.diag([1.0, 1.0, ti]), NEOHOOKEAN, work) for ti in t])
+    ref = 0.5 * MU * (t**2 - 1.0) - MU * np.log(t) + 0.5 * LAM * np.log(t) ** 2
+    assert psi[0] == 0.0
+    assert np.all(np.isfinite(psi))
+    assert np.all(np.diff(psi) > 0.0)
+    assert rel_err(psi, ref) < 1e-14
+    assert psi[-1] > 1e5 * LAM  # ~ lam/2 (690)^2 at t = 1e-300
+    for ti in [0.0, -0.0, -1e-300, -1e-3, -1.0]:
+        assert energy_density(np.diag([1.0, 1.0, ti]), NEOHOOKEAN, work) == np.inf
+    assert energy_density(np.zeros((3, 3)), NEOHOOKEAN, work) == np.inf
+    vertices, tets = two_tet_mesh()
+    Dm_inv, volume = compute_rest_shape(vertices, tets)
+    x = vertices.copy()
+    assert elastic_energy(x, tets, Dm_inv, volume, MU, LAM, NEOHOOKEAN) == 0.0
+    x[3] = [0.1, 0.2, -0.1]  # tet 0 inverted, tet 1 not
+    assert elastic_energy(x, tets, Dm_inv, volume, MU, LAM, NEOHOOKEAN) == np.inf
+
+
+@pytest.mark.parametrize(
+    ("start", "min_rejected"),
+    [((0.6, -0.3, 0.02), 0), ((0.3, 0.3, 4.0), 1)],
+    ids=["squashed_J0.02", "stretched_J4"],
+)
+def test_neohookean_newton_with_barrier_line_search_never_inverts(start, min_rejected):
+    """Newton (PSD-projected Hessian) whose backtracking rejects +inf: every accepted iterate has
+    J > 0 and the rest shape is reached. From the stretched start the full first step overshoots
+    through J = 0 and is rejected by the barrier alone (+inf energy)."""
+    work = tet_workspace()
+    rest = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    tets = np.array([[0, 1, 2, 3]], dtype=np.int32)
+    Dm_inv, volume = compute_rest_shape(rest, tets)
+    x = rest.copy()
+    x[3] = start
+
+    def energy(x):
+        return elastic_energy(x, tets, Dm_inv, volume, MU, LAM, NEOHOOKEAN)
+
+    g = np.empty((4, 3))
+    blocks = np.empty((1, 12, 12))
+    F = np.empty((3, 3))
+    rejected_inf = 0
+    for _ in range(100):
+        elastic_gradient(x, tets, Dm_inv, volume, MU, LAM, NEOHOOKEAN, g)
+        if np.linalg.norm(g[3]) < 1e-8 * MU:
+            break
+        elastic_hessian_blocks(x, tets, Dm_inv, volume, MU, LAM, NEOHOOKEAN, True, blocks)
+        step = -np.linalg.solve(blocks[0, 9:, 9:] + 1e-12 * MU * np.eye(3), g[3])
+        e0, alpha = energy(x), 1.0
+        while True:
+            trial = x.copy()
+            trial[3] += alpha * step
+            e = energy(trial)
+            rejected_inf += e == np.inf
+            if e <= e0 + 1e-4 * alpha * (g[3] @ step):
+                break
+            alpha *= 0.5
+        x = trial
+        deformation_gradient(x, tets[0], Dm_inv[0], F)
+        assert np.linalg.det(F) > 0.0
+        assert np.isfinite(energy_density(F, NEOHOOKEAN, work))
+    print(f"neo-Hookean Newton from {start}: {rejected_inf} trial steps rejected as +inf (inverted)")
+    assert rejected_inf >= min_rejected
+    assert np.abs(x - rest).max() < 1e-8
