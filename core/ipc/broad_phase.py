@@ -167,6 +167,7 @@ def _bin(lo, hi, origin, cell, dims):
         table_keys = np.full(size, -1, np.int64)
         table_end = np.zeros(size, np.int64)  # entry counts first, then the end of each slot's run
         distinct = 0
+        full = False
         for p in range(count):
             if large[p]:
                 continue
@@ -174,15 +175,24 @@ def _bin(lo, hi, origin, cell, dims):
             for ix in range(r[0, 0], r[1, 0] + 1):
                 for iy in range(r[0, 1], r[1, 1] + 1):
                     for iz in range(r[0, 2], r[1, 2] + 1):
+                        # check the load before every insertion: one large box can fill a small table,
+                        # and probing a full table would never end
+                        if 2 * distinct >= size:
+                            full = True
+                            break
                         key = _cell_key(ix, iy, iz, dims)
                         s = _slot(table_keys, key, shift)
                         if table_keys[s] == -1:
                             table_keys[s] = key
                             distinct += 1
                         table_end[s] += 1
-            if 2 * distinct > size:
+                    if full:
+                        break
+                if full:
+                    break
+            if full:
                 break
-        if 2 * distinct <= size:
+        if not full:
             break
         shift -= 2
     table_start = np.empty(size, np.int64)

@@ -224,3 +224,23 @@ def test_twenty_thousand_triangles_against_sweep_reference():
         keys = pairs[:, 0] * (len(edges) + 1) + pairs[:, 1]
         assert np.all(np.diff(keys) > 0)
     print(f"\n{len(faces)} triangles, {len(edges)} edges: {len(vf)} VF + {len(ee)} EE candidates in {seconds:.3f} s")
+
+
+def test_small_scene_with_one_wide_ground_triangle_terminates_and_is_exact():
+    """Regression: a cube (12 faces) over one ground triangle about 7 cells wide. The hash table is sized from
+    the 13 primitives (32 slots) and the triangle alone covers 49 cells; the load check ran only after
+    each primitive, so probing the full table never ended."""
+    corners = np.array([[sx, sy, sz] for sx in (0, 1) for sy in (0, 1) for sz in (0, 1)], dtype=float) * 0.1
+    cube = np.array([[0, 2, 1], [1, 2, 3], [4, 5, 6], [5, 7, 6], [0, 1, 4], [1, 5, 4],
+                     [2, 6, 3], [3, 6, 7], [0, 4, 2], [2, 4, 6], [1, 3, 5], [3, 7, 5]])  # fmt: skip
+    angles = np.radians([90.0, 210.0, 330.0])  # the IPC world's ground: one triangle around the scene
+    ground = np.stack([7.4 * np.cos(angles), 7.4 * np.sin(angles), np.full(3, -1e-3)], axis=1)
+    x0 = np.vstack([corners, ground])
+    faces = np.vstack([cube, [[8, 9, 10]]]).astype(np.int64)
+    group = np.array([0] * 8 + [-1] * 3, dtype=np.int64)
+    edges = build_edges(faces)
+    vf, ee = collision_candidates(x0, x0, faces, edges, group, 2e-3)
+    vf_ref, ee_ref = brute_force(x0, x0, faces, edges, group, 2e-3)
+    assert {tuple(r) for r in vf_ref if r[1] == 12} == {(0, 12), (2, 12), (4, 12), (6, 12)}  # bottom corners
+    np.testing.assert_array_equal(vf, vf_ref)
+    np.testing.assert_array_equal(ee, ee_ref)
