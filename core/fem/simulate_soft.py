@@ -18,7 +18,7 @@ from .world_solver import SoftSettings, SoftWorldSolver, SoftWorldStats, rotatio
 __all__ = ["SoftSettings", "SoftWorldStats", "iter_simulate_soft", "simulate_soft"]
 
 
-def _pin_frames(world: SoftWorld, pin_tracks, frame_count: int) -> dict[int, np.ndarray]:
+def pin_frames(world: SoftWorld, pin_tracks, frame_count: int) -> dict[int, np.ndarray]:
     """Per soft body: pinned-node positions (frame_count, P_b, 3) [m] following ``T(t) T(0)^-1``."""
     out = {}
     for body, matrices in (pin_tracks or {}).items():
@@ -79,7 +79,7 @@ def iter_simulate_soft(
             raise ValueError(f"the track of {world.collider_names[c]} is shorter than {frame_count} frames")
         pos[:, c] = p[:frame_count]
         quat[:, c] = q[:frame_count] / np.linalg.norm(q[:frame_count], axis=1, keepdims=True)
-    pins = _pin_frames(world, pin_tracks, frame_count)
+    pins = pin_frames(world, pin_tracks, frame_count)
     state.collider_position = pos[0].copy()
     state.collider_orientation = quat[0].copy()
     state.stats = SoftWorldStats()

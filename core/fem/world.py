@@ -75,6 +75,8 @@ class SoftBodySpec:
     """(P, 4) their barycentric weights."""
     point_triangles: np.ndarray
     """(K, 3) contact-point indices of the surface triangles other soft bodies collide with."""
+    initial_velocity: np.ndarray
+    """(3,) velocity of every node at the start [m/s]."""
 
 
 @dataclass
@@ -130,6 +132,7 @@ class SoftWorldBuilder:
         volume_model: VolumeModel = VolumeModel.QUADRATIC,
         contact_points=None,
         contact_triangles=None,
+        initial_velocity=(0.0, 0.0, 0.0),
         name: str = "",
     ) -> int:
         """Add a tet-mesh soft body; return its index.
@@ -153,6 +156,7 @@ class SoftWorldBuilder:
             contact_triangles: optional (K, 3) indices into the contact points: the surface other soft
                 bodies collide with (e.g. the render mesh's triangles). Default: the tet mesh's boundary
                 faces (with the default points) or none (with given points).
+            initial_velocity: (3,) start velocity of the whole body [m/s] (a thrown object).
             name: label used in error messages.
         """
         label = name or f"soft body {len(self.bodies)}"
@@ -206,6 +210,7 @@ class SoftWorldBuilder:
                 label, x.copy(), t.copy(), float(density), float(youngs_modulus), float(poisson_ratio),
                 float(damping), MaterialModel(material), float(friction), mask, float(volume_kappa),
                 VolumeModel(volume_model), point_nodes, point_weights, triangles,
+                _vec3(initial_velocity, f"{label}: initial_velocity"),
             )
         )  # fmt: skip
         return len(self.bodies) - 1
@@ -328,6 +333,7 @@ class SoftWorld:
         self.node_pinned = np.zeros(self.node_count, dtype=bool)
         self.node_body = np.full(self.node_count, -1, dtype=np.int64)
         self.node_friction = np.zeros(self.node_count)
+        self.node_velocity = np.zeros((self.node_count, 3))
         tets, Dm, vol, mu, lam, mat, damp = [], [], [], [], [], [], []
         self.body_surface = []
         self.body_volume_kappa = np.zeros(self.body_count)
@@ -340,6 +346,7 @@ class SoftWorld:
             self.node_pinned[s:e] = spec.pinned
             self.node_body[s:e] = b
             self.node_friction[s:e] = spec.friction
+            self.node_velocity[s:e] = spec.initial_velocity
             Dm_b, vol_b = compute_rest_shape(spec.rest_vertices, spec.tets)
             m, la = lame_parameters(spec.youngs_modulus, spec.poisson_ratio)
             tets.append(spec.tets + s)
@@ -437,8 +444,8 @@ class SoftWorld:
     # -------------------------------------------------------------------------------------------
 
     def state(self) -> SoftWorldState:
-        """The initial state: nodes at rest, soft bodies at rest, dynamic boxes with their initial velocity."""
-        v = np.zeros_like(self.node_rest)
+        """The initial state: nodes at rest with their body's initial velocity, dynamic boxes with theirs."""
+        v = self.node_velocity.copy()
         for a in range(self.affine_count):
             v[self.affine_nodes[a]] = self.affine_velocity[a]
         return SoftWorldState(self.node_rest.copy(), v, self.collider_position.copy(), self.collider_orientation.copy())

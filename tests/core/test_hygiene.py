@@ -42,6 +42,9 @@ PLAIN_PYTHON_MODULES = (
     "world_solver.py",
     "simulate_soft.py",
     "primitives.py",
+    "ipc_world.py",
+    "ipc_solver.py",
+    "simulate_ipc.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 

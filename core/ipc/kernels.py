@@ -1,0 +1,567 @@
+"""IPC kernels over the surface map: barrier and friction terms, inertia and pins, the Newton operator.
+
+Notation (module :mod:`.ipc_world`): N unknown nodes ``x`` (N, 3); S surface vertices
+``x_s = offset_s + sum_j w_sj x[n_sj]``; a **pair** is four surface vertices in the 12-dof layout of
+:mod:`.distance` — ``[p, t0, t1, t2]`` (kind ``PAIR_PT``) or ``[ea0, ea1, eb0, eb1]`` (``PAIR_EE``).
+
+Objective of one backward-Euler step (course eq. 291 with the lagged friction of eq. 298, in the
+IPC paper's scaling, i.e. everything multiplied by h^2):
+
+    f(x) = 1/2 ||x - x~||_M^2 + h^2 Psi(x) + 1/2 sum_i k_i |x_i - x^_i|^2
+           + kappa sum_k m_k b(d_k^2, dhat^2) + sum_k mu_k N~_k f0(|T_k^T dx_k|)
+
+``kappa`` is the barrier stiffness in objective units (``h^2`` times the physical one), ``m_k`` the
+edge–edge mollifier (1 for point–triangle), ``N~_k = h^2 N_k`` the lagged normal force scaled like
+the objective and ``k_i`` the stiff springs that hold pinned and kinematic nodes on their targets.
+Gradients and Hessians of pair terms live in surface-vertex space (12 entries / 12x12 blocks per
+pair) and reach the nodes through the surface weights (``scatter``/``gather``); the operator applies
+them matrix-free on top of a CSR matrix holding mass, elasticity and springs.
+"""
+
+import math
+
+import numpy as np
+
+from ..fem.materials import project_psd
+from ..jit import njit_kernel
+from .barrier import barrier, barrier_first_derivative, barrier_second_derivative
+from .distance import (
+    edge_edge_distance2,
+    edge_edge_distance2_derivatives,
+    edge_edge_mollifier,
+    edge_edge_mollifier_threshold,
+    edge_edge_mollifier_value,
+    point_triangle_distance2,
+    point_triangle_distance2_derivatives,
+)
+from .friction import (
+    edge_edge_closest_weights,
+    edge_edge_tangent_basis,
+    friction_potential,
+    friction_potential_value,
+    point_triangle_closest_weights,
+    point_triangle_tangent_basis,
+)
+
+PAIR_PT = 0
+"""Pair kind: point–triangle, vertices ``[p, t0, t1, t2]``."""
+PAIR_EE = 1
+"""Pair kind: edge–edge, vertices ``[ea0, ea1, eb0, eb1]``."""
+
+
+# --------------------------------------------------------------------------------------------
+# Surface map
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def surface_positions(x, surface_nodes, surface_weights, surface_offset, out):
+    """``out[s] = offset_s + sum_j w_sj x[n_sj]`` [m]; x (N, 3), out (S, 3)."""
+    for s in range(out.shape[0]):
+        for i in range(3):
+            out[s, i] = surface_offset[s, i]
+        for j in range(4):
+            n = surface_nodes[s, j]
+            if n >= 0:
+                w = surface_weights[s, j]
+                for i in range(3):
+                    out[s, i] += w * x[n, i]
+
+
+@njit_kernel
+def scatter_surface(values, surface_nodes, surface_weights, out):
+    """Add the transpose map: ``out[n_sj] += w_sj values[s]``; values (S, 3), out (N, 3)."""
+    for s in range(values.shape[0]):
+        for j in range(4):
+            n = surface_nodes[s, j]
+            if n >= 0:
+                w = surface_weights[s, j]
+                for i in range(3):
+                    out[n, i] += w * values[s, i]
+
+
+@njit_kernel
+def pair_quads(vf_pairs, ee_pairs, faces, edges, out_quads, out_kind):
+    """Candidate pairs as vertex quadruples: vertex–face rows (v, f) then edge–edge rows (a, b).
+
+    ``out_quads`` (K + L, 4) int64 and ``out_kind`` (K + L,) int64 (``PAIR_PT`` / ``PAIR_EE``).
+    """
+    k = 0
+    for r in range(vf_pairs.shape[0]):
+        f = vf_pairs[r, 1]
+        out_quads[k, 0] = vf_pairs[r, 0]
+        out_quads[k, 1] = faces[f, 0]
+        out_quads[k, 2] = faces[f, 1]
+        out_quads[k, 3] = faces[f, 2]
+        out_kind[k] = PAIR_PT
+        k += 1
+    for r in range(ee_pairs.shape[0]):
+        a = ee_pairs[r, 0]
+        b = ee_pairs[r, 1]
+        out_quads[k, 0] = edges[a, 0]
+        out_quads[k, 1] = edges[a, 1]
+        out_quads[k, 2] = edges[b, 0]
+        out_quads[k, 3] = edges[b, 1]
+        out_kind[k] = PAIR_EE
+        k += 1
+
+
+@njit_kernel
+def _pair_distance2(xs, q, kind):
+    if kind == PAIR_PT:
+        return point_triangle_distance2(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]])
+    return edge_edge_distance2(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]])
+
+
+@njit_kernel
+def _mollifier_threshold(rest, q):
+    return edge_edge_mollifier_threshold(rest[q[0]], rest[q[1]], rest[q[2]], rest[q[3]])
+
+
+# --------------------------------------------------------------------------------------------
+# Barrier
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def barrier_energy(xs, quads, kinds, rest, dhat2):
+    """``(sum_k m_k b(d_k^2, dhat^2), min_k d_k^2)`` over the pairs [m^4, m^2]; +inf on contact (d = 0).
+
+    xs (S, 3) surface positions, quads (P, 4), kinds (P,), rest (S, 3) rest positions (mollifier).
+    """
+    total = 0.0
+    dmin = np.inf
+    for k in range(quads.shape[0]):
+        q = quads[k]
+        d2 = _pair_distance2(xs, q, kinds[k])
+        if d2 < dmin:
+            dmin = d2
+        if d2 >= dhat2:
+            continue
+        if d2 <= 0.0:
+            return np.inf, 0.0
+        b = barrier(d2, dhat2)
+        if kinds[k] == PAIR_EE:
+            b *= edge_edge_mollifier_value(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]], _mollifier_threshold(rest, q))
+        total += b
+    return total, dmin
+
+
+@njit_kernel
+def barrier_assemble(xs, quads, kinds, rest, dhat2, kappa, out_grad, out_quads, out_blocks):
+    """Barrier gradient (added to ``out_grad`` (S, 3)) and PSD-projected 12x12 Hessians of the active pairs.
+
+    Active pairs (``d^2 < dhat^2``) are compacted into ``out_quads`` (P, 4) / ``out_blocks`` (P, 12, 12)
+    (capacity ``quads.shape[0]``). Per pair, with ``B = m b``:
+    ``grad B = m b' grad d^2 + b grad m``,
+    ``hess B = m (b'' g g^T + b' H_d) + b' (g gm^T + gm g^T) + b H_m`` (g = grad d^2, gm = grad m),
+    times ``kappa``, then clamped to PSD (course §5.3.2: per-contact local projection).
+    Returns ``(active count, energy kappa sum B)``.
+    """
+    g = np.empty(12)
+    H = np.empty((12, 12))
+    gm = np.empty(12)
+    Hm = np.empty((12, 12))
+    evals = np.empty(12)
+    evecs = np.empty((12, 12))
+    work = np.empty((12, 12))
+    count = 0
+    energy = 0.0
+    for k in range(quads.shape[0]):
+        q = quads[k]
+        d2 = _pair_distance2(xs, q, kinds[k])
+        if d2 >= dhat2:
+            continue
+        if kinds[k] == PAIR_PT:
+            point_triangle_distance2_derivatives(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]], g, H)
+            m = 1.0
+        else:
+            edge_edge_distance2_derivatives(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]], g, H)
+            m = edge_edge_mollifier(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]], _mollifier_threshold(rest, q), gm, Hm)
+        b = barrier(d2, dhat2)
+        b1 = barrier_first_derivative(d2, dhat2)
+        b2 = barrier_second_derivative(d2, dhat2)
+        energy += kappa * m * b
+        blk = out_blocks[count]
+        for i in range(12):
+            for j in range(12):
+                blk[i, j] = kappa * m * (b2 * g[i] * g[j] + b1 * H[i, j])
+        if kinds[k] == PAIR_EE and m < 1.0:
+            for i in range(12):
+                for j in range(12):
+                    blk[i, j] += kappa * (b1 * (g[i] * gm[j] + gm[i] * g[j]) + b * Hm[i, j])
+        for a in range(4):
+            for i in range(3):
+                r = 3 * a + i
+                val = kappa * m * b1 * g[r]
+                if kinds[k] == PAIR_EE and m < 1.0:
+                    val += kappa * b * gm[r]
+                out_grad[q[a], i] += val
+        project_psd(blk, evals, evecs, work, blk)
+        for a in range(4):
+            out_quads[count, a] = q[a]
+        count += 1
+    return count, energy
+
+
+# --------------------------------------------------------------------------------------------
+# Lagged friction (course eq. 295-298)
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def friction_lag(xs, quads, kinds, rest, dhat2, kappa, surface_friction, surface_axis, surface_mu_ab,
+                 out_quads, out_weights, out_basis, out_coef, out_eps):  # fmt: skip
+    """Freeze the friction data of every pair closer than dhat at the positions ``xs`` (the lag point).
+
+    Per active pair: ``out_weights`` (P, 4) closest-point weights (relative vector ``sum w_k x_k``),
+    ``out_basis`` (P, 3, 2) tangent basis, ``out_coef`` (P,) = ``mu N~`` with the lagged normal force in
+    objective units ``N~ = kappa m |b'(d^2)| 2 d`` (``h^2`` times the force [N]) and ``out_eps`` (P,) the
+    factor on ``eps_v h``. mu is the geometric mean of the two primitives' coefficients. If a primitive
+    belongs to an anisotropic collider (``surface_axis`` non-zero), the basis is its structure axis
+    projected on the tangent plane and the normal x axis, scaled by the (geometric-mean) coefficients
+    along and across, so that ``f0(|T^T u|)`` is the elliptic Coulomb potential (course §6, eq. 308);
+    then mu = 1 and ``out_eps`` is their mean (keeps ``eps_v`` a slip velocity). Returns the count.
+    """
+    gm = np.empty(12)
+    Hm = np.empty((12, 12))
+    count = 0
+    for k in range(quads.shape[0]):
+        q = quads[k]
+        d2 = _pair_distance2(xs, q, kinds[k])
+        if d2 >= dhat2 or d2 <= 0.0:
+            continue
+        w = out_weights[count]
+        T = out_basis[count]
+        if kinds[k] == PAIR_PT:
+            point_triangle_closest_weights(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]], w)
+            point_triangle_tangent_basis(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]], T)
+            m = 1.0
+            second = q[1]
+        else:
+            edge_edge_closest_weights(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]], w)
+            edge_edge_tangent_basis(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]], T)
+            m = edge_edge_mollifier(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]], _mollifier_threshold(rest, q), gm, Hm)
+            second = q[2]
+        first = q[0]
+        normal = kappa * m * abs(barrier_first_derivative(d2, dhat2)) * 2.0 * math.sqrt(d2)
+        mu_a = surface_friction[first]
+        mu_b = surface_friction[second]
+        aniso = -1
+        if surface_axis[second, 0] != 0.0 or surface_axis[second, 1] != 0.0 or surface_axis[second, 2] != 0.0:
+            aniso = second
+            other = first
+        elif surface_axis[first, 0] != 0.0 or surface_axis[first, 1] != 0.0 or surface_axis[first, 2] != 0.0:
+            aniso = first
+            other = second
+        if aniso < 0:
+            out_coef[count] = math.sqrt(mu_a * mu_b) * normal
+            out_eps[count] = 1.0
+        else:
+            # Tangent-plane normal n = t0 x t1; along = axis minus its normal part.
+            n0 = T[1, 0] * T[2, 1] - T[2, 0] * T[1, 1]
+            n1 = T[2, 0] * T[0, 1] - T[0, 0] * T[2, 1]
+            n2 = T[0, 0] * T[1, 1] - T[1, 0] * T[0, 1]
+            ax = surface_axis[aniso]
+            an = ax[0] * n0 + ax[1] * n1 + ax[2] * n2
+            a0 = ax[0] - an * n0
+            a1 = ax[1] - an * n1
+            a2 = ax[2] - an * n2
+            norm = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+            mu_o = surface_friction[other]
+            mu_along = math.sqrt(surface_mu_ab[aniso, 0] * mu_o)
+            mu_across = math.sqrt(surface_mu_ab[aniso, 1] * mu_o)
+            if norm > 1e-12:  # axis along the normal: no preferred tangent direction, keep the basis
+                a0 /= norm
+                a1 /= norm
+                a2 /= norm
+                T[0, 0] = a0
+                T[1, 0] = a1
+                T[2, 0] = a2
+                T[0, 1] = n1 * a2 - n2 * a1
+                T[1, 1] = n2 * a0 - n0 * a2
+                T[2, 1] = n0 * a1 - n1 * a0
+            for i in range(3):
+                T[i, 0] *= mu_along
+                T[i, 1] *= mu_across
+            out_coef[count] = normal
+            out_eps[count] = 0.5 * (mu_along + mu_across)
+        for a in range(4):
+            out_quads[count, a] = q[a]
+        count += 1
+    return count
+
+
+@njit_kernel
+def _pair_displacement(xs, xs_start, q, dx):
+    for a in range(4):
+        for i in range(3):
+            dx[3 * a + i] = xs[q[a], i] - xs_start[q[a], i]
+
+
+@njit_kernel
+def friction_energy(xs, xs_start, count, quads, weights, basis, coef, eps, eps_h):
+    """Lagged friction potential ``sum_k coef_k f0(|T_k^T sum_a w_ka dx_a|)`` (objective units)."""
+    dx = np.empty(12)
+    total = 0.0
+    for k in range(count):
+        _pair_displacement(xs, xs_start, quads[k], dx)
+        total += friction_potential_value(dx, basis[k], weights[k], coef[k], 1.0, eps[k] * eps_h)
+    return total
+
+
+@njit_kernel
+def friction_assemble(xs, xs_start, count, quads, weights, basis, coef, eps, eps_h, out_grad, out_blocks):
+    """Friction gradient (added to ``out_grad`` (S, 3)) and 12x12 Hessians (PSD by construction) per pair."""
+    dx = np.empty(12)
+    g = np.empty(12)
+    total = 0.0
+    for k in range(count):
+        q = quads[k]
+        _pair_displacement(xs, xs_start, q, dx)
+        total += friction_potential(dx, basis[k], weights[k], coef[k], 1.0, eps[k] * eps_h, g, out_blocks[k])
+        for a in range(4):
+            for i in range(3):
+                out_grad[q[a], i] += g[3 * a + i]
+    return total
+
+
+# --------------------------------------------------------------------------------------------
+# Inertia and springs
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def inertia_energy_gradient(x, x_tilde, node_mass, aff_nodes, aff_mass, spring, target, out_grad):
+    """``1/2 ||x - x~||_M^2 + 1/2 sum_i k_i |x_i - x^_i|^2`` [kg m^2] and its gradient (written to out_grad).
+
+    Lumped masses ``node_mass`` (N,) plus the consistent 4x4 mass ``aff_mass`` (A, 4, 4) of each dynamic
+    box on its nodes ``aff_nodes`` (A, 4); ``spring`` (N,) [kg] holds pinned and kinematic nodes at ``target``.
+    """
+    e = 0.0
+    for n in range(x.shape[0]):
+        m = node_mass[n]
+        k = spring[n]
+        for i in range(3):
+            r = x[n, i] - x_tilde[n, i]
+            s = x[n, i] - target[n, i]
+            e += 0.5 * (m * r * r + k * s * s)
+            out_grad[n, i] = m * r + k * s
+    for a in range(aff_nodes.shape[0]):
+        for p in range(4):
+            np_ = aff_nodes[a, p]
+            for q in range(4):
+                nq = aff_nodes[a, q]
+                M = aff_mass[a, p, q]
+                for i in range(3):
+                    rp = x[np_, i] - x_tilde[np_, i]
+                    rq = x[nq, i] - x_tilde[nq, i]
+                    e += 0.5 * M * rp * rq
+                    out_grad[np_, i] += M * rq
+    return e
+
+
+@njit_kernel
+def inertia_energy(x, x_tilde, node_mass, aff_nodes, aff_mass, spring, target):
+    """Value of :func:`inertia_energy_gradient` without the gradient."""
+    e = 0.0
+    for n in range(x.shape[0]):
+        m = node_mass[n]
+        k = spring[n]
+        for i in range(3):
+            r = x[n, i] - x_tilde[n, i]
+            s = x[n, i] - target[n, i]
+            e += 0.5 * (m * r * r + k * s * s)
+    for a in range(aff_nodes.shape[0]):
+        for p in range(4):
+            for q in range(4):
+                M = aff_mass[a, p, q]
+                for i in range(3):
+                    e += (
+                        0.5
+                        * M
+                        * (x[aff_nodes[a, p], i] - x_tilde[aff_nodes[a, p], i])
+                        * (x[aff_nodes[a, q], i] - x_tilde[aff_nodes[a, q], i])
+                    )
+    return e
+
+
+# --------------------------------------------------------------------------------------------
+# Operator, preconditioner, PCG
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def _pairs_apply(count, quads, blocks, surface_nodes, surface_weights, p, out):
+    """``out += W^T (sum_k P_k^T B_k P_k) W p`` for flat node vectors p, out (3N,)."""
+    u = np.empty(12)
+    for k in range(count):
+        q = quads[k]
+        for a in range(4):
+            s = q[a]
+            for i in range(3):
+                acc = 0.0
+                for j in range(4):
+                    n = surface_nodes[s, j]
+                    if n >= 0:
+                        acc += surface_weights[s, j] * p[3 * n + i]
+                u[3 * a + i] = acc
+        B = blocks[k]
+        for a in range(4):
+            s = q[a]
+            for i in range(3):
+                r = 3 * a + i
+                acc = 0.0
+                for c in range(12):
+                    acc += B[r, c] * u[c]
+                for j in range(4):
+                    n = surface_nodes[s, j]
+                    if n >= 0:
+                        out[3 * n + i] += surface_weights[s, j] * acc
+
+
+@njit_kernel
+def operator_apply(indptr, indices, data, pairs, surface_nodes, surface_weights, p, out):
+    """``out = (A_csr + contact and friction blocks) p``; ``pairs = (bc, bq, bb, fc, fq, fb)``."""
+    bc, bq, bb, fc, fq, fb = pairs
+    for i in range(indptr.shape[0] - 1):
+        acc = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            acc += data[t] * p[indices[t]]
+        out[i] = acc
+    _pairs_apply(bc, bq, bb, surface_nodes, surface_weights, p, out)
+    _pairs_apply(fc, fq, fb, surface_nodes, surface_weights, p, out)
+
+
+@njit_kernel
+def _add_pair_diagonal(count, quads, blocks, surface_nodes, surface_weights, out_blocks):
+    for k in range(count):
+        q = quads[k]
+        for a in range(4):
+            s = q[a]
+            for j in range(4):
+                n = surface_nodes[s, j]
+                if n < 0:
+                    continue
+                w2 = surface_weights[s, j] * surface_weights[s, j]
+                for r in range(3):
+                    for c in range(3):
+                        out_blocks[n, r, c] += w2 * blocks[k, 3 * a + r, 3 * a + c]
+
+
+@njit_kernel
+def build_preconditioner(indptr, indices, data, pairs, surface_nodes, surface_weights, out_inv):
+    """Inverse 3x3 diagonal node blocks ``out_inv`` (N, 3, 3) of the operator (block Jacobi).
+
+    Pair blocks contribute ``w^2 B_aa`` to each node of each vertex (cross terms between the nodes of
+    an embedded vertex are left out: it is a preconditioner). A block that is not safely positive
+    definite falls back to the inverse of its diagonal.
+    """
+    bc, bq, bb, fc, fq, fb = pairs
+    N = out_inv.shape[0]
+    blocks = np.zeros((N, 3, 3))
+    for n in range(N):
+        for r in range(3):
+            row = 3 * n + r
+            for t in range(indptr[row], indptr[row + 1]):
+                c = indices[t] - 3 * n
+                if 0 <= c < 3:
+                    blocks[n, r, c] += data[t]
+    _add_pair_diagonal(bc, bq, bb, surface_nodes, surface_weights, blocks)
+    _add_pair_diagonal(fc, fq, fb, surface_nodes, surface_weights, blocks)
+    for n in range(N):
+        B = blocks[n]
+        c00 = B[1, 1] * B[2, 2] - B[1, 2] * B[2, 1]
+        c01 = B[1, 2] * B[2, 0] - B[1, 0] * B[2, 2]
+        c02 = B[1, 0] * B[2, 1] - B[1, 1] * B[2, 0]
+        det = B[0, 0] * c00 + B[0, 1] * c01 + B[0, 2] * c02
+        scale = B[0, 0] * B[1, 1] * B[2, 2]
+        if det > 1e-12 * scale and scale > 0.0:
+            inv = 1.0 / det
+            out_inv[n, 0, 0] = c00 * inv
+            out_inv[n, 1, 0] = c01 * inv
+            out_inv[n, 2, 0] = c02 * inv
+            out_inv[n, 0, 1] = (B[0, 2] * B[2, 1] - B[0, 1] * B[2, 2]) * inv
+            out_inv[n, 1, 1] = (B[0, 0] * B[2, 2] - B[0, 2] * B[2, 0]) * inv
+            out_inv[n, 2, 1] = (B[0, 1] * B[2, 0] - B[0, 0] * B[2, 1]) * inv
+            out_inv[n, 0, 2] = (B[0, 1] * B[1, 2] - B[0, 2] * B[1, 1]) * inv
+            out_inv[n, 1, 2] = (B[0, 2] * B[1, 0] - B[0, 0] * B[1, 2]) * inv
+            out_inv[n, 2, 2] = (B[0, 0] * B[1, 1] - B[0, 1] * B[1, 0]) * inv
+        else:
+            for r in range(3):
+                for c in range(3):
+                    out_inv[n, r, c] = 0.0
+                out_inv[n, r, r] = 1.0 / B[r, r] if B[r, r] > 0.0 else 0.0
+
+
+@njit_kernel
+def _precondition(inv, r, z):
+    for n in range(inv.shape[0]):
+        for i in range(3):
+            acc = 0.0
+            for j in range(3):
+                acc += inv[n, i, j] * r[3 * n + j]
+            z[3 * n + i] = acc
+
+
+@njit_kernel
+def _dot(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit_kernel
+def ipc_pcg(indptr, indices, data, pairs, surface_nodes, surface_weights, inv, rhs, x, tolerance, max_iterations,
+            work):  # fmt: skip
+    """Block-Jacobi preconditioned CG for ``A x = rhs`` (A SPD: mass plus PSD-projected terms).
+
+    ``x`` (3N,) is the start and the result; ``work`` (4, 3N). Returns ``(iterations, relative residual)``;
+    stops at ``||r|| <= tolerance ||rhs||``, after ``max_iterations`` or at a non-positive curvature
+    (round-off), keeping the last iterate.
+    """
+    r = work[0]
+    z = work[1]
+    p = work[2]
+    q = work[3]
+    operator_apply(indptr, indices, data, pairs, surface_nodes, surface_weights, x, q)
+    for i in range(r.shape[0]):
+        r[i] = rhs[i] - q[i]
+    b_norm = math.sqrt(_dot(rhs, rhs))
+    if b_norm == 0.0:
+        x[:] = 0.0
+        return 0, 0.0
+    _precondition(inv, r, z)
+    p[:] = z
+    rz = _dot(r, z)
+    res = math.sqrt(_dot(r, r)) / b_norm
+    it = 0
+    while it < max_iterations and res > tolerance:
+        operator_apply(indptr, indices, data, pairs, surface_nodes, surface_weights, p, q)
+        pq = _dot(p, q)
+        if not pq > 0.0:
+            break
+        alpha = rz / pq
+        for i in range(x.shape[0]):
+            x[i] += alpha * p[i]
+            r[i] -= alpha * q[i]
+        it += 1
+        res = math.sqrt(_dot(r, r)) / b_norm
+        _precondition(inv, r, z)
+        rz_new = _dot(r, z)
+        beta = rz_new / rz
+        rz = rz_new
+        for i in range(x.shape[0]):
+            p[i] = z[i] + beta * p[i]
+    return it, res
+
+
+@njit_kernel
+def add_affine_mass(aff_mass, scatter_index, out_data):
+    """Add ``M_a ⊗ I3`` (A, 4, 4) into CSR data through the virtual tets' scatter index (A, 12, 12)."""
+    for a in range(aff_mass.shape[0]):
+        for p in range(4):
+            for q in range(4):
+                for i in range(3):
+                    out_data[scatter_index[a, 3 * p + i, 3 * q + i]] += aff_mass[a, p, q]

@@ -1,0 +1,152 @@
+"""Frame loop of the IPC engine: substeps, pin and kinematic-collider tracks, the admissibility checks.
+
+:func:`iter_simulate_ipc` mirrors :func:`contact_lab.core.fem.simulate_soft.iter_simulate_soft` (same
+state type, same pin tracks), so the Blender bake records both engines the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..fem.simulate_soft import pin_frames
+from ..fem.world import ColliderKind, SoftWorldState
+from ..math.quat import quat_slerp
+from ..simulate import DivergenceError
+from .intersection import check_frame
+from .ipc_solver import IpcInputError, IpcSettings, IpcSolver, IpcStats
+from .ipc_world import IpcWorld
+from .kernels import barrier_energy
+
+__all__ = ["IpcInputError", "IpcSettings", "IpcStats", "check_state", "iter_simulate_ipc", "simulate_ipc"]
+
+
+def check_state(world: IpcWorld, x: np.ndarray):
+    """The independent exact check of one configuration (``intersection.check_frame``) on the whole surface."""
+    sw = world.soft
+    return check_frame(
+        world.surface_positions(x),
+        world.faces,
+        tet_positions=x[: sw.node_count],
+        tets=sw.tet_indices[: sw.soft_tet_count],
+        rest_tet_positions=sw.node_rest,
+        groups=world.surface_group,
+    )
+
+
+def _kinematic_targets(world: IpcWorld, positions, orientations, out) -> None:
+    for k in range(world.collider_count):
+        s = world.collider_node_start[k]
+        if s >= 0:
+            v = world.collider_vertices(k, positions[k], orientations[k])
+            out[s : s + len(v)] = v
+
+
+def iter_simulate_ipc(
+    world: IpcWorld,
+    *,
+    frame_count: int,
+    fps: float = 24.0,
+    settings: IpcSettings | None = None,
+    pin_tracks: dict | None = None,
+    collider_tracks: dict | None = None,
+    state: SoftWorldState | None = None,
+) -> Iterator[tuple[int, SoftWorldState]]:
+    """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, state)`` per frame.
+
+    Args:
+        world: the scene.
+        frame_count: output frames including the initial state (frame 0, yielded first).
+        fps: frame rate [1/s]; the step is ``1 / (fps * settings.substeps)`` [s].
+        settings: IPC settings.
+        pin_tracks: ``{soft body: world matrices (>= frame_count, 4, 4)}`` as in ``iter_simulate_soft``.
+        collider_tracks: ``{IPC collider index: (positions (>= frame_count, 3) [m], quaternions wxyz
+            (>= frame_count, 4))}`` for KINEMATIC colliders (slerp between frames); see
+            ``IpcWorld.collider_names`` / ``collider_soft_index`` for the indices.
+        state: start state (default ``world.state()``).
+
+    The state's ``x``/``v`` hold all unknowns (soft-world nodes first, then kinematic collider vertices);
+    ``state.stats`` is the :class:`IpcStats` of the frame's last step (with the checker's counts when
+    ``settings.check_intersections``). Raises :class:`IpcInputError` if the start is not intersection-free
+    with a positive gap, :class:`DivergenceError` if positions stop being finite.
+    """
+    settings = settings or IpcSettings()
+    if frame_count < 1:
+        raise ValueError("frame_count must be at least 1")
+    if settings.substeps < 1 or fps <= 0.0:
+        raise ValueError("substeps must be >= 1 and fps > 0")
+    solver = IpcSolver(world, settings)
+    sw = world.soft
+    state = state or world.state()
+    K = world.collider_count
+    pos = np.repeat(world.collider_position[None], frame_count, axis=0)
+    quat = np.repeat(world.collider_orientation[None], frame_count, axis=0)
+    for c, (p, q) in (collider_tracks or {}).items():
+        if world.collider_kind[c] != ColliderKind.KINEMATIC:
+            raise ValueError(f"{world.collider_names[c]} has a track but is not KINEMATIC")
+        p = np.asarray(p, dtype=float)
+        q = np.asarray(q, dtype=float)
+        if p.shape[0] < frame_count or q.shape[0] < frame_count:
+            raise ValueError(f"the track of {world.collider_names[c]} is shorter than {frame_count} frames")
+        pos[:, c] = p[:frame_count]
+        quat[:, c] = q[:frame_count] / np.linalg.norm(q[:frame_count], axis=1, keepdims=True)
+    pins = pin_frames(sw, pin_tracks, frame_count)
+    state.collider_position = pos[0].copy()
+    state.collider_orientation = quat[0].copy()
+    for nodes, targets in pins.values():
+        state.x[nodes] = targets[0]
+    _kinematic_targets(world, pos[0], quat[0], state.x)
+    _check_start(world, solver, state.x)
+    state.stats = IpcStats()
+    if settings.check_intersections:
+        _record_check(world, state)
+    yield 0, state
+    dt = 1.0 / (fps * settings.substeps)
+    target = state.x.copy()
+    for frame in range(frame_count - 1):
+        for sub in range(settings.substeps):
+            alpha = (sub + 1) / settings.substeps
+            end_pos = (1.0 - alpha) * pos[frame] + alpha * pos[frame + 1]
+            end_quat = np.array([quat_slerp(quat[frame, c], quat[frame + 1, c], alpha) for c in range(K)]).reshape(K, 4)
+            for nodes, targets in pins.values():
+                target[nodes] = (1.0 - alpha) * targets[frame] + alpha * targets[frame + 1]
+            _kinematic_targets(world, end_pos, end_quat, target)
+            solver.set_collider_axes(state.collider_orientation)
+            state.stats = solver.step(state, dt, target)
+            state.collider_position = end_pos
+            state.collider_orientation = end_quat
+            if not (np.isfinite(state.x).all() and np.isfinite(state.v).all()):
+                bad = sorted({int(sw.node_body[i]) for i in np.flatnonzero(~np.isfinite(state.x[: sw.node_count]))})
+                raise DivergenceError(frame + 1, bad, [sw.body_names[b] if b >= 0 else "dynamic box" for b in bad])
+        if settings.check_intersections:
+            _record_check(world, state)
+        yield frame + 1, state
+
+
+def _record_check(world: IpcWorld, state: SoftWorldState) -> None:
+    report = check_state(world, state.x)
+    state.stats.intersections = len(report.intersecting_pairs)
+    state.stats.inverted = len(report.inverted_tets)
+
+
+def _check_start(world: IpcWorld, solver: IpcSolver, x: np.ndarray) -> None:
+    """Reject a start state that IPC cannot handle: touching or intersecting surfaces (d = 0)."""
+    xs = world.surface_positions(x)
+    _, _, quads, kinds = solver._candidates(xs, xs)
+    _, dmin = barrier_energy(xs, quads, kinds, world.surface_rest, solver.dhat2)
+    report = check_state(world, x)
+    if dmin <= 0.0 or not report.ok:
+        pairs = report.intersecting_pairs
+        groups = sorted({int(world.surface_group[v]) for pair in pairs for v in world.faces[pair[0]]})
+        names = [world.soft.body_names[g] if 0 <= g < world.soft.body_count else "a collider or box" for g in groups]
+        raise IpcInputError(
+            "IPC needs a start without contact or intersection: "
+            + (report.summary() if not report.ok else f"surfaces touch (distance {np.sqrt(max(dmin, 0.0)):.3g} m)")
+            + (f" (involving {', '.join(names)})" if names else "")
+        )
+
+
+def simulate_ipc(world: IpcWorld, **kwargs) -> list[np.ndarray]:
+    """Run :func:`iter_simulate_ipc` to the end; return the unknowns of every frame."""
+    return [state.x.copy() for _, state in iter_simulate_ipc(world, **kwargs)]
