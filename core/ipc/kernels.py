@@ -220,7 +220,8 @@ def friction_lag(xs, quads, kinds, rest, dhat2, kappa, surface_friction, surface
     factor on ``eps_v h``. mu is the geometric mean of the two primitives' coefficients. If a primitive
     belongs to an anisotropic collider (``surface_axis`` non-zero), the basis is its structure axis
     projected on the tangent plane and the normal x axis, scaled by the (geometric-mean) coefficients
-    along and across, so that ``f0(|T^T u|)`` is the elliptic Coulomb potential (course §6, eq. 308);
+    along and across (the collider's ellipse as is, not combined with the other surface's mu), so that
+    ``f0(|T^T u|)`` is the elliptic Coulomb potential (course §6, eq. 308);
     then mu = 1 and ``out_eps`` is their mean (keeps ``eps_v`` a slip velocity). Returns the count.
     """
     gm = np.empty(12)
@@ -250,10 +251,8 @@ def friction_lag(xs, quads, kinds, rest, dhat2, kappa, surface_friction, surface
         aniso = -1
         if surface_axis[second, 0] != 0.0 or surface_axis[second, 1] != 0.0 or surface_axis[second, 2] != 0.0:
             aniso = second
-            other = first
         elif surface_axis[first, 0] != 0.0 or surface_axis[first, 1] != 0.0 or surface_axis[first, 2] != 0.0:
             aniso = first
-            other = second
         if aniso < 0:
             out_coef[count] = math.sqrt(mu_a * mu_b) * normal
             out_eps[count] = 1.0
@@ -268,9 +267,8 @@ def friction_lag(xs, quads, kinds, rest, dhat2, kappa, surface_friction, surface
             a1 = ax[1] - an * n1
             a2 = ax[2] - an * n2
             norm = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-            mu_o = surface_friction[other]
-            mu_along = math.sqrt(surface_mu_ab[aniso, 0] * mu_o)
-            mu_across = math.sqrt(surface_mu_ab[aniso, 1] * mu_o)
+            mu_along = surface_mu_ab[aniso, 0]  # the collider's ellipse as is (like the soft engine)
+            mu_across = surface_mu_ab[aniso, 1]
             if norm > 1e-12:  # axis along the normal: no preferred tangent direction, keep the basis
                 a0 /= norm
                 a1 /= norm
