@@ -6,8 +6,8 @@ at the end or :meth:`BakeJob.cancel` on Esc. The headless CLI calls :func:`bake_
 
 :class:`BakeJob` is the engine-independent machinery (progress, time-budgeted stepping, cancel, report);
 :class:`RigidBakeJob` bakes the rigid engine into keyframes, :class:`SoftBakeJob` the soft engine into shape
-keys or PC2 caches (plus keyframes for dynamic boxes). :func:`start_bake` picks one from
-``scene.contact_lab.engine``.
+keys or PC2 caches (plus keyframes for dynamic boxes), :class:`IpcBakeJob` the IPC engine into the same
+outputs. :func:`start_bake` picks one from ``scene.contact_lab.engine``.
 
 Nothing is lost: every check runs before the simulation; results are written only after the whole
 simulation finished and produced finite values (keyframes into new actions swapped in at the end, PC2
@@ -32,6 +32,7 @@ from .scene_export import BakeError, SceneExport, export_scene
 __all__ = [
     "BakeError",
     "BakeJob",
+    "IpcBakeJob",
     "RigidBakeJob",
     "SoftBakeJob",
     "bake_scene",
@@ -349,22 +350,40 @@ class SoftBakeJob(BakeJob):
             pose = world.collider_pose(state, collider.collider_index)
             self.box_position[frame, d], self.box_quaternion[frame, d] = pose
         stats = getattr(state, "stats", None)
-        if stats is not None and frame > 0:
+        if stats is not None:
+            self._record_stats(frame, stats)
+        self.frames_done = frame + 1
+
+    def _record_stats(self, frame: int, stats) -> None:
+        """Keep the solver statistics of one yielded frame (those of its last step)."""
+        if frame > 0:
             self.newton_iterations[frame] = stats.newton_iterations
             self.pcg_iterations[frame] = stats.pcg_iterations
             self.contact_count[frame] = stats.contact_count
             self.max_penetration[frame] = stats.max_penetration
             self.converged[frame] = stats.converged
-        self.frames_done = frame + 1
 
     def status_text(self) -> str:
         if self.frames_done <= 1:
             return "Compiling the soft solver (first run only)…"
         return super().status_text()
 
-    def _engine_report(self) -> dict:
+    def _settings_report(self) -> dict:
         from ..core.fem.world_solver import resolved_contact_thickness
 
+        ex = self.export
+        return {
+            "substeps": ex.substeps,
+            "contact": ex.contact,
+            "integrator": ex.integrator,
+            "dual_solver": ex.dual_solver,
+            "contact_thickness": resolved_contact_thickness(ex.world, ex.solver_settings()),
+            "contact_thickness_automatic": ex.contact_thickness <= 0.0,
+            "output": ex.output,
+            "cache_dir": ex.cache_dir,
+        }
+
+    def _engine_report(self) -> dict:
         ex = self.export
         done = self.frames_done
         steps = slice(1, done)
@@ -376,16 +395,7 @@ class SoftBakeJob(BakeJob):
                 "active": [c.object_name for c in ex.dynamic_colliders],
                 "passive": [c.object_name for c in ex.passive_colliders],
             },
-            "settings": {
-                "substeps": ex.substeps,
-                "contact": ex.contact,
-                "integrator": ex.integrator,
-                "dual_solver": ex.dual_solver,
-                "contact_thickness": resolved_contact_thickness(ex.world, ex.solver_settings()),
-                "contact_thickness_automatic": ex.contact_thickness <= 0.0,
-                "output": ex.output,
-                "cache_dir": ex.cache_dir,
-            },
+            "settings": self._settings_report(),
             "stats": {
                 "soft_bodies": [
                     {
@@ -479,6 +489,123 @@ class SoftBakeJob(BakeJob):
                 deform_output.attach_pc2(obj, path, frame_start=int(ex.frames[0]))
             else:
                 deform_output.write_shape_keys(obj, frames, local, hold_ends=True)
+
+
+class IpcBakeJob(SoftBakeJob):
+    """IPC engine: :func:`core.ipc.simulate_ipc.iter_simulate_ipc` on the soft engine's scene → the same outputs
+    as :class:`SoftBakeJob` (shape keys or PC2 caches, keyframes of the dynamic boxes)."""
+
+    engine = "IPC"
+
+    def __init__(self, scene, export):
+        F = int(export.frames.shape[0])
+        self.min_distance = np.full(F, np.inf)
+        """Smallest surface distance within dhat at the end of each frame [m] (inf: no pair within dhat)."""
+        self.kappa = np.zeros(F)
+        """Barrier stiffness used at the end of each frame [Pa/m]."""
+        self.friction_count = np.zeros(F, dtype=np.int64)
+        self.intersections = np.zeros(F, dtype=np.int64)
+        """Intersecting triangle pairs found by the independent checker per frame (Check Intersections)."""
+        self.inverted = np.zeros(F, dtype=np.int64)
+        """Inverted tets found by the independent checker per frame (Check Intersections)."""
+        super().__init__(scene, export)
+
+    def _simulation(self):
+        from ..core.ipc.simulate_ipc import iter_simulate_ipc
+
+        ex = self.export
+        return iter_simulate_ipc(
+            ex.ipc_world,
+            frame_count=self.frame_count,
+            fps=ex.fps,
+            settings=ex.solver_settings(),
+            pin_tracks=ex.pin_tracks,
+            collider_tracks=ex.ipc_collider_tracks,
+        )
+
+    def _record_stats(self, frame: int, stats) -> None:
+        if frame > 0:
+            self.newton_iterations[frame] = stats.newton_iterations
+            self.pcg_iterations[frame] = stats.pcg_iterations
+            self.contact_count[frame] = stats.contact_count
+            self.friction_count[frame] = stats.friction_count
+            self.min_distance[frame] = stats.min_distance
+            self.kappa[frame] = stats.kappa
+            self.converged[frame] = stats.converged
+        self.intersections[frame] = stats.intersections  # the checker also checks the start (frame 0)
+        self.inverted[frame] = stats.inverted
+
+    def step(self, *, max_frames: int | None = 1, time_budget: float | None = None) -> bool:
+        """:meth:`BakeJob.step`; a start state IPC cannot take (touching or intersecting surfaces) is an input
+        error naming the problem, raised by the first step (nothing was simulated or written)."""
+        from ..core.ipc.ipc_solver import IpcInputError
+
+        try:
+            return super().step(max_frames=max_frames, time_budget=time_budget)
+        except BakeError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, IpcInputError):
+                raise
+            names = [b.object_name for b in self.export.bodies]
+            culprit = next((n for n in names if f"{n}" in str(cause)), names[0] if names else None)
+            frame = int(self.export.frames[0])
+            raise BakeError(
+                f"{cause}. Move the objects apart at frame {frame} (IPC surfaces must start with a gap); nothing "
+                "was changed",
+                object_name=culprit,
+                frame=frame,
+            ) from cause
+
+    def status_text(self) -> str:
+        if self.frames_done <= 1:
+            return "Compiling the IPC solver (first run only)…"
+        return BakeJob.status_text(self)
+
+    def _settings_report(self) -> dict:
+        ex = self.export
+        return {
+            "substeps": ex.substeps,
+            "dhat": ex.resolved_dhat(),
+            "dhat_automatic": ex.dhat <= 0.0,
+            "kappa": ex.kappa,
+            "kappa_automatic": ex.kappa <= 0.0,
+            "eps_v": ex.eps_v,
+            "tolerance": ex.tolerance,
+            "max_iterations": ex.max_iterations,
+            "check_intersections": ex.check_intersections,
+            "output": ex.output,
+            "cache_dir": ex.cache_dir,
+        }
+
+    def _engine_report(self) -> dict:
+        report = super()._engine_report()
+        stats = report["stats"]
+        del stats["max_penetration"]  # IPC never penetrates; the checker below verifies it
+        steps = slice(1, self.frames_done)
+        closest = self.min_distance[steps]
+        closest = closest[np.isfinite(closest)]
+        stats["min_distance"] = float(closest.min()) if closest.size else None
+        stepped = self.frames_done > 1
+        # the largest barrier stiffness used [Pa/m]: the automatic or set value, grown while surfaces approach
+        stats["max_kappa"] = float(self.kappa[steps].max()) if stepped else 0.0
+        stats["max_friction_contacts"] = int(self.friction_count[steps].max()) if stepped else 0
+        if self.export.check_intersections:
+            stats["checked_frames"] = self.frames_done
+            stats["intersections"] = int(self.intersections[: self.frames_done].sum())
+            stats["inverted"] = int(self.inverted[: self.frames_done].sum())
+        return report
+
+    def per_frame_stats(self) -> dict:
+        done = self.frames_done
+        out = super().per_frame_stats()
+        del out["max_penetration"]
+        out["friction_count"] = self.friction_count[:done].tolist()
+        out["min_distance"] = [float(d) if np.isfinite(d) else None for d in self.min_distance[:done]]
+        out["kappa"] = self.kappa[:done].tolist()
+        if self.export.check_intersections:
+            out["intersections"] = self.intersections[:done].tolist()
+            out["inverted"] = self.inverted[:done].tolist()
+        return out
 
 
 def _write_pc2_files(scene, export, objects, positions) -> list[str]:
@@ -632,13 +759,24 @@ def start_bake(scene, *, frame_start: int | None = None, frame_end: int | None =
         export = export_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
         export.timings["export"] = _now() - t0
         return SoftBakeJob(scene, export)
+    if engine == "IPC":
+        from .ipc_export import export_ipc_scene
+
+        export = export_ipc_scene(scene, frame_start=frame_start, frame_end=frame_end)
+        export.timings["export"] = _now() - t0
+        return IpcBakeJob(scene, export)
     soft = sorted(o.name for o in scene.objects if getattr(getattr(o, "contact_lab", None), "role", None) == "SOFT")
     if soft:
         raise BakeError(
             f"'{soft[0]}' is a Soft body but the scene's Engine is Rigid: set Physics ▸ Contact Lab Bake ▸ Engine to "
-            "Soft, or change its Role",
+            "Soft or IPC, or change its Role",
             object_name=soft[0],
         )
+    from .scene_export import contact_objects, raise_problems
+    from .soft_export import mesh_shape_problems
+
+    active, passive = contact_objects(scene)
+    raise_problems(mesh_shape_problems(active + passive, "Rigid"))
     export = export_scene(scene, frame_start=frame_start, frame_end=frame_end)
     export.timings["export"] = _now() - t0
     return RigidBakeJob(scene, export)

@@ -2,9 +2,11 @@
 
 Units: masses in [kg]; friction and restitution are dimensionless. Shape sizes come from the object's
 bounding box, converted to metres in :mod:`.scene_export`. The only stored lengths are the texture patch size,
-the spin friction and the soft contact thickness (Blender units, shown in scene units, converted by the scene's
-Unit Scale at bake time). The friction settings are read by :mod:`.friction_export` (course ch. 6), the soft-body
-settings by :mod:`.soft_export`. Soft materials are SI: Young's modulus [Pa], density [kg/m³], damping [s].
+the spin friction, the soft contact thickness and the IPC barrier distance (Blender units, shown in scene units,
+converted by the scene's Unit Scale at bake time). The friction settings are read by :mod:`.friction_export`
+(course ch. 6), the soft-body settings by :mod:`.soft_export`, the IPC settings by :mod:`.ipc_export`. Soft
+materials are SI: Young's modulus [Pa], density [kg/m³], damping [s]; the IPC barrier stiffness is in [Pa/m], its
+static friction speed in [m/s].
 """
 
 import bpy
@@ -26,7 +28,7 @@ ROLE_ITEMS = (
         "SOFT",
         "Soft",
         "Deformable body (finite elements on a lattice filling the mesh), baked to shape keys or a PC2 cache; "
-        "needs the scene's engine set to Soft",
+        "needs the scene's engine set to Soft or IPC",
     ),
 )
 
@@ -38,6 +40,7 @@ ENGINE_ITEMS = (
         "Soft bodies (implicit finite elements) colliding with passive objects and active boxes; the soft bodies "
         "are baked to shape keys or a PC2 cache, the boxes to keyframes",
     ),
+    ("IPC", "IPC", "Incremental Potential Contact: soft bodies that never intersect or invert; slower"),
 )
 """``Scene.contact_lab.engine``."""
 
@@ -110,6 +113,12 @@ SHAPE_ITEMS = (
     ("SPHERE", "Sphere", "Sphere of diameter max(dimensions), centred on the bounding box"),
     ("CAPSULE", "Capsule", "Capsule along local Z: radius max(dim X, dim Y)/2, total height dim Z"),
     ("PLANE", "Plane", "Infinite ground: the object's local XY plane through its origin, solid below local -Z"),
+    (
+        "MESH",
+        "Mesh",
+        "The object's evaluated mesh triangles, for concave colliders like bowls and blades; IPC engine only "
+        "(passive objects)",
+    ),
 )
 
 SOLVER_ITEMS = (
@@ -353,6 +362,68 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         description=("Folder of the PC2 cache files (one per soft object); '//' is relative to the saved .blend file"),
         default="//contact_lab_cache/",
         subtype="DIR_PATH",
+    )
+    # IPC engine (also uses soft_output, soft_substeps and soft_cache_dir; read by addon.ipc_export) -----
+    ipc_dhat: FloatProperty(
+        name="Barrier Distance",
+        description=(
+            "IPC's dhat: surfaces closer than this repel each other (scene units); smaller = tighter contact, "
+            "more Newton iterations. 0 = automatic, 1/1000 of the soft bodies' bounding-box diagonal"
+        ),
+        default=0.0,
+        min=0.0,
+        soft_max=0.01,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        precision=5,
+    )
+    ipc_kappa: FloatProperty(
+        name="Barrier Stiffness",
+        description=(
+            "IPC's barrier stiffness κ [Pa/m] (energy κ·Σ b(d)); it grows during a step while surfaces keep "
+            "approaching. 0 = automatic from the masses, elasticity and gravity"
+        ),
+        default=0.0,
+        min=0.0,
+        soft_max=1.0e9,
+        precision=1,
+    )
+    ipc_eps_v: FloatProperty(
+        name="Static Friction Speed",
+        description=(
+            "IPC's ε_v [m/s]: sliding slower than this counts as sticking (smoothed static friction); smaller = "
+            "stickier and more Newton iterations"
+        ),
+        default=1.0e-3,
+        min=1.0e-7,
+        soft_max=0.1,
+        precision=5,
+    )
+    ipc_tolerance: FloatProperty(
+        name="Tolerance",
+        description=(
+            "IPC Newton stops when the largest position update divided by the time step falls below this times "
+            "the soft bodies' bounding-box diagonal [1/s]"
+        ),
+        default=1.0e-3,
+        min=1.0e-9,
+        soft_max=0.1,
+        precision=5,
+    )
+    ipc_max_iterations: IntProperty(
+        name="Max Iterations",
+        description="Newton iterations per IPC step at most (the report counts steps that hit it as unconverged)",
+        default=100,
+        min=1,
+        soft_max=1000,
+    )
+    check_intersections: BoolProperty(
+        name="Check Intersections",
+        description=(
+            "Run the independent exact intersection/inversion checker on every baked frame and report the count "
+            "(IPC engine; slower)"
+        ),
+        default=False,
     )
     last_report: StringProperty(
         name="Last Report",

@@ -16,7 +16,8 @@ Conventions (the soft engine's counterpart of :mod:`.scene_export`):
   the pins) and the evaluated mesh lands exactly on the simulated positions in the world.
 - Colliders: passive objects (box, sphere, capsule, plane; static when their world matrix never changes over the
   range, kinematic otherwise) and active boxes (dynamic; keyed by the bake). Shapes are fitted as in the rigid
-  engine (bounding box × scale, centre of mass at the bounding-box centre).
+  engine (bounding box × scale, centre of mass at the bounding-box centre). Passive objects with the Mesh shape
+  are the IPC engine's (:mod:`.ipc_export`): the soft engine refuses them, the IPC export takes them aside.
 - Lengths leave this module in metres (``BU × scale_length``).
 
 Everything is validated before anything is simulated; problems raise :class:`~.scene_export.BakeError`.
@@ -221,7 +222,11 @@ def read_mesh(obj) -> tuple[np.ndarray, np.ndarray]:
     Returns:
         ``(vertices (V, 3) float64 [BU] object space, triangles (T, 3) int64)``.
     """
-    mesh = obj.data
+    return mesh_arrays(obj.data)
+
+
+def mesh_arrays(mesh) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (V, 3) float64 and loop triangles (T, 3) int64 of a ``bpy.types.Mesh`` (its own coordinates)."""
     n = len(mesh.vertices)
     co = np.empty(3 * n, dtype=np.float32)
     mesh.vertices.foreach_get("co", co)
@@ -315,6 +320,27 @@ def mesh_problems(obj, vertices: np.ndarray, triangles: np.ndarray) -> list[tupl
         return [(name, f"'{name}': the mesh has no volume (it is flat): a soft body needs a solid, e.g. add a "
                        "Solidify modifier and apply it")]  # fmt: skip
     return []
+
+
+def mesh_shape_problems(objects: list, engine: str) -> list[tuple[str | None, str]]:
+    """Objects with the Mesh shape, which only the IPC engine simulates (as passive colliders).
+
+    Args:
+        objects: active and passive objects. engine: the scene's engine label ('Rigid', 'Soft').
+    """
+    problems: list[tuple[str | None, str]] = []
+    for obj in objects:
+        if obj.contact_lab.shape != "MESH":
+            continue
+        if obj.contact_lab.role == "ACTIVE":
+            message = "an active body cannot have the Mesh shape (it is for passive colliders): choose another Shape"
+        else:
+            message = (
+                f"the Mesh shape is a collider of the IPC engine only, the {engine} engine cannot use it: set "
+                "Physics ▸ Contact Lab Bake ▸ Engine to IPC, or choose another Shape"
+            )
+        problems.append((obj.name, f"'{obj.name}': {message}"))
+    return problems
 
 
 def soft_problems(soft: list, active: list) -> list[tuple[str | None, str]]:
@@ -516,21 +542,49 @@ def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int |
 
     Raises:
         BakeError: anything invalid (no soft bodies, not a mesh, flat mesh, bad material, missing pin group,
-            an active non-box, unsaved file with a relative PC2 folder, ...), naming the object.
+            an active non-box, a Mesh-shaped collider, unsaved file with a relative PC2 folder, ...), naming the
+            object.
+    """
+    export, _meshes, _matrices = collect_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
+    return export
+
+
+def collect_soft_scene(
+    scene,
+    *,
+    frame_start: int | None = None,
+    frame_end: int | None = None,
+    mesh_collider_problems=None,
+) -> tuple[SoftSceneExport, list, np.ndarray]:
+    """:func:`export_soft_scene`, optionally keeping passive Mesh-shaped colliders aside (the IPC export).
+
+    Args:
+        mesh_collider_problems: None (the soft engine): passive objects with the Mesh shape are an error. Otherwise
+            a function ``(mesh objects) -> problems`` validating them: they stay out of the soft world and
+            are returned with their world matrices, sampled in the same pass as everything else.
+
+    Returns:
+        ``(export, mesh objects (sorted by name), their world matrices (F, M, 4, 4) [BU])``.
     """
     settings = scene.contact_lab
     start, end = frame_range(scene, frame_start, frame_end)
     active, passive = contact_objects(scene)
+    meshes = [obj for obj in passive if obj.contact_lab.shape == "MESH"]
+    passive = [obj for obj in passive if obj.contact_lab.shape != "MESH"]
     soft = soft_objects(scene)
     problems = object_problems(scene, active, passive, start, end, require_active=False)
     problems += soft_problems(soft, active)
+    problems += (
+        mesh_shape_problems(meshes, "Soft") if mesh_collider_problems is None else mesh_collider_problems(meshes)
+    )
     raise_problems(problems)
     cache_dir = resolve_cache_dir(scene) if settings.soft_output == "PC2" else None
 
     frames = np.arange(start, end + 1, dtype=np.int64)
     rigid = active + passive
-    matrices = sample_world_matrices(scene, soft + rigid, frames)  # (F, S + K, 4, 4) [BU]
-    soft_matrices, rigid_matrices = matrices[:, : len(soft)], matrices[:, len(soft) :]
+    matrices = sample_world_matrices(scene, soft + rigid + meshes, frames)  # (F, S + K + M, 4, 4) [BU]
+    soft_matrices, rigid_matrices = matrices[:, : len(soft)], matrices[:, len(soft) : len(soft) + len(rigid)]
+    mesh_matrices = matrices[:, len(soft) + len(rigid) :]
     _check_invertible(soft, soft_matrices, frames)
     _t, _r, scale, shear = units.decompose_matrices(rigid_matrices)
     validate_scales(active, scale[:1, : len(active)], shear[:1, : len(active)], frames[:1])
@@ -558,7 +612,7 @@ def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int |
         culprit = next((o.name for o in soft + rigid if message.startswith(o.name + ":")), None)
         raise BakeError(message, object_name=culprit) from exc
 
-    return SoftSceneExport(
+    export = SoftSceneExport(
         scene_name=scene.name,
         world=world,
         frames=frames,
@@ -575,5 +629,6 @@ def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int |
         contact_thickness=float(settings.soft_contact_thickness) * metres,
         output=str(settings.soft_output),
         cache_dir=cache_dir,
-        warnings=_warnings(soft + rigid, scene),
+        warnings=_warnings(soft + rigid + meshes, scene),
     )
+    return export, meshes, mesh_matrices

@@ -173,13 +173,17 @@ def _summary(report: dict) -> str:
     stats = report["stats"]
     seconds = report["timings"].get("total", 0.0)
     bodies = report["bodies"]
-    if report.get("engine") == "SOFT":
+    if report.get("engine") in ("SOFT", "IPC"):
         boxes = len(bodies.get("active", []))
         extra = f" and {boxes} box(es)" if boxes else ""
+        ipc = " with IPC" if report["engine"] == "IPC" else ""
+        checked = ""
+        if "intersections" in stats:
+            checked = f"; {stats['intersections']} intersections, {stats.get('inverted', 0)} inverted tets"
         return (
-            f"Baked {len(bodies.get('soft', []))} soft object(s){extra}, frames {frames['start']}-{frames['end']} "
+            f"Baked {len(bodies.get('soft', []))} soft object(s){extra}{ipc}, frames {frames['start']}-{frames['end']} "
             f"in {seconds:.2f} s ({stats.get('tets', 0)} tets, up to {stats.get('max_newton_iterations', 0)} "
-            "Newton iterations per step)"
+            f"Newton iterations per step{checked})"
         )
     return (
         f"Baked {len(bodies['active'])} object(s), frames {frames['start']}-{frames['end']} "

@@ -35,12 +35,24 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
 
         layout.prop(settings, "engine")
         col = layout.column()
-        if settings.engine == "SOFT":
+        if settings.engine in ("SOFT", "IPC"):
             col.prop(settings, "soft_output", text="Output")
             if settings.soft_output == "PC2":
                 col.prop(settings, "soft_cache_dir")
                 if settings.soft_cache_dir.startswith("//") and not bpy.data.filepath:
                     col.label(text="Save the .blend file first (relative folder)", icon="ERROR")
+        if settings.engine == "IPC":
+            col.prop(settings, "soft_substeps", text="Substeps")
+            box = col.box()
+            box.label(text="IPC", icon="MOD_PHYSICS")
+            sub = box.column()
+            sub.prop(settings, "ipc_dhat")
+            sub.prop(settings, "ipc_kappa", text="Barrier Stiffness (Pa/m)")
+            sub.prop(settings, "ipc_eps_v", text="Static Friction Speed (m/s)")
+            sub.prop(settings, "ipc_tolerance")
+            sub.prop(settings, "ipc_max_iterations")
+            sub.prop(settings, "check_intersections")
+        elif settings.engine == "SOFT":
             col.prop(settings, "soft_contact", text="Contact")
             if settings.soft_contact == "DUAL":
                 col.prop(settings, "solver")
@@ -105,6 +117,8 @@ def _draw_report(layout, text: str) -> None:
         col.label(text=f"Time per frame: {stats.get('seconds_per_frame', 0.0):.2f} s")
         for warning in report.get("warnings", [])[:3]:
             box.label(text=warning, icon="INFO")
+    elif report.get("engine") == "IPC":
+        _draw_ipc_report(box, col, report)
     else:
         col.label(text=f"Max contacts: {stats.get('max_contacts', 0)} (overflow {stats.get('contact_overflow', 0)})")
         col.label(text=f"Max iterations: {stats.get('max_iterations', 0)}")
@@ -152,6 +166,11 @@ class CONTACT_LAB_PT_object(bpy.types.Panel):
         rules.label(text=f"Pair restitution: {COMBINE_PHRASES[scene_settings.restitution_combine]} (scene setting)")
         if settings.role == "ACTIVE" and settings.shape == "PLANE":
             col.label(text="A plane can only be Passive", icon="ERROR")
+        if settings.shape == "MESH":
+            if settings.role == "ACTIVE":
+                col.label(text="A Mesh collider can only be Passive", icon="ERROR")
+            elif scene_settings.engine != "IPC":
+                col.label(text="The Mesh shape needs the scene's Engine set to IPC", icon="ERROR")
         if settings.role == "ACTIVE" and settings.mass <= 0.0:
             col.label(text="Mass must be positive", icon="ERROR")
         if settings.baked_action is not None:
@@ -159,11 +178,41 @@ class CONTACT_LAB_PT_object(bpy.types.Panel):
         _draw_friction(layout, context, obj)
 
 
+def _draw_ipc_report(box, col, report: dict) -> None:
+    """Report lines of an IPC bake: sizes, Newton iterations, closest distance vs dhat, barrier, checker."""
+    stats = report.get("stats", {})
+    settings = report.get("settings", {})
+    col.label(
+        text=f"Tets: {stats.get('tets', 0)}, lattice vertices: {stats.get('vertices', 0)}, "
+        f"mesh vertices: {stats.get('render_vertices', 0)}"
+    )
+    col.label(
+        text=f"Newton iterations per step: max {stats.get('max_newton_iterations', 0)}, "
+        f"mean {stats.get('mean_newton_iterations', 0.0):.1f} ({stats.get('unconverged_frames', 0)} unconverged)"
+    )
+    dhat = settings.get("dhat", 0.0) * 1000.0
+    closest = stats.get("min_distance")
+    closest_text = "no contact" if closest is None else f"{closest * 1000.0:.3g} mm"
+    automatic = " (automatic)" if settings.get("dhat_automatic") else ""
+    col.label(text=f"Closest distance: {closest_text}, barrier distance {dhat:.3g} mm{automatic}")
+    col.label(text=f"Max contacts: {stats.get('max_contacts', 0)}, max κ used: {stats.get('max_kappa', 0.0):.3g} Pa/m")
+    if "intersections" in stats:
+        found = stats["intersections"] + stats.get("inverted", 0)
+        col.label(
+            text=f"Checker: {stats['intersections']} intersections, {stats.get('inverted', 0)} inverted tets in "
+            f"{stats.get('checked_frames', 0)} frames",
+            icon="ERROR" if found else "CHECKMARK",
+        )
+    col.label(text=f"Time per frame: {stats.get('seconds_per_frame', 0.0):.2f} s")
+    for warning in report.get("warnings", [])[:3]:
+        box.label(text=warning, icon="INFO")
+
+
 def _draw_soft(layout, context, obj) -> None:
     """The Soft role: material preset, raw material values, pin group, lattice resolution, warnings."""
     settings = obj.contact_lab
-    if context.scene.contact_lab.engine != "SOFT":
-        layout.label(text="Set the scene's Engine to Soft to bake soft bodies", icon="INFO")
+    if context.scene.contact_lab.engine not in ("SOFT", "IPC"):
+        layout.label(text="Set the scene's Engine to Soft or IPC to bake soft bodies", icon="INFO")
     if obj.type != "MESH":
         layout.label(text="A soft body must be a mesh object", icon="ERROR")
         return

@@ -85,7 +85,8 @@ def test_object_settings_names_and_defaults():
     p = _props(properties.CONTACT_LAB_ObjectSettings)
     assert _items(p["role"]) == ["NONE", "ACTIVE", "PASSIVE", "SOFT"]
     assert p["role"].keywords.get("default", "NONE") == "NONE"
-    assert _items(p["shape"]) == ["BOX", "SPHERE", "CAPSULE", "PLANE"] and p["shape"].keywords["default"] == "BOX"
+    assert _items(p["shape"]) == ["BOX", "SPHERE", "CAPSULE", "PLANE", "MESH"]
+    assert p["shape"].keywords["default"] == "BOX"
     assert p["mass"].kind == "FloatProperty" and p["mass"].keywords["default"] == 1.0
     assert "min" not in p["mass"].keywords  # zero/negative can be typed, validation reports it
     assert p["friction"].keywords["default"] == 0.5 and p["restitution"].keywords["default"] == 0.0

@@ -181,6 +181,26 @@ def test_rigid_engine_refuses_soft_objects(mock_bpy):
     assert info.value.object_name == "Jelly"
 
 
+@pytest.mark.parametrize("engine", ["RIGID", "SOFT"])
+@pytest.mark.parametrize("role", ["PASSIVE", "ACTIVE"])
+def test_mesh_shape_is_refused_outside_the_ipc_engine(mock_bpy, engine, role):
+    """The Mesh shape is an IPC collider: the Rigid and Soft engines refuse it, naming the object and the fix."""
+    objects = [fake_rigid("Bowl", role=role, shape="MESH")]
+    if engine == "SOFT":
+        objects.append(fake_mesh_object("Jelly"))
+    with pytest.raises(BakeError) as info:
+        bake.start_bake(fake_scene(objects, engine=engine))
+    message = str(info.value)
+    assert "'Bowl'" in message and info.value.object_name == "Bowl"
+    if role == "PASSIVE":
+        assert f"IPC engine only, the {engine.title()} engine cannot use it" in message
+        assert "Engine to IPC" in message
+    elif engine == "RIGID":
+        assert "an active body cannot have the Mesh shape" in message
+    else:  # an active mesh in a soft scene: the soft engine's active bodies are boxes
+        assert "only as boxes, not as a mesh" in message
+
+
 def test_cache_file_names_are_safe():
     """PC2 file names: <blend>_<scene>_<object>.pc2 with path separators and odd characters replaced."""
     assert soft_export.cache_file_name("/x/shot 01.blend", "Scene", "Cube.001") == "shot_01_Scene_Cube.001.pc2"

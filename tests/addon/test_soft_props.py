@@ -51,7 +51,7 @@ def _material(settings):
 def test_scene_soft_settings_names_and_defaults():
     """Scene settings of the soft engine: names, choices and documented defaults."""
     p = _props(properties.CONTACT_LAB_SceneSettings)
-    assert _items(p["engine"]) == ["RIGID", "SOFT"] and p["engine"].keywords["default"] == "RIGID"
+    assert _items(p["engine"]) == ["RIGID", "SOFT", "IPC"] and p["engine"].keywords["default"] == "RIGID"
     assert _items(p["soft_output"]) == ["SHAPE_KEYS", "PC2"] and p["soft_output"].keywords["default"] == "SHAPE_KEYS"
     assert set(_items(p["soft_contact"])) == {"DUAL", "IMPLICIT"}
     assert p["soft_contact"].keywords["default"] == "IMPLICIT"
@@ -64,6 +64,34 @@ def test_scene_soft_settings_names_and_defaults():
     assert p["soft_cache_dir"].keywords["subtype"] == "DIR_PATH"
     for name in ("engine", "soft_output", "soft_contact", "soft_substeps", "soft_contact_thickness", "soft_cache_dir"):
         assert len(p[name].keywords["description"]) > 25, name
+
+
+def test_scene_ipc_settings_names_and_defaults():
+    """Scene settings of the IPC engine: automatic dhat and kappa (0), the solver's defaults, the checker off."""
+    p = _props(properties.CONTACT_LAB_SceneSettings)
+    dhat = p["ipc_dhat"]
+    assert dhat.kind == "FloatProperty" and dhat.keywords["default"] == 0.0 and dhat.keywords["min"] == 0.0
+    assert dhat.keywords["subtype"] == "DISTANCE" and dhat.keywords["unit"] == "LENGTH"
+    assert "automatic" in dhat.keywords["description"] and "scene units" in dhat.keywords["description"]
+    kappa = p["ipc_kappa"]
+    assert kappa.keywords["default"] == 0.0 and kappa.keywords["min"] == 0.0
+    assert "[Pa/m]" in kappa.keywords["description"] and "automatic" in kappa.keywords["description"]
+    assert p["ipc_eps_v"].keywords["default"] == 1e-3 and p["ipc_eps_v"].keywords["min"] > 0.0
+    assert "[m/s]" in p["ipc_eps_v"].keywords["description"]
+    assert p["ipc_tolerance"].keywords["default"] == 1e-3 and p["ipc_tolerance"].keywords["min"] > 0.0
+    iterations = p["ipc_max_iterations"]
+    assert (
+        iterations.kind == "IntProperty" and iterations.keywords["default"] == 100 and iterations.keywords["min"] == 1
+    )
+    check = p["check_intersections"]
+    assert check.kind == "BoolProperty" and check.keywords["default"] is False
+    assert "intersection" in check.keywords["description"]
+    # the IPC defaults are the core's (IpcSettings is plain Python: no numba compile here)
+    ipc_solver = pytest.importorskip("contact_lab.core.ipc.ipc_solver")
+    core = ipc_solver.IpcSettings()
+    assert (core.dhat, core.kappa, core.eps_v, core.tolerance, core.max_iterations, core.check_intersections) == (
+        0.0, 0.0, 1e-3, 1e-3, 100, False
+    )  # fmt: skip
 
 
 def test_object_soft_settings_names_and_defaults():
@@ -167,6 +195,54 @@ def test_scene_panel_draws_soft_settings_only_for_the_soft_engine():
     }
     assert soft <= drawn["SOFT"] and not soft & drawn["RIGID"]
     assert "solver" in drawn["RIGID"] and "solver" not in drawn["SOFT"]  # Implicit contact: no rigid solver
+
+
+def test_scene_panel_draws_ipc_settings_only_for_the_ipc_engine():
+    """The IPC engine shows its own settings and the shared soft output / substeps, not the soft contact's."""
+    from contact_lab.panels import physics
+
+    drawn = {}
+    for engine in ("SOFT", "IPC"):
+        layout = RecordingLayout()
+        settings = types.SimpleNamespace(
+            engine=engine,
+            use_scene_frame_range=True,
+            soft_output="SHAPE_KEYS",
+            soft_contact="IMPLICIT",
+            is_baking=False,
+            last_report="",
+        )
+        panel = physics.CONTACT_LAB_PT_scene.__new__(physics.CONTACT_LAB_PT_scene)
+        panel.layout = layout
+        panel.draw(types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=settings)))
+        drawn[engine] = set(layout.props)
+    ipc = {"ipc_dhat", "ipc_kappa", "ipc_eps_v", "ipc_tolerance", "ipc_max_iterations", "check_intersections"}
+    assert ipc | {"soft_output", "soft_substeps"} <= drawn["IPC"] and not ipc & drawn["SOFT"]
+    assert not {"soft_contact", "soft_integrator", "soft_contact_thickness"} & drawn["IPC"]
+
+
+def test_ipc_report_lines():
+    """An IPC report shows the closest distance against dhat and the checker's totals."""
+    import json
+
+    from contact_lab.panels import physics
+
+    report = {
+        "status": "FINISHED",
+        "engine": "IPC",
+        "frames": {"start": 1, "end": 12, "simulated": 12},
+        "settings": {"dhat": 3.5e-4, "dhat_automatic": True},
+        "stats": {"tets": 320, "min_distance": 1.25e-4, "intersections": 0, "inverted": 0, "checked_frames": 12},
+        "timings": {"total": 1.0},
+    }
+    layout = RecordingLayout()
+    physics._draw_report(layout, json.dumps(report))
+    assert "Closest distance: 0.125 mm, barrier distance 0.35 mm (automatic)" in layout.labels
+    assert "Checker: 0 intersections, 0 inverted tets in 12 frames" in layout.labels
+    report["stats"]["min_distance"] = None
+    layout = RecordingLayout()
+    physics._draw_report(layout, json.dumps(report))
+    assert "Closest distance: no contact, barrier distance 0.35 mm (automatic)" in layout.labels
 
 
 def test_object_panel_draws_the_soft_role():

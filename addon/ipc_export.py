@@ -1,0 +1,252 @@
+"""Scene → IPC world: the soft export (:mod:`.soft_export`) plus triangle-mesh colliders (reads bpy, never writes it).
+
+The IPC engine simulates the soft engine's scene: the same soft bodies (role, material, lattice, pins, output
+settings), passive colliders and active boxes, built by the same code into the same
+:class:`~contact_lab.core.fem.world.SoftWorld`. What it adds:
+
+- **Mesh colliders**: passive objects with the Mesh shape stay out of the soft world and become
+  :class:`~contact_lab.core.ipc.ipc_world.MeshCollider` entries: the object's evaluated mesh (modifiers applied)
+  at the first baked frame, in object space times the object's scale (non-uniform or mirrored scale is baked
+  into the vertices) in metres, posed by the object's location and rotation. They are static when their world
+  matrix never changes over the range, kinematic otherwise; only location and rotation may be animated (the
+  mesh and its scale are read once).
+- **Collider tracks by IPC collider index**: IPC numbers its colliders differently from the soft world (the
+  tessellated analytic ones first, then the meshes; ``IpcWorld.collider_soft_index`` maps them).
+- **Solver settings** from the scene's ``ipc_*`` properties; the barrier distance ``ipc_dhat`` is stored in
+  Blender units and converted to metres here.
+
+Everything is validated before anything is simulated; problems raise :class:`~.scene_export.BakeError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from ..core.fem.world import ColliderKind
+from ..core.ipc.ipc_solver import IpcSettings
+from ..core.ipc.ipc_world import IpcWorld, MeshCollider
+from . import units
+from .friction_export import AXIS_VECTORS, _depsgraph
+from .scene_export import SCALE_TOLERANCE, SHEAR_TOLERANCE, BakeError, raise_problems
+from .soft_export import (
+    STATIC_TOLERANCE,
+    SoftColliderExport,
+    SoftSceneExport,
+    _uses_axis_anisotropy,
+    collect_soft_scene,
+    mesh_arrays,
+)
+
+AUTOMATIC_DHAT_FRACTION = 1.0e-3
+"""Automatic barrier distance: this fraction of the soft bodies' bounding-box diagonal (``IpcSolver``'s rule)."""
+
+
+@dataclass
+class IpcSceneExport(SoftSceneExport):
+    """A soft export plus the IPC view of its world: everything :class:`~.bake.IpcBakeJob` needs.
+
+    ``world`` stays the :class:`SoftWorld` (the bake reads soft bodies and dynamic boxes from the IPC states
+    through it); ``collider_tracks`` stay keyed by soft-world collider index, ``ipc_collider_tracks`` are the
+    ones the IPC engine takes.
+    """
+
+    ipc_world: IpcWorld | None = None
+    mesh_colliders: list[SoftColliderExport] = field(default_factory=list)
+    """Passive Mesh-shaped objects; their ``collider_index`` is the IPC world's (they are not in ``world``)."""
+    ipc_collider_tracks: dict = field(default_factory=dict)
+    """``{IPC collider index: (positions (F, 3) [m], quaternions (F, 4) wxyz)}`` of kinematic colliders."""
+    dhat: float = 0.0
+    """Barrier distance [m]; 0 = automatic."""
+    kappa: float = 0.0
+    """Barrier stiffness [Pa/m]; 0 = automatic."""
+    eps_v: float = 1.0e-3
+    """Static friction speed [m/s]."""
+    tolerance: float = 1.0e-3
+    max_iterations: int = 100
+    check_intersections: bool = False
+
+    @property
+    def passive_colliders(self) -> list[SoftColliderExport]:
+        return super().passive_colliders + self.mesh_colliders
+
+    def solver_settings(self) -> IpcSettings:
+        """The core's :class:`~contact_lab.core.ipc.ipc_solver.IpcSettings` for this bake."""
+        return IpcSettings(
+            dhat=self.dhat,
+            kappa=self.kappa,
+            eps_v=self.eps_v,
+            tolerance=self.tolerance,
+            max_iterations=self.max_iterations,
+            substeps=self.substeps,
+            check_intersections=self.check_intersections,
+        )
+
+    def resolved_dhat(self) -> float:
+        """The barrier distance the solver uses [m]: the setting, or the automatic one."""
+        if self.dhat > 0.0:
+            return float(self.dhat)
+        return AUTOMATIC_DHAT_FRACTION * float(self.ipc_world.bbox_diagonal)
+
+
+def _mesh_object_problems(meshes: list) -> list[tuple[str | None, str]]:
+    return [
+        (obj.name, f"'{obj.name}': a Mesh collider must be a mesh object, not {obj.type.lower()}")
+        for obj in meshes
+        if obj.type != "MESH"
+    ]
+
+
+def _settings_problems(settings) -> list[tuple[str | None, str]]:
+    s = settings
+    checks = (
+        (s.ipc_dhat >= 0.0, f"the IPC Barrier Distance must be zero (automatic) or positive, got {s.ipc_dhat:g}"),
+        (s.ipc_kappa >= 0.0, f"the IPC Barrier Stiffness must be zero (automatic) or positive, got {s.ipc_kappa:g}"),
+        (s.ipc_eps_v > 0.0, f"the IPC Static Friction Speed must be positive, got {s.ipc_eps_v:g} m/s"),
+        (s.ipc_tolerance > 0.0, f"the IPC Tolerance must be positive, got {s.ipc_tolerance:g}"),
+        (int(s.ipc_max_iterations) >= 1, "the IPC Max Iterations must be at least 1"),
+    )
+    return [(None, message) for ok, message in checks if not ok]  # NaN compares False: refused too
+
+
+def read_evaluated_meshes(scene, objects: list, frame: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Evaluated meshes (modifiers applied) of ``objects`` at scene frame ``frame``, in object space.
+
+    Only vertices used by a triangle are kept (loose vertices and edges do not collide).
+
+    Returns:
+        Per object ``(vertices (V, 3) float64 [BU], triangles (T, 3) int64)``. The current frame is restored.
+
+    Raises:
+        BakeError: an object's evaluated mesh has no faces.
+    """
+    out = []
+    if not objects:
+        return out
+    original = (scene.frame_current, scene.frame_subframe)
+    moved = int(frame) != original[0] or original[1] != 0.0
+    try:
+        if moved:
+            scene.frame_set(int(frame))
+        depsgraph = _depsgraph(scene)
+        for obj in objects:
+            evaluated = obj.evaluated_get(depsgraph)
+            mesh = evaluated.to_mesh()
+            try:
+                vertices, triangles = mesh_arrays(mesh)
+            finally:
+                evaluated.to_mesh_clear()
+            if triangles.shape[0] == 0:
+                raise BakeError(
+                    f"'{obj.name}': a Mesh collider needs faces, its evaluated mesh has none", object_name=obj.name
+                )
+            used, compact = np.unique(triangles, return_inverse=True)
+            out.append((vertices[used], compact.reshape(-1, 3).astype(np.int64)))
+    finally:
+        if moved:
+            scene.frame_set(original[0], subframe=original[1])
+    return out
+
+
+def _mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.ndarray, metres: float):
+    """Mesh colliders of the passive Mesh-shaped ``meshes`` with world matrices ``matrices`` (F, M, 4, 4) [BU].
+
+    Returns:
+        ``(records, MeshCollider list, {mesh number: kinematic track})``; the records' collider index is unset.
+    """
+    translation, rotation, scale, shear = units.decompose_matrices(matrices)  # (F, M, ...)
+    quats = units.make_quat_continuous(units.matrix_to_quat(rotation))
+    for k, obj in enumerate(meshes):
+        bad = np.flatnonzero(shear[:, k] > SHEAR_TOLERANCE)
+        if bad.size:
+            raise BakeError(
+                f"'{obj.name}': its world matrix is sheared at frame {int(frames[bad[0]])} (non-uniform scale "
+                "inherited through a rotated parent); a Mesh collider can only move and rotate",
+                object_name=obj.name,
+                frame=int(frames[bad[0]]),
+            )
+        change = np.abs(scale[:, k] - scale[:1, k]).max(axis=1) > SCALE_TOLERANCE * np.abs(scale[0, k]).max()
+        bad = np.flatnonzero(change)
+        if bad.size:
+            raise BakeError(
+                f"'{obj.name}': its scale changes at frame {int(frames[bad[0]])}; a Mesh collider can only move and "
+                "rotate (its mesh and scale are read once, at the first frame)",
+                object_name=obj.name,
+                frame=int(frames[bad[0]]),
+            )
+    records, colliders, tracks = [], [], {}
+    for k, (obj, (vertices, triangles)) in enumerate(
+        zip(meshes, read_evaluated_meshes(scene, meshes, int(frames[0])), strict=True)
+    ):
+        s = obj.contact_lab
+        moving = np.abs(matrices[:, k] - matrices[:1, k]).max() > STATIC_TOLERANCE
+        kind = ColliderKind.KINEMATIC if moving else ColliderKind.STATIC
+        anisotropy = np.zeros(6)
+        if _uses_axis_anisotropy(obj):
+            axis = scale[0, k] * np.asarray(AXIS_VECTORS[s.structure_axis])  # the axis as the object is scaled
+            anisotropy[:3] = (float(s.friction_t), float(s.friction_b), 1.0)
+            anisotropy[3:] = axis / np.linalg.norm(axis)
+        colliders.append(
+            MeshCollider(
+                vertices=vertices * scale[0, k] * metres,  # the scale (also a mirror) baked into the vertices
+                triangles=triangles,
+                kind=kind,
+                position=translation[0, k] * metres,
+                orientation=quats[0, k],
+                friction=float(s.friction),
+                anisotropy=anisotropy,
+                name=obj.name,
+            )
+        )
+        if kind == ColliderKind.KINEMATIC:
+            tracks[k] = (np.ascontiguousarray(translation[:, k] * metres), np.ascontiguousarray(quats[:, k]))
+        records.append(SoftColliderExport(obj.name, "PASSIVE", "MESH", -1, kind, np.zeros(3), scale[0, k].copy()))
+    return records, colliders, tracks
+
+
+def export_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> IpcSceneExport:
+    """Validate an IPC-engine scene and convert it into an :class:`IpcWorld` with its tracks and settings.
+
+    Reads ``scene.contact_lab`` and every object's ``contact_lab`` settings. Changes nothing except the current
+    frame during sampling, which is restored.
+
+    Raises:
+        BakeError: anything :func:`~.soft_export.export_soft_scene` refuses (except Mesh-shaped passive
+            colliders), invalid IPC settings, a Mesh collider that is not a mesh, has no faces, or whose scale
+            is animated or sheared; the message names the object.
+    """
+    settings = scene.contact_lab
+    raise_problems(_settings_problems(settings))
+    base, meshes, mesh_matrices = collect_soft_scene(
+        scene, frame_start=frame_start, frame_end=frame_end, mesh_collider_problems=_mesh_object_problems
+    )
+    metres = base.length_scale
+    records, mesh_colliders, mesh_tracks = _mesh_colliders(scene, meshes, mesh_matrices, base.frames, metres)
+    try:
+        world = IpcWorld(base.world, mesh_colliders=mesh_colliders)
+    except ValueError as exc:
+        raise BakeError(f"the IPC world cannot be built: {exc}") from exc
+    tracks = {}
+    for k, soft_index in enumerate(world.collider_soft_index):
+        if soft_index >= 0 and int(soft_index) in base.collider_tracks:
+            tracks[k] = base.collider_tracks[int(soft_index)]
+    mesh_index = np.flatnonzero(world.collider_soft_index < 0)  # the mesh colliders, in the order given
+    for j, record in enumerate(records):
+        record.collider_index = int(mesh_index[j])
+        if j in mesh_tracks:
+            tracks[record.collider_index] = mesh_tracks[j]
+    values = {f.name: getattr(base, f.name) for f in fields(SoftSceneExport)}
+    values.update(contact="IPC", integrator="BE", contact_thickness=0.0)  # IPC steps with backward Euler
+    return IpcSceneExport(
+        **values,
+        ipc_world=world,
+        mesh_colliders=records,
+        ipc_collider_tracks=tracks,
+        dhat=float(settings.ipc_dhat) * metres,
+        kappa=float(settings.ipc_kappa),
+        eps_v=float(settings.ipc_eps_v),
+        tolerance=float(settings.ipc_tolerance),
+        max_iterations=int(settings.ipc_max_iterations),
+        check_intersections=bool(settings.check_intersections),
+    )
