@@ -560,6 +560,16 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         ),
         default="QUADRATIC",
     )
+    initial_velocity: FloatVectorProperty(
+        name="Initial Velocity",
+        description=(
+            "Velocity of the whole soft object at the first frame, in the world (scene units per second): "
+            "a thrown ball. Pinned vertices still follow their pins"
+        ),
+        subtype="VELOCITY",
+        size=3,
+        default=(0.0, 0.0, 0.0),
+    )
     lattice_resolution: IntProperty(
         name="Lattice Resolution",
         description="Lattice cells along the longest side of the mesh: more = finer deformation, slower bake",

@@ -457,6 +457,7 @@ def build_soft_body(obj, matrices: np.ndarray, metres: float) -> tuple[dict, Sof
         contact_triangles=surface_triangles,  # what other soft bodies collide with
         volume_kappa=kappa_per_pa(s.volume_compressibility) if s.volume_compressibility > 0.0 else 0.0,
         volume_model=VOLUME_LAWS[str(s.volume_law)],
+        initial_velocity=np.asarray(s.initial_velocity, dtype=float) * metres,
         name=name,
     )
     record = SoftBodyExport(

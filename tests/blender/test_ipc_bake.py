@@ -323,3 +323,25 @@ def test_settings_round_trip_in_scene_units(lab):
     assert report["settings"]["dhat"] == pytest.approx(5e-4, rel=1e-6) and not report["settings"]["dhat_automatic"]
     assert report["settings"]["kappa"] == pytest.approx(2.0e5) and not report["settings"]["kappa_automatic"]
     assert report["unit_scale"] == pytest.approx(0.01) and report["stats"]["min_distance"] is None  # no contact
+
+
+def test_thrown_cube_starts_with_its_initial_velocity(lab):
+    """``initial_velocity`` (scene units per second) reaches every node in m/s; in free flight the baked
+    centroid moves by v t + g t²/2 (backward Euler: the discrete sum), exactly as the core run."""
+    scene = ipc_scene(frame_end=4)
+    scene.unit_settings.scale_length = 0.5  # 1 BU = 0.5 m
+    cube = add_soft_cube(location=(0.0, 0.0, 2.0))
+    cube.contact_lab.initial_velocity = (3.0, 0.0, 1.0)  # BU/s
+    scene.frame_set(1)
+    export = ipc_export.export_ipc_scene(scene)
+    np.testing.assert_allclose(export.world.node_velocity, np.tile([1.5, 0.0, 0.5], (export.world.node_count, 1)))
+    expected = core_run(export)
+    assert bpy.ops.contact_lab.bake() == {"FINISHED"}
+    baked = baked_world(cube, range(1, 5))
+    np.testing.assert_allclose(baked, expected, atol=TOL, rtol=0)
+    h = 1.0 / (scene.render.fps * scene.contact_lab.soft_substeps)
+    steps = np.arange(4) * scene.contact_lab.soft_substeps
+    drop = 9.81 * h * h * steps * (steps + 1) / 2.0  # backward Euler: z_n = z_0 + v n h - g h² n(n+1)/2
+    centroid = baked.mean(axis=1) * 0.5  # BU → m
+    np.testing.assert_allclose(centroid[:, 0] - centroid[0, 0], 1.5 * h * steps, atol=1e-6)
+    np.testing.assert_allclose(centroid[:, 2] - centroid[0, 2], 0.5 * h * steps - drop, atol=1e-6)
