@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from ..core.fem.world import ColliderKind
-from ..core.ipc.ipc_solver import IpcSettings
+from ..core.ipc.ipc_solver import IpcSettings, resolved_dhat
 from ..core.ipc.ipc_world import IpcWorld, MeshCollider
 from . import units
 from .friction_export import AXIS_VECTORS, _depsgraph
@@ -38,9 +38,6 @@ from .soft_export import (
     collect_soft_scene,
     mesh_arrays,
 )
-
-AUTOMATIC_DHAT_FRACTION = 1.0e-3
-"""Automatic barrier distance: this fraction of the soft bodies' bounding-box diagonal (``IpcSolver``'s rule)."""
 
 
 @dataclass
@@ -85,9 +82,7 @@ class IpcSceneExport(SoftSceneExport):
 
     def resolved_dhat(self) -> float:
         """The barrier distance the solver uses [m]: the setting, or the automatic one."""
-        if self.dhat > 0.0:
-            return float(self.dhat)
-        return AUTOMATIC_DHAT_FRACTION * float(self.ipc_world.bbox_diagonal)
+        return resolved_dhat(self.ipc_world, self.solver_settings())
 
 
 def _mesh_object_problems(meshes: list) -> list[tuple[str | None, str]]:

@@ -54,6 +54,9 @@ CCD_RESCALING = 0.9
 MAX_HALVINGS = 40
 """Line-search halvings before the step is given up (alpha ~ 1e-12)."""
 
+AUTOMATIC_DHAT_FRACTION = 1.0e-3
+"""Automatic barrier distance: this fraction of the soft bodies' bounding-box diagonal."""
+
 
 @dataclass
 class IpcSettings:
@@ -105,6 +108,11 @@ class IpcStats:
     """Counts from the independent checker (``check_intersections``), per frame."""
 
 
+def resolved_dhat(world: IpcWorld, settings: IpcSettings) -> float:
+    """The barrier distance a solve uses [m]: ``settings.dhat``, or the automatic fraction of the bounding box."""
+    return float(settings.dhat) if settings.dhat > 0.0 else AUTOMATIC_DHAT_FRACTION * world.bbox_diagonal
+
+
 class IpcInputError(ValueError):
     """The start state is not admissible for IPC (surfaces touching or intersecting, inverted tets)."""
 
@@ -116,7 +124,7 @@ class IpcSolver:
         self.world = world
         self.settings = s = settings or IpcSettings()
         sw = world.soft
-        self.dhat = float(s.dhat) if s.dhat > 0.0 else 1.0e-3 * world.bbox_diagonal
+        self.dhat = resolved_dhat(world, s)
         self.dhat2 = self.dhat * self.dhat
         N = world.dof_count
         self.N = N

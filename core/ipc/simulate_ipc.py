@@ -138,11 +138,14 @@ def _check_start(world: IpcWorld, solver: IpcSolver, x: np.ndarray) -> None:
     report = check_state(world, x)
     if dmin <= 0.0 or not report.ok:
         pairs = report.intersecting_pairs
-        groups = sorted({int(world.surface_group[v]) for pair in pairs for v in world.faces[pair[0]]})
-        names = [world.soft.body_names[g] if 0 <= g < world.soft.body_count else "a collider or box" for g in groups]
+        groups = sorted({int(world.surface_group[v]) for pair in pairs for t in pair for v in world.faces[t]})
+        names = [world.soft.body_names[g] for g in groups if 0 <= g < world.soft.body_count]
+        if any(g < 0 or g >= world.soft.body_count for g in groups):
+            names.append("a collider or active box")
+        what = "surfaces intersect" if not report.ok else f"surfaces touch (distance {np.sqrt(max(dmin, 0.0)):.3g} m)"
+        inverted = f", {len(report.inverted_tets)} inverted tets" if len(report.inverted_tets) else ""
         raise IpcInputError(
-            "IPC needs a start without contact or intersection: "
-            + (report.summary() if not report.ok else f"surfaces touch (distance {np.sqrt(max(dmin, 0.0)):.3g} m)")
+            f"IPC needs a start without contact or intersection: {what}{inverted}"
             + (f" (involving {', '.join(names)})" if names else "")
         )
 

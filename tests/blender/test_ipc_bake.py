@@ -283,6 +283,7 @@ def test_intersecting_start_is_a_clean_error(lab):
     with pytest.raises(RuntimeError, match="IPC needs a start without contact or intersection") as info:
         bpy.ops.contact_lab.bake()
     assert "Move the objects apart at frame 1" in str(info.value) and "nothing was changed" in str(info.value)
+    assert "surfaces intersect" in str(info.value) and "Jelly" in str(info.value)
     assert scene_state(scene) == before and len(bpy.data.shape_keys) == 0
     report = json.loads(scene.contact_lab.last_report)
     assert report["status"] == "FAILED" and report["frames"]["simulated"] == 0
