@@ -33,6 +33,27 @@ def pin_frames(world: SoftWorld, pin_tracks, frame_count: int) -> dict[int, np.n
     return out
 
 
+def collider_frames(world, collider_tracks, frame_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every collider's pose per frame: ``(positions (F, C, 3) [m], unit quaternions wxyz (F, C, 4))``.
+
+    ``world`` has ``collider_position``, ``collider_orientation``, ``collider_kind`` and ``collider_names``
+    (a soft or an IPC world); ``collider_tracks`` maps KINEMATIC colliders to ``(positions (>= F, 3),
+    quaternions (>= F, 4))``; the others keep their initial pose.
+    """
+    pos = np.repeat(world.collider_position[None], frame_count, axis=0)
+    quat = np.repeat(world.collider_orientation[None], frame_count, axis=0)
+    for c, (p, q) in (collider_tracks or {}).items():
+        if world.collider_kind[c] != ColliderKind.KINEMATIC:
+            raise ValueError(f"{world.collider_names[c]} has a track but is not KINEMATIC")
+        p = np.asarray(p, dtype=float)
+        q = np.asarray(q, dtype=float)
+        if p.shape[0] < frame_count or q.shape[0] < frame_count:
+            raise ValueError(f"the track of {world.collider_names[c]} is shorter than {frame_count} frames")
+        pos[:, c] = p[:frame_count]
+        quat[:, c] = q[:frame_count] / np.linalg.norm(q[:frame_count], axis=1, keepdims=True)
+    return pos, quat
+
+
 def iter_simulate_soft(
     world: SoftWorld,
     *,
@@ -68,17 +89,7 @@ def iter_simulate_soft(
     solver = SoftWorldSolver(world, settings)
     state = state or world.state()
     C = world.collider_count
-    pos = np.repeat(world.collider_position[None], frame_count, axis=0)
-    quat = np.repeat(world.collider_orientation[None], frame_count, axis=0)
-    for c, (p, q) in (collider_tracks or {}).items():
-        if world.collider_kind[c] != ColliderKind.KINEMATIC:
-            raise ValueError(f"{world.collider_names[c]} has a track but is not KINEMATIC")
-        p = np.asarray(p, dtype=float)
-        q = np.asarray(q, dtype=float)
-        if p.shape[0] < frame_count or q.shape[0] < frame_count:
-            raise ValueError(f"the track of {world.collider_names[c]} is shorter than {frame_count} frames")
-        pos[:, c] = p[:frame_count]
-        quat[:, c] = q[:frame_count] / np.linalg.norm(q[:frame_count], axis=1, keepdims=True)
+    pos, quat = collider_frames(world, collider_tracks, frame_count)
     pins = pin_frames(world, pin_tracks, frame_count)
     state.collider_position = pos[0].copy()
     state.collider_orientation = quat[0].copy()

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..fem.simulate_soft import pin_frames
-from ..fem.world import ColliderKind, SoftWorldState
+from ..fem.simulate_soft import collider_frames, pin_frames
+from ..fem.world import SoftWorldState
 from ..math.quat import quat_slerp
 from ..simulate import DivergenceError
 from .intersection import check_frame
@@ -80,17 +80,7 @@ def iter_simulate_ipc(
     sw = world.soft
     state = state or world.state()
     K = world.collider_count
-    pos = np.repeat(world.collider_position[None], frame_count, axis=0)
-    quat = np.repeat(world.collider_orientation[None], frame_count, axis=0)
-    for c, (p, q) in (collider_tracks or {}).items():
-        if world.collider_kind[c] != ColliderKind.KINEMATIC:
-            raise ValueError(f"{world.collider_names[c]} has a track but is not KINEMATIC")
-        p = np.asarray(p, dtype=float)
-        q = np.asarray(q, dtype=float)
-        if p.shape[0] < frame_count or q.shape[0] < frame_count:
-            raise ValueError(f"the track of {world.collider_names[c]} is shorter than {frame_count} frames")
-        pos[:, c] = p[:frame_count]
-        quat[:, c] = q[:frame_count] / np.linalg.norm(q[:frame_count], axis=1, keepdims=True)
+    pos, quat = collider_frames(world, collider_tracks, frame_count)
     pins = pin_frames(sw, pin_tracks, frame_count)
     state.collider_position = pos[0].copy()
     state.collider_orientation = quat[0].copy()
