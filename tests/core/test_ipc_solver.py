@@ -259,3 +259,27 @@ def test_anisotropic_floor_brakes_along_its_friction_ellipse():
         ratios.append(np.linalg.norm(accel) / np.linalg.norm(expected))
     # The magnitude follows the normal force, which still rings a little after the landing; on average N = W.
     assert np.mean(ratios) == pytest.approx(1.0, rel=0.05), ratios
+
+
+def test_active_box_lands_on_the_ground_and_carries_a_soft_cube():
+    """An active box (affine body) falls onto the plane and a soft cube onto the box: the box rests on its
+    face within dhat, stays rigid (its affine map is a rotation to 1e-4) and the pair is intersection-free."""
+    b = SoftWorldBuilder()
+    V, T = _cube(cells=2, lower=(-0.03, -0.03, 0.125), size=0.06)
+    b.add_soft_body(V, T, youngs_modulus=1e5, density=800)
+    b.add_collider(ShapeType.PLANE)
+    box = b.add_collider(ShapeType.BOX, half_extents=(0.05, 0.05, 0.05), position=(0.0, 0.0, 0.06),
+                         kind=ColliderKind.DYNAMIC, mass=1.0)  # fmt: skip
+    world = IpcWorld(b.finalize())
+    frames = _run(world, 21, dhat=1e-3)
+    x = frames[-1][1]
+    from contact_lab.core.fem.world import SoftWorldState
+
+    state = SoftWorldState(x, np.zeros_like(x))
+    centre, _ = world.soft.collider_pose(state, box)
+    assert 0.05 < centre[2] < 0.05 + 1e-3
+    A, _ = world.soft.affine_map(state, 0)
+    np.testing.assert_allclose(A.T @ A, np.eye(3), atol=1e-4)
+    s, e = world.body_vertex_range[0]
+    lowest = world.surface_positions(x)[s:e, 2].min()
+    assert 0.1 < lowest < 0.1 + 2e-3  # the soft cube rests on the box's top face
