@@ -354,26 +354,8 @@ CHECKERS = {"bowl": check_bowl, "wall": check_wall, "knives": check_knives}
 
 
 def render(d: IpcScene, frames_dir: Path, samples: int) -> tuple[str, list[Path]]:
-    """Render the scene's sheet frames with the demos' render settings (Cycles on the CPU, else the next engine)."""
-    scene = d.scene
-    frames_dir.mkdir(parents=True, exist_ok=True)
-    engine = base.configure_render(scene, samples)[0]
-    scene.render.engine = engine
-    paths = []
-    for f in SHEET_FRAMES[d.key]:
-        t0 = time.perf_counter()
-        d.clock.body = f"t = {(f - 1) / FPS:.2f} s"
-        scene.frame_set(f)
-        path = frames_dir / f"{d.key}_{f:04d}.png"
-        scene.render.filepath = str(path)
-        bpy.ops.render.render(write_still=True)
-        if not path.is_file():
-            raise RuntimeError(f"{engine} wrote no image for {d.key}, frame {f}")
-        paths.append(path)
-        print(f"  rendered {d.key}, frame {f} with {engine} in {time.perf_counter() - t0:.1f} s")
-    d.clock.body = "t = 0.00 s"
-    scene.frame_set(1)
-    return engine, paths
+    """Render this scene's sheet frames the way the soft demo does."""
+    return soft.render(d, frames_dir, samples, SHEET_FRAMES[d.key])
 
 
 # ---------------------------------------------------------------------------------------------

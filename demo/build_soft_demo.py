@@ -560,14 +560,17 @@ CHECKERS = {"ball": check_ball, "grasp": check_grasp, "jelly": check_jelly}
 # render
 
 
-def render(d: SoftScene, frames_dir: Path, samples: int) -> tuple[str, list[Path]]:
-    """Render the scene's sheet frames with the demos' render settings (Cycles on the CPU, else the next engine)."""
+def render(d: SoftScene, frames_dir: Path, samples: int, sheet_frames=None) -> tuple[str, list[Path]]:
+    """Render the scene's sheet frames with the demos' render settings (Cycles on the CPU, else the next engine).
+
+    ``sheet_frames``: the frames to render (default: this demo's ``SHEET_FRAMES[d.key]``; the IPC demo passes its own).
+    """
     scene = d.scene
     frames_dir.mkdir(parents=True, exist_ok=True)
     engine = base.configure_render(scene, samples)[0]
     scene.render.engine = engine
     paths = []
-    for f in SHEET_FRAMES[d.key]:
+    for f in SHEET_FRAMES[d.key] if sheet_frames is None else sheet_frames:
         t0 = time.perf_counter()
         d.clock.body = f"t = {(f - 1) / FPS:.2f} s"
         scene.frame_set(f)
