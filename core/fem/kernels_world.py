@@ -193,7 +193,7 @@ def shape_signed_distance(shape, params, q, n_out):
 
 
 @njit_kernel
-def _inverse3(M, out):
+def inverse3(M, out):
     """``out = M^-1`` (3x3) by cofactors; returns det(M)."""
     c00 = M[1, 1] * M[2, 2] - M[1, 2] * M[2, 1]
     c01 = M[1, 2] * M[2, 0] - M[1, 0] * M[2, 2]
@@ -258,7 +258,7 @@ def element_distance(e, x, el_kind, el_nodes, el_weights, el_target, col_shape, 
         for j in range(3):
             D[i, j] = x[aff_nodes[a, j + 1], i] - x[n0, i]
             Dr[i, j] = aff_rest[a, j + 1, i] - aff_rest[a, 0, i]
-    _inverse3(D, Dinv)
+    inverse3(D, Dinv)
     b1 = Dinv[0, 0] * (v[0] - x[n0, 0]) + Dinv[0, 1] * (v[1] - x[n0, 1]) + Dinv[0, 2] * (v[2] - x[n0, 2])
     b2 = Dinv[1, 0] * (v[0] - x[n0, 0]) + Dinv[1, 1] * (v[1] - x[n0, 1]) + Dinv[1, 2] * (v[2] - x[n0, 2])
     b3 = Dinv[2, 0] * (v[0] - x[n0, 0]) + Dinv[2, 1] * (v[1] - x[n0, 1]) + Dinv[2, 2] * (v[2] - x[n0, 2])

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ..fem.kernels_world import inverse3
 from ..fem.materials import project_psd
 from ..jit import njit_kernel
 from .barrier import barrier, barrier_first_derivative, barrier_second_derivative
@@ -469,23 +470,9 @@ def build_preconditioner(indptr, indices, data, pairs, surface_nodes, surface_we
     _add_pair_diagonal(fc, fq, fb, surface_nodes, surface_weights, blocks)
     for n in range(N):
         B = blocks[n]
-        c00 = B[1, 1] * B[2, 2] - B[1, 2] * B[2, 1]
-        c01 = B[1, 2] * B[2, 0] - B[1, 0] * B[2, 2]
-        c02 = B[1, 0] * B[2, 1] - B[1, 1] * B[2, 0]
-        det = B[0, 0] * c00 + B[0, 1] * c01 + B[0, 2] * c02
+        det = inverse3(B, out_inv[n])
         scale = B[0, 0] * B[1, 1] * B[2, 2]
-        if det > 1e-12 * scale and scale > 0.0:
-            inv = 1.0 / det
-            out_inv[n, 0, 0] = c00 * inv
-            out_inv[n, 1, 0] = c01 * inv
-            out_inv[n, 2, 0] = c02 * inv
-            out_inv[n, 0, 1] = (B[0, 2] * B[2, 1] - B[0, 1] * B[2, 2]) * inv
-            out_inv[n, 1, 1] = (B[0, 0] * B[2, 2] - B[0, 2] * B[2, 0]) * inv
-            out_inv[n, 2, 1] = (B[0, 1] * B[2, 0] - B[0, 0] * B[2, 1]) * inv
-            out_inv[n, 0, 2] = (B[0, 1] * B[1, 2] - B[0, 2] * B[1, 1]) * inv
-            out_inv[n, 1, 2] = (B[0, 2] * B[1, 0] - B[0, 0] * B[1, 2]) * inv
-            out_inv[n, 2, 2] = (B[0, 0] * B[1, 1] - B[0, 1] * B[1, 0]) * inv
-        else:
+        if not (det > 1e-12 * scale and scale > 0.0):
             for r in range(3):
                 for c in range(3):
                     out_inv[n, r, c] = 0.0
