@@ -133,6 +133,26 @@ def snapshot(scene):
     return state
 
 
+class FakeLayout:
+    """Records what a panel draws (labels, props, operators); every sub-layout is itself."""
+
+    def __init__(self):
+        self.log = []
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            self.log.append((name, args, kwargs))
+            return self
+
+        return call
+
+    def labels(self):
+        return [kw.get("text", "") for name, _, kw in self.log if name == "label"]
+
+    def props(self):
+        return [args[1] for name, args, _ in self.log if name in {"prop", "prop_search", "template_ID"}]
+
+
 @pytest.fixture
 def lab():
     """Scene-building and read-back helpers of this tier."""
@@ -145,4 +165,5 @@ def lab():
         build_drop_scene=build_drop_scene,
         keyed_transform=keyed_transform,
         snapshot=snapshot,
+        FakeLayout=FakeLayout,
     )

@@ -628,28 +628,8 @@ def test_preview_friction_texture_model_and_failure():
 # panel ---------------------------------------------------------------------------------------------
 
 
-class FakeLayout:
-    """Records what a panel draws (labels, props, operators); every sub-layout is itself."""
-
-    def __init__(self):
-        self.log = []
-
-    def __getattr__(self, name):
-        def call(*args, **kwargs):
-            self.log.append((name, args, kwargs))
-            return self
-
-        return call
-
-    def labels(self):
-        return [kw.get("text", "") for name, _, kw in self.log if name == "label"]
-
-    def props(self):
-        return [args[1] for name, args, _ in self.log if name in {"prop", "prop_search", "template_ID"}]
-
-
 @pytest.mark.parametrize("model", ["COULOMB", "ANISOTROPIC", "MATCHSTICK", "TENSOR", "TEXTURE"])
-def test_panel_draws_friction_section(model):
+def test_panel_draws_friction_section(model, lab):
     from contact_lab.panels import physics
 
     obj, _, _ = textured_grid()
@@ -658,7 +638,7 @@ def test_panel_draws_friction_section(model):
     s = obj.contact_lab
     s.role, s.friction_model, s.structure_source = "ACTIVE", model, "ATTRIBUTE"
     s.structure_attribute = "absent"
-    layout = FakeLayout()
+    layout = lab.FakeLayout()
     physics.CONTACT_LAB_PT_object.draw(types.SimpleNamespace(layout=layout), bpy.context)
     props, labels = layout.props(), layout.labels()
     assert "friction_model" in props and "friction_spin" in props

@@ -149,26 +149,6 @@ def scene_state(scene):
     return state
 
 
-class FakeLayout:
-    """Records what a panel draws (labels, props); every sub-layout is itself."""
-
-    def __init__(self):
-        self.log = []
-
-    def __getattr__(self, name):
-        def call(*args, **kwargs):
-            self.log.append((name, args, kwargs))
-            return self
-
-        return call
-
-    def labels(self):
-        return [kw.get("text", "") for name, _, kw in self.log if name == "label"]
-
-    def props(self):
-        return [args[1] for name, args, _ in self.log if name in {"prop", "prop_search"}]
-
-
 # tests --------------------------------------------------------------------------------------------------------
 
 
@@ -214,7 +194,7 @@ def test_drop_on_a_plane_matches_the_core_and_never_penetrates(lab):
 
     from contact_lab.panels import physics
 
-    layout = FakeLayout()
+    layout = lab.FakeLayout()
     physics.CONTACT_LAB_PT_scene.draw(types.SimpleNamespace(layout=layout), bpy.context)
     assert {"engine", "soft_output", "soft_substeps", "ipc_dhat", "check_intersections"} <= set(layout.props())
     assert f"Checker: 0 intersections, 0 inverted tets in {FRAMES} frames" in layout.labels()

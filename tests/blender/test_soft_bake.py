@@ -157,26 +157,6 @@ def scene_state(scene):
     return state
 
 
-class FakeLayout:
-    """Records what a panel draws (labels, props); every sub-layout is itself."""
-
-    def __init__(self):
-        self.log = []
-
-    def __getattr__(self, name):
-        def call(*args, **kwargs):
-            self.log.append((name, args, kwargs))
-            return self
-
-        return call
-
-    def labels(self):
-        return [kw.get("text", "") for name, _, kw in self.log if name == "label"]
-
-    def props(self):
-        return [args[1] for name, args, _ in self.log if name in {"prop", "prop_search"}]
-
-
 # tests --------------------------------------------------------------------------------------------------------
 
 
@@ -238,12 +218,12 @@ def test_shape_key_bake_matches_core_and_clear_removes_it(lab):
     from contact_lab.panels import physics
 
     bpy.context.view_layer.objects.active = cube
-    layout = FakeLayout()
+    layout = lab.FakeLayout()
     physics.CONTACT_LAB_PT_scene.draw(types.SimpleNamespace(layout=layout), bpy.context)
     assert {"engine", "soft_output", "soft_substeps", "soft_contact_thickness"} <= set(layout.props())
     assert f"Tets: {lattice.tet_count}, lattice vertices: {stats['vertices']}, mesh vertices: 8" in layout.labels()
     cube.contact_lab.pin_group = "Missing"
-    layout = FakeLayout()
+    layout = lab.FakeLayout()
     physics.CONTACT_LAB_PT_object.draw(types.SimpleNamespace(layout=layout), bpy.context)
     assert {"soft_preset", "youngs_modulus", "pin_group", "lattice_resolution"} <= set(layout.props())
     assert "No vertex group 'Missing'" in layout.labels() and "Baked into shape keys" in layout.labels()
