@@ -7,13 +7,13 @@ heavy (bpy, numba, the core) is imported until Blender calls :func:`register`.
 
 def register():
     """Register properties, operators and panels (called by Blender)."""
-    from .addon import registration
+    from . import registration
 
     registration.register()
 
 
 def unregister():
     """Undo :func:`register` (called by Blender)."""
-    from .addon import registration
+    from . import registration
 
     registration.unregister()

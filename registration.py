@@ -1,4 +1,7 @@
-"""Register and unregister every class of the add-on, and the ``Scene``/``Object`` settings pointers.
+"""The entry point's registration: every class of the add-on, and the ``Scene``/``Object`` settings pointers.
+
+The one module that knows all three layers: the bridge's settings (``addon.properties``), the operators and
+the panels. The bridge itself knows no UI.
 
 Idempotent and loud: a second :func:`register` is a no-op, errors propagate (nothing is swallowed),
 :func:`unregister` undoes everything in reverse order.
@@ -6,10 +9,10 @@ Idempotent and loud: a second :func:`register` is a no-op, errors propagate (not
 
 import bpy
 
-from ..operators import bake as operators_bake
-from ..operators import preview as operators_preview
-from ..panels import physics as panels_physics
-from . import jitcache, properties
+from .addon import jitcache, properties
+from .operators import bake as operators_bake
+from .operators import preview as operators_preview
+from .panels import physics as panels_physics
 
 MODULES = (properties, operators_bake, operators_preview, panels_physics)
 """Modules whose ``CLASSES`` are registered, in this order."""

@@ -1,5 +1,12 @@
-"""The Blender bridge: properties, scene → core model, trajectory → keyframes, bake orchestration.
+"""The Blender bridge: settings, Blender objects → core models, core results → Blender data, bake orchestration.
 
-The only place that converts units (Blender units × ``scale_length`` = metres). Submodules that touch
-the core (``scene_export``, ``bake``) are imported lazily so registering the add-on stays fast.
+Mirrors the core's engines: ``rigid/``, ``soft/`` and ``ipc/`` each hold the engine's ``export`` (scene →
+core model, validated) and ``job`` (its :class:`~.job.BakeJob`); ``output/`` holds every writer (keyframes
+and baked actions, shape keys and PC2 caches). Shared: ``scene`` (which objects take part, their checks,
+world matrices over the frame range), ``friction_export`` (surface friction inputs of every engine),
+``friction_preview``, ``properties``, ``units``, ``errors``, ``jitcache``; ``bake`` picks the engine's job.
+
+The only place that converts units (Blender units × ``scale_length`` = metres). It knows no UI: operators
+and panels call it, and the entry point registers them. Submodules that touch the core (the engines'
+``export`` and ``job`` modules, ``bake``) are imported lazily so registering the add-on stays fast.
 """

@@ -7,7 +7,7 @@ per-pixel Python loops.
 
 Frames and units:
 - Everything leaves this module in the *shape's* frame, which is the body frame of
-  :mod:`.scene_export`: the object's rotation placed at the bounding-box centre (the origin for planes).
+  :mod:`.rigid.export`: the object's rotation placed at the bounding-box centre (the origin for planes).
   Points: ``p_shape = scale ∘ (v_local − centre_local) · length_scale`` [m]. Structure vectors (attribute,
   axis) are tangent vectors and transform with the scale only: ``s_shape = scale ∘ s_local`` (the core
   normalises and projects them onto the contact plane).
@@ -45,6 +45,7 @@ from ..core.friction.surface import (
     TextureImage,
 )
 from . import units
+from .scene import evaluated_at
 
 __all__ = [
     "DATA_COLOR_SPACES",
@@ -410,7 +411,7 @@ def validate_friction(objects, depsgraph=None) -> list[str]:
     Raises:
         BakeError: fatal problems (all of them, each naming its object; ``object_name`` = the first).
     """
-    from .scene_export import BakeError
+    from .errors import BakeError
 
     fatal, warnings = [], []
     for obj in objects:
@@ -510,7 +511,7 @@ def read_surface_mesh(
 
 
 def shape_frame(obj) -> tuple[np.ndarray, np.ndarray]:
-    """``(centre_local [BU] (3,), scale (3,))`` of ``obj``'s shape frame, as :mod:`.scene_export` computes it."""
+    """``(centre_local [BU] (3,), scale (3,))`` of ``obj``'s shape frame, as :mod:`.rigid.export` computes it."""
     corners = np.asarray([tuple(c) for c in obj.bound_box], dtype=np.float64).reshape(8, 3)
     centre = 0.5 * (corners.min(axis=0) + corners.max(axis=0))
     if obj.contact_lab.shape == "PLANE":
@@ -580,16 +581,6 @@ def surface_friction(
     return surface
 
 
-def _depsgraph(scene):
-    import bpy
-
-    if bpy.context.scene == scene:
-        return bpy.context.evaluated_depsgraph_get()
-    depsgraph = scene.view_layers[0].depsgraph
-    depsgraph.update()
-    return depsgraph
-
-
 def export_surfaces(scene, objects, centres, scales, length_scale: float, frame: int) -> list[SurfaceFriction | None]:
     """Friction inputs of ``objects`` (one per object, in order) at scene frame ``frame``.
 
@@ -608,12 +599,7 @@ def export_surfaces(scene, objects, centres, scales, length_scale: float, frame:
     ]
     if not todo:
         return out
-    original = (scene.frame_current, scene.frame_subframe)
-    moved = int(frame) != original[0] or original[1] != 0.0
-    try:
-        if moved:
-            scene.frame_set(int(frame))
-        depsgraph = _depsgraph(scene)
+    with evaluated_at(scene, frame) as depsgraph:
         validate_friction([objects[k] for k in todo], depsgraph)
         images: dict = {}
         for k in todo:
@@ -625,7 +611,4 @@ def export_surfaces(scene, objects, centres, scales, length_scale: float, frame:
                 length_scale=length_scale,
                 image_cache=images,
             )
-    finally:
-        if moved:
-            scene.frame_set(original[0], subframe=original[1])
     return out

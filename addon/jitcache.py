@@ -3,7 +3,7 @@
 Inside Blender the package is ``bl_ext.<repo>.contact_lab`` and its folder may be read-only or wiped on
 upgrade, so compiled kernels are cached in the extension's user directory instead. numba picks the
 cache locator when a ``@njit(cache=True)`` decorator runs, so :func:`configure` must run before any
-``core`` kernel module is imported (``addon.registration.register`` calls it first; ``core`` is only
+``core`` kernel module is imported (the entry point's ``registration.register`` calls it first; ``core`` is only
 imported lazily, by the first bake). Imported as plain ``contact_lab`` (development, tests) numba's
 default (``__pycache__`` next to the sources) is left alone.
 """

@@ -1,20 +1,38 @@
 """Contact Lab core: a numpy + Numba contact and friction engine. Never imports bpy or mathutils.
 
-Public surface (one import path per symbol)::
+Three sibling engines, each a folder that is the whole engine and has the same shape from outside
+(a builder that finalizes an immutable model, a generator ``iter_simulate`` that yields after every
+frame, a result with per-frame statistics): ``rigid/``, ``soft/`` (tetrahedral FEM) and ``ipc/``
+(Incremental Potential Contact). Shared pieces beside them: ``friction/`` (every friction model),
+``contact_solvers/`` (PGS, PROX, Newton on a contact problem), ``math/``, ``linalg/``, ``formats/``
+(PC2), ``jit.py``, ``config.py``, ``enums.py`` and ``errors.py``.
+
+Public surface (one import path per symbol; the rigid engine's names, as the README shows them)::
 
     from contact_lab.core import ModelBuilder, simulate, iter_simulate, BodyKind
 """
 
-from .builder import ModelBuilder, ModelError, shape_inertia, shape_volume
-from .collision.pipeline import CollisionPipeline
-from .contacts import Contacts
-from .control import Control
 from .enums import BodyKind, CombineMode, FrictionSet, RFactorStrategy, ShapeType, SolverStatus
-from .model import Model
-from .simulate import DivergenceError, KinematicTrack, iter_simulate, simulate
-from .solvers import SOLVER_NAMES, SolverNewton, SolverPGS, SolverProx, make_solver
-from .state import State
-from .trajectory import Trajectory
+from .errors import DivergenceError, ModelError
+from .rigid import (
+    SOLVER_NAMES,
+    CollisionPipeline,
+    Contacts,
+    Control,
+    KinematicTrack,
+    Model,
+    ModelBuilder,
+    SolverNewton,
+    SolverPGS,
+    SolverProx,
+    State,
+    Trajectory,
+    iter_simulate,
+    make_solver,
+    shape_inertia,
+    shape_volume,
+    simulate,
+)
 
 __all__ = [
     "BodyKind",

@@ -357,8 +357,8 @@ def add_light_and_world(scene: bpy.types.Scene) -> None:
 
 def register_addon() -> bool:
     """Register Contact Lab in-process; False (with a notice) while the bridge does not exist yet."""
-    if importlib.util.find_spec("contact_lab.addon.registration") is None:
-        print("NOTICE: contact_lab.addon.registration not found: building and rendering the scene without a bake")
+    if importlib.util.find_spec("contact_lab.registration") is None:
+        print("NOTICE: contact_lab.registration not found: building and rendering the scene without a bake")
         return False
     import contact_lab
 

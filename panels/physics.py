@@ -239,7 +239,7 @@ def _draw_soft(layout, context, obj) -> None:
     sub = row.row(align=True)
     sub.active = settings.volume_compressibility > 0.0
     sub.prop(settings, "volume_law", text="")
-    from ..addon.deform_output import deform_output_kind
+    from ..addon.output.deform import deform_output_kind
 
     baked = deform_output_kind(obj)
     if baked == "SHAPE_KEYS":

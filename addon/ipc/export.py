@@ -1,8 +1,8 @@
-"""Scene → IPC world: the soft export (:mod:`.soft_export`) plus triangle-mesh colliders (reads bpy, never writes it).
+"""Scene → IPC world: the soft export (:mod:`..soft.export`) plus triangle-mesh colliders (reads bpy, never writes it).
 
 The IPC engine simulates the soft engine's scene: the same soft bodies (role, material, lattice, pins, output
 settings), passive colliders and active boxes, built by the same code into the same
-:class:`~contact_lab.core.fem.world.SoftWorld`. What it adds:
+:class:`~contact_lab.core.soft.world.SoftWorld`. What it adds:
 
 - **Mesh colliders**: passive objects with the Mesh shape stay out of the soft world and become
   :class:`~contact_lab.core.ipc.ipc_world.MeshCollider` entries: the object's evaluated mesh (modifiers applied)
@@ -15,7 +15,7 @@ settings), passive colliders and active boxes, built by the same code into the s
 - **Solver settings** from the scene's ``ipc_*`` properties; the barrier distance ``ipc_dhat`` is stored in
   Blender units and converted to metres here.
 
-Everything is validated before anything is simulated; problems raise :class:`~.scene_export.BakeError`.
+Everything is validated before anything is simulated; problems raise :class:`~..errors.BakeError`.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from ..core.fem.world import ColliderKind
-from ..core.ipc.ipc_solver import IpcSettings, resolved_dhat
-from ..core.ipc.ipc_world import IpcWorld, MeshCollider
-from . import units
-from .friction_export import AXIS_VECTORS, _depsgraph
-from .scene_export import SCALE_TOLERANCE, SHEAR_TOLERANCE, BakeError, raise_problems
-from .soft_export import (
+from ...core.ipc.ipc_solver import IpcSettings, resolved_dhat
+from ...core.ipc.ipc_world import IpcWorld, MeshCollider
+from ...core.soft.world import ColliderKind
+from .. import units
+from ..errors import BakeError
+from ..friction_export import AXIS_VECTORS
+from ..scene import SCALE_TOLERANCE, SHEAR_TOLERANCE, evaluated_at, raise_problems
+from ..soft.export import (
     STATIC_TOLERANCE,
     SoftColliderExport,
     SoftSceneExport,
@@ -119,12 +120,7 @@ def read_evaluated_meshes(scene, objects: list, frame: int) -> list[tuple[np.nda
     out = []
     if not objects:
         return out
-    original = (scene.frame_current, scene.frame_subframe)
-    moved = int(frame) != original[0] or original[1] != 0.0
-    try:
-        if moved:
-            scene.frame_set(int(frame))
-        depsgraph = _depsgraph(scene)
+    with evaluated_at(scene, frame) as depsgraph:
         for obj in objects:
             evaluated = obj.evaluated_get(depsgraph)
             mesh = evaluated.to_mesh()
@@ -138,9 +134,6 @@ def read_evaluated_meshes(scene, objects: list, frame: int) -> list[tuple[np.nda
                 )
             used, compact = np.unique(triangles, return_inverse=True)
             out.append((vertices[used], compact.reshape(-1, 3).astype(np.int64)))
-    finally:
-        if moved:
-            scene.frame_set(original[0], subframe=original[1])
     return out
 
 

@@ -2,7 +2,8 @@
 
 Two outputs (blender_conventions.md §4.6):
 
-- :func:`attach_pc2`: a Mesh Cache modifier reading a PC2 file written by :func:`contact_lab.core.pc2.write_pc2`.
+- :func:`attach_pc2`: a Mesh Cache modifier reading a PC2 file written by
+  :func:`contact_lab.core.formats.pc2.write_pc2`.
   The recommended default: small .blend, scrubbable, renders on farms.
 - :func:`write_shape_keys`: one key block per frame on the mesh's Key, values keyed 0→1→0 on the Key ID's
   own action (slot id_type 'KEY'). Self-contained .blend, fine for short clips.
@@ -19,7 +20,8 @@ import os
 import bpy
 import numpy as np
 
-from ..core import pc2
+from ...core.formats import pc2
+from ..errors import BakeError
 from . import keyframes
 
 __all__ = ["CACHE_MODIFIER_NAME", "attach_pc2", "deform_output_kind", "remove_deform_output", "write_shape_keys"]
@@ -109,6 +111,25 @@ def _check_positions(obj, frames, positions):
     return frames, positions
 
 
+def _key_action_container(obj, key):
+    """The F-curve container of the Key ID's action: a new action (recorded, to be removed with the output)
+    when the Key has none, else the user's action, which receives the curves."""
+    ad = key.animation_data or key.animation_data_create()
+    action = ad.action
+    if action is None:
+        action = bpy.data.actions.new(f"{obj.name}{ACTION_SUFFIX}")
+        if not keyframes.uses_layered_actions():
+            action.id_root = "KEY"
+        key[_RECORD]["action"] = action.name
+        container, slot = keyframes.fcurve_container(action, key)
+        keyframes.assign_action(key, action, slot)
+    else:
+        container, slot = _key_container(key, action, create=True)
+        if slot is not None and ad.action_slot is None:
+            ad.action_slot = slot
+    return container
+
+
 def write_shape_keys(
     obj,
     frames,
@@ -163,19 +184,7 @@ def write_shape_keys(
             names.append(block.name)  # Blender may add a ".001" suffix on a clash with a user key
         key[_RECORD]["blocks"] = names
 
-        ad = key.animation_data or key.animation_data_create()
-        action = ad.action
-        if action is None:
-            action = bpy.data.actions.new(f"{obj.name}{ACTION_SUFFIX}")
-            if not keyframes.uses_layered_actions():
-                action.id_root = "KEY"
-            key[_RECORD]["action"] = action.name
-            container, slot = keyframes.fcurve_container(action, key)
-            keyframes.assign_action(key, action, slot)
-        else:
-            container, slot = _key_container(key, action, create=True)
-            if slot is not None and ad.action_slot is None:
-                ad.action_slot = slot
+        container = _key_action_container(obj, key)
         group = container.groups.get(SHAPE_KEY_GROUP) or container.groups.new(SHAPE_KEY_GROUP)
         interp = _enum_value(interpolation)
         for i, name in enumerate(names):
@@ -324,3 +333,39 @@ def deform_output_kind(obj) -> str | None:
     if modifier is not None and modifier.type == "MESH_CACHE":
         return "PC2"
     return None
+
+
+def write_pc2_files(scene, export, objects, positions) -> list[str]:
+    """Write one PC2 file per soft object into ``export.cache_dir``; return their absolute paths.
+
+    All files are first written as hidden temporaries (atomically, by :func:`core.formats.pc2.write_pc2`) and renamed
+    over their targets only when every one was written, so a failure leaves the previous caches intact.
+
+    Raises:
+        BakeError: the folder cannot be created or a file cannot be written.
+    """
+    folder = export.cache_dir
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise BakeError(f"cannot create the PC2 Cache Folder '{folder}': {exc.strerror or exc}") from exc
+    from ..soft.export import cache_file_name
+
+    paths = [os.path.join(folder, cache_file_name(bpy.data.filepath, scene.name, obj.name)) for obj in objects]
+    staged = []
+    try:
+        for path, local in zip(paths, positions, strict=True):
+            tmp = os.path.join(folder, "." + os.path.basename(path) + ".new")
+            pc2.write_pc2(tmp, local, start_frame=float(export.frames[0]), sample_rate=1.0)
+            staged.append(tmp)
+    except OSError as exc:
+        for tmp in staged:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        reason = exc.strerror or exc
+        raise BakeError(f"cannot write the PC2 cache in '{folder}': {reason}; nothing was changed") from exc
+    for tmp, path in zip(staged, paths, strict=True):
+        os.replace(tmp, path)
+    return paths

@@ -1,6 +1,6 @@
 """Scene → soft world: collect, validate and convert a Soft-engine scene (reads bpy, never writes it).
 
-Conventions (the soft engine's counterpart of :mod:`.scene_export`):
+Conventions (the soft engine's counterpart of :mod:`..rigid.export`):
 
 - A soft object's simulated geometry is its mesh *as modelled* (``obj.data``, before modifiers): the baked
   shape keys or the Mesh Cache modifier (first in the stack) replace those vertex positions, and the object's
@@ -17,10 +17,10 @@ Conventions (the soft engine's counterpart of :mod:`.scene_export`):
 - Colliders: passive objects (box, sphere, capsule, plane; static when their world matrix never changes over the
   range, kinematic otherwise) and active boxes (dynamic; keyed by the bake). Shapes are fitted as in the rigid
   engine (bounding box × scale, centre of mass at the bounding-box centre). Passive objects with the Mesh shape
-  are the IPC engine's (:mod:`.ipc_export`): the soft engine refuses them, the IPC export takes them aside.
+  are the IPC engine's (:mod:`..ipc.export`): the soft engine refuses them, the IPC export takes them aside.
 - Lengths leave this module in metres (``BU × scale_length``).
 
-Everything is validated before anything is simulated; problems raise :class:`~.scene_export.BakeError`.
+Everything is validated before anything is simulated; problems raise :class:`~..errors.BakeError`.
 """
 
 from __future__ import annotations
@@ -30,17 +30,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.enums import ShapeType
-from ..core.fem.lattice import LatticeMesh, tetrahedralize_lattice
-from ..core.fem.volume import VolumeModel, kappa_per_pa
-from ..core.fem.world import ColliderKind, SoftWorld, SoftWorldBuilder, SoftWorldError
-from . import units
-from .friction_export import AXIS_VECTORS
-from .scene_export import (
-    BakeError,
+from ...core.enums import ShapeType
+from ...core.errors import SoftWorldError
+from ...core.soft.lattice import LatticeMesh, tetrahedralize_lattice
+from ...core.soft.volume import VolumeModel, kappa_per_pa
+from ...core.soft.world import ColliderKind, SoftWorld, SoftWorldBuilder
+from .. import units
+from ..errors import BakeError
+from ..friction_export import AXIS_VECTORS
+from ..scene import (
     contact_objects,
     frame_range,
     local_box,
+    mesh_shape_problems,
     object_problems,
     raise_problems,
     sample_world_matrices,
@@ -194,8 +196,8 @@ class SoftSceneExport:
         return [c for c in self.colliders if c.kind != ColliderKind.DYNAMIC]
 
     def solver_settings(self):
-        """The core's :class:`~contact_lab.core.fem.simulate_soft.SoftSettings` for this bake."""
-        from ..core.fem.simulate_soft import SoftSettings
+        """The core's :class:`~contact_lab.core.soft.frame_loop.SoftSettings` for this bake."""
+        from ...core.soft.frame_loop import SoftSettings
 
         return SoftSettings(
             substeps=self.substeps,
@@ -320,27 +322,6 @@ def mesh_problems(obj, vertices: np.ndarray, triangles: np.ndarray) -> list[tupl
         return [(name, f"'{name}': the mesh has no volume (it is flat): a soft body needs a solid, e.g. add a "
                        "Solidify modifier and apply it")]  # fmt: skip
     return []
-
-
-def mesh_shape_problems(objects: list, engine: str) -> list[tuple[str | None, str]]:
-    """Objects with the Mesh shape, which only the IPC engine simulates (as passive colliders).
-
-    Args:
-        objects: active and passive objects. engine: the scene's engine label ('Rigid', 'Soft').
-    """
-    problems: list[tuple[str | None, str]] = []
-    for obj in objects:
-        if obj.contact_lab.shape != "MESH":
-            continue
-        if obj.contact_lab.role == "ACTIVE":
-            message = "an active body cannot have the Mesh shape (it is for passive colliders): choose another Shape"
-        else:
-            message = (
-                f"the Mesh shape is a collider of the IPC engine only, the {engine} engine cannot use it: set "
-                "Physics ▸ Contact Lab Bake ▸ Engine to IPC, or choose another Shape"
-            )
-        problems.append((obj.name, f"'{obj.name}': {message}"))
-    return problems
 
 
 def soft_problems(soft: list, active: list) -> list[tuple[str | None, str]]:
@@ -550,6 +531,29 @@ def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int |
     return export
 
 
+def _add_soft_bodies(builder, soft: list, matrices: np.ndarray, metres: float) -> tuple[list, dict]:
+    """Add every soft object to ``builder``; returns ``(exports, pin tracks)``.
+
+    Args:
+        soft: soft objects. matrices: their world matrices per frame (F, S, 4, 4) [BU]. metres: metres per BU.
+
+    Returns:
+        The :class:`SoftBodyExport` records, and ``{body index: world matrices (F, 4, 4) [m]}`` of the bodies
+        with pinned vertices (their pins follow the object's animation).
+    """
+    bodies: list[SoftBodyExport] = []
+    pin_tracks = {}
+    for k, obj in enumerate(soft):
+        kwargs, record = build_soft_body(obj, matrices[:, k], metres)
+        record.body_index = builder.add_soft_body(record.rest_world, record.tet_indices, **kwargs)
+        bodies.append(record)
+        if record.pinned.any():
+            track = np.array(matrices[:, k], dtype=np.float64)
+            track[:, :3, 3] *= metres
+            pin_tracks[record.body_index] = track
+    return bodies, pin_tracks
+
+
 def collect_soft_scene(
     scene,
     *,
@@ -593,17 +597,8 @@ def collect_soft_scene(
 
     metres = units.length_scale(scene)
     builder = SoftWorldBuilder(gravity=units.scene_gravity(scene))
-    bodies: list[SoftBodyExport] = []
-    pin_tracks = {}
     try:
-        for k, obj in enumerate(soft):
-            kwargs, record = build_soft_body(obj, soft_matrices[:, k], metres)
-            record.body_index = builder.add_soft_body(record.rest_world, record.tet_indices, **kwargs)
-            bodies.append(record)
-            if record.pinned.any():
-                track = np.array(soft_matrices[:, k], dtype=np.float64)
-                track[:, :3, 3] *= metres
-                pin_tracks[record.body_index] = track
+        bodies, pin_tracks = _add_soft_bodies(builder, soft, soft_matrices, metres)
         colliders, collider_tracks = _add_colliders(
             builder, rigid, ["ACTIVE"] * len(active) + ["PASSIVE"] * len(passive), rigid_matrices, metres
         )

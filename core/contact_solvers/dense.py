@@ -11,7 +11,7 @@ import numpy as np
 
 from ..friction.models import project_disk
 from ..jit import njit_kernel
-from .kernels import MERIT_WINDOW, accept_merit, compute_r_factors, is_sweep_rejected, sweep_index
+from .kernels import compute_r_factors, judge_sweep, merit_window, store_result, sweep_index
 
 
 @njit_kernel
@@ -22,6 +22,22 @@ def _contact_velocity(W, q, r, out):
         for j in range(q.shape[0]):
             s += W[i, j] * r[j]
         out[i] = s
+
+
+@njit_kernel
+def _largest_abs(r):
+    """``||r||_inf`` (serial) of the impulses (3m,) [N·s]."""
+    largest = 0.0
+    for i in range(r.shape[0]):
+        largest = max(largest, abs(r[i]))
+    return largest
+
+
+@njit_kernel
+def _add_column_change(W, col, delta, u):
+    """``u += W[:, col] delta``: the velocity (3m,) after impulse ``col`` changed by ``delta``."""
+    for j in range(u.shape[0]):
+        u[j] += W[j, col] * delta
 
 
 @njit_kernel
@@ -49,13 +65,8 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
     saved_r = out_r.copy()
     saved_u = u.copy()
     delta = np.empty(3)
-    window = np.empty(MERIT_WINDOW)
-    accepted = 0
-    last_merit = np.inf
-    merit = 0.0
-    scale = 1.0
-    rejections = 0
-    sweeps = 0
+    window, accepted, last_merit = merit_window()
+    merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
     for it in range(iterations):
         sweeps = it + 1
         saved_r[:] = out_r
@@ -79,25 +90,17 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
             for d in range(3):
                 if delta[d] != 0.0:
                     merit = max(merit, abs(delta[d]))
-                    for j in range(3 * m):
-                        u[j] += W[j, i0 + d] * delta[d]
-        largest = 0.0
-        for i in range(3 * m):
-            largest = max(largest, abs(out_r[i]))
-        if merit <= tolerance * scale * max(largest, 1e-300):
+                    _add_column_change(W, i0 + d, delta[d], u)
+        if merit <= tolerance * scale * max(_largest_abs(out_r), 1e-300):
             break
-        if is_sweep_rejected(merit, last_merit):
+        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
+        if rejected:
             rejections += 1
             out_r[:] = saved_r
             u[:] = saved_u
             scale *= nu
             merit = last_merit
-        else:
-            last_merit = accept_merit(window, accepted, merit)
-            accepted += 1
-    result[0] = sweeps
-    result[1] = merit
-    result[2] = rejections
+    store_result(result, sweeps, merit, rejections)
 
 
 @njit_kernel
@@ -133,12 +136,8 @@ def solve_pgs_dense(W, q, mu, iterations, tolerance, out_r, result):
                 if delta != 0.0:
                     out_r[row] = new
                     change = max(change, abs(delta))
-                    for j in range(3 * m):
-                        u[j] += W[j, row] * delta
-        largest = 0.0
-        for i in range(3 * m):
-            largest = max(largest, abs(out_r[i]))
-        if change <= tolerance * max(largest, 1e-300):
+                    _add_column_change(W, row, delta, u)
+        if change <= tolerance * max(_largest_abs(out_r), 1e-300):
             break
     result[0] = sweeps
     result[1] = change

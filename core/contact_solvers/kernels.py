@@ -1,6 +1,6 @@
 """Contact solver kernels: projected Gauss–Seidel on the BLCP and PROX blocked Gauss–Seidel.
 
-Both work matrix-free on the rows of :mod:`..rigid.contact_rows`: the current contact velocity
+Both work matrix-free on contact rows (:mod:`.rows`): the current contact velocity
 is ``v = b + J (dv, dw)`` with the body accumulators ``(dv, dw) = M^-1 J^T lambda``.
 Convergence is measured by the merit ``e = ||lambda^{k+1} - lambda^k||_inf`` of a sweep
 (course eq. 232) relative to the largest impulse.
@@ -12,7 +12,7 @@ import numpy as np
 
 from ..friction.models import project_ellipsoid, project_friction
 from ..jit import njit_kernel
-from ..rigid.contact_rows import (
+from .rows import (
     accumulate_impulses,
     accumulate_spin_impulses,
     apply_contact_impulse,
@@ -53,19 +53,19 @@ def _max_abs(impulse, contact_count):
 
 
 @njit_kernel
+def store_result(result, sweeps, merit, third):
+    """``result[:] = [sweeps, merit, third]``: the (3,) summary every contact solver returns."""
+    result[0] = sweeps
+    result[1] = merit
+    result[2] = third
+
+
+@njit_kernel
 def solve_pgs(
-    contact_body0,
-    contact_body1,
+    rows,
     contact_count,
     contact_mu4,
-    body_inv_mass,
-    contact_frame,
-    row_rc0,
-    row_rc1,
-    row_irc0,
-    row_irc1,
     row_D,
-    row_b,
     row_spin,
     has_spin,
     iterations,
@@ -85,8 +85,10 @@ def solve_pgs(
     disk and the ellipse by their axes ``mu_t, mu_b`` (the BLCP model), texture friction by its four
     directional coefficients ``contact_mu4 = [+t, +b, -t, -b]``. With ``has_spin``, contacts with a
     torsional coefficient get a fourth row ``|lambda_tau| <= mu_spin lambda_n`` (Contensou as a box).
+    ``rows`` is the operator bundle of :func:`.rows.row_operator`, ``row_D`` (c, 3, 3) the Delassus blocks.
     ``result`` receives ``[sweeps, merit, 0]``.
     """
+    contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
     d_lambda = np.zeros(3)
     merit = 0.0
     sweeps = 0
@@ -125,9 +127,7 @@ def solve_pgs(
         sweeps = it + 1
         if merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
             break
-    result[0] = sweeps
-    result[1] = merit
-    result[2] = 0.0
+    store_result(result, sweeps, merit, 0)
 
 
 @njit_kernel
@@ -200,19 +200,117 @@ def accept_merit(window, count, merit):
 
 
 @njit_kernel
+def merit_window():
+    """A fresh merit window: ``(window (MERIT_WINDOW,), accepted count 0, reference merit inf)``."""
+    return np.empty(MERIT_WINDOW), 0, np.inf
+
+
+@njit_kernel
+def judge_sweep(window, accepted, merit, last_merit):
+    """Divergence test of a finished PROX sweep and the merit-window update (course Alg. 12, erratum E20).
+
+    Returns ``(rejected, accepted, last_merit)``: a rejected sweep (:func:`is_sweep_rejected`) leaves the
+    window and the reference merit alone; an accepted one is recorded (:func:`accept_merit`), which gives the
+    new reference. The caller rolls back and shrinks r on rejection.
+    """
+    if is_sweep_rejected(merit, last_merit):
+        return True, accepted, last_merit
+    return False, accepted + 1, accept_merit(window, accepted, merit)
+
+
+@njit_kernel
+def _copy_impulses(contact_count, src_impulse, src_spin, out_impulse, out_spin):
+    # Save (before a sweep) or restore (after a rejected one) the impulses (c, 3) and spin impulses (c,).
+    for k in range(contact_count):
+        for d in range(3):
+            out_impulse[k, d] = src_impulse[k, d]
+        out_spin[k] = src_spin[k]
+
+
+@njit_kernel
+def _prox_friction(k, b0, b1, friction_set, mu4, ln, zt, zb, r_f, scale, spin, contact_frame, row_spin,
+                   spin_impulse, dw):  # fmt: skip
+    """Friction part of a PROX block with the new normal impulse ``ln`` [N·s]: ``(lambda_t, lambda_b, d_tau)``.
+
+    ``(zt, zb)`` is the tangential prox argument ``lambda_f - s r_f v_f``. With ``spin`` (a torsional row), the
+    disk and the ellipse become the Coulomb–Contensou ellipsoid with semi-axes ``(mu_t, mu_b, mu_spin / ell)
+    lambda_n`` on ``(t, b, tau / ell)`` (course Alg. 13); texture boxes clamp the spin impulse on its own.
+    ``d_tau`` is the spin impulse change [N·m·s].
+    """
+    if spin and friction_set != 1:
+        # Coulomb–Contensou: project (t, b, tau / ell) onto the ellipsoid (course Alg. 13)
+        ell = row_spin[k, 3]
+        v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
+        z_tau = spin_impulse[k] / ell - scale * r_f * ell * v_tau
+        mu_b = mu4[0] if friction_set == 2 else mu4[1]
+        lt, lb, l_tau = project_ellipsoid(zt, zb, z_tau, mu4[0] * ln, mu_b * ln, row_spin[k, 0] * ln / ell)
+        return lt, lb, l_tau * ell - spin_impulse[k]
+    lt, lb = project_friction(friction_set, mu4, ln, zt, zb)
+    d_tau = 0.0
+    if spin:
+        ell = row_spin[k, 3]
+        v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
+        limit = row_spin[k, 0] * ln
+        z_tau = spin_impulse[k] - scale * r_f * ell * ell * v_tau
+        d_tau = min(max(z_tau, -limit), limit) - spin_impulse[k]
+    return lt, lb, d_tau
+
+
+@njit_kernel
+def _prox_block(rows, k, friction_set, mu4, r_row, row_spin, has_spin, scale, v, d_lambda, impulse, spin_impulse,
+                dv, dw, merit):  # fmt: skip
+    """One PROX block update of contact ``k``; returns the sweep merit updated with its changes [N·s].
+
+    ``z = lambda - s R v`` with the current velocity ``v = b + J (dv, dw)``; ``lambda_n = max(0, z_n)``, then
+    the friction block is projected with the NEW normal impulse and the accumulators take the change.
+    ``v``, ``d_lambda`` (3,): scratch.
+    """
+    contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
+    b0 = contact_body0[k]
+    b1 = contact_body1[k]
+    contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, v)
+    zn = impulse[k, 0] - scale * r_row[k, 0] * v[0]
+    zt = impulse[k, 1] - scale * r_row[k, 1] * v[1]
+    zb = impulse[k, 2] - scale * r_row[k, 2] * v[2]
+    ln = max(zn, 0.0)
+    spin = has_spin and row_spin[k, 0] > 0.0
+    lt, lb, d_tau = _prox_friction(
+        k, b0, b1, friction_set, mu4, ln, zt, zb, r_row[k, 1], scale, spin, contact_frame, row_spin, spin_impulse, dw
+    )
+    if d_tau != 0.0:
+        spin_impulse[k] += d_tau
+        apply_spin_impulse(k, b0, b1, d_tau, row_spin, dw)
+        merit = max(merit, abs(d_tau) / row_spin[k, 3])
+    d_lambda[0] = ln - impulse[k, 0]
+    d_lambda[1] = lt - impulse[k, 1]
+    d_lambda[2] = lb - impulse[k, 2]
+    impulse[k, 0] = ln
+    impulse[k, 1] = lt
+    impulse[k, 2] = lb
+    apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
+    for d in range(3):
+        merit = max(merit, abs(d_lambda[d]))
+    return merit
+
+
+@njit_kernel
+def _roll_back(rows, contact_count, row_spin, has_spin, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw):
+    # Rejected sweep: restore the saved impulses and rebuild the accumulators from them (Alg. 12).
+    contact_body0, contact_body1, body_inv_mass, contact_frame, _, _, row_irc0, row_irc1, _ = rows
+    _copy_impulses(contact_count, saved_impulse, saved_spin, impulse, spin_impulse)
+    accumulate_impulses(
+        contact_body0, contact_body1, contact_count, impulse, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw
+    )
+    if has_spin:
+        accumulate_spin_impulses(contact_body0, contact_body1, contact_count, spin_impulse, row_spin, dw)
+
+
+@njit_kernel
 def solve_prox_gs(
-    contact_body0,
-    contact_body1,
+    rows,
     contact_count,
     contact_friction_set,
     contact_mu4,
-    body_inv_mass,
-    contact_frame,
-    row_rc0,
-    row_rc1,
-    row_irc0,
-    row_irc1,
-    row_b,
     r_row,
     row_spin,
     has_spin,
@@ -238,120 +336,36 @@ def solve_prox_gs(
     ``lambda`` and the accumulators roll back and every r shrinks by ``nu``. The iteration cap
     counts rejected sweeps too. ``result`` receives ``[sweeps, merit, rejections]``.
 
+    ``rows`` is the operator bundle of :func:`.rows.row_operator`; ``r_row`` (c, 3) the r-factors.
     Torsion (``has_spin``, seed 001 eq. 16): the friction block becomes ``(lambda_t, lambda_b, lambda_tau)`` and
     is projected onto the Coulomb–Contensou ellipsoid with semi-axes ``(mu_t, mu_b, mu_spin) lambda_n`` (one
     r for the block, spin rescaled by ``ell``); texture boxes clamp the spin impulse on its own.
     """
     v = np.empty(3)
     d_lambda = np.empty(3)
-    window = np.empty(MERIT_WINDOW)
-    accepted = 0
-    last_merit = np.inf
-    merit = 0.0
-    scale = 1.0
-    rejections = 0
-    sweeps = 0
+    window, accepted, last_merit = merit_window()
+    merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
     for it in range(iterations):
         sweeps = it + 1
-        for k in range(contact_count):
-            for d in range(3):
-                saved_impulse[k, d] = impulse[k, d]
-            saved_spin[k] = spin_impulse[k]
+        _copy_impulses(contact_count, impulse, spin_impulse, saved_impulse, saved_spin)
         merit = 0.0
         for i in range(contact_count):
             k = sweep_index(i, it, contact_count)
-            b0 = contact_body0[k]
-            b1 = contact_body1[k]
-            contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, v)
-            zn = impulse[k, 0] - scale * r_row[k, 0] * v[0]
-            zt = impulse[k, 1] - scale * r_row[k, 1] * v[1]
-            zb = impulse[k, 2] - scale * r_row[k, 2] * v[2]
-            ln = max(zn, 0.0)
-            spin = has_spin and row_spin[k, 0] > 0.0
-            if spin and contact_friction_set[k] != 1:
-                # Coulomb–Contensou: project (t, b, tau / ell) onto the ellipsoid (course Alg. 13)
-                ell = row_spin[k, 3]
-                v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
-                z_tau = spin_impulse[k] / ell - scale * r_row[k, 1] * ell * v_tau
-                mu_b = contact_mu4[k, 0] if contact_friction_set[k] == 2 else contact_mu4[k, 1]
-                lt, lb, l_tau = project_ellipsoid(
-                    zt, zb, z_tau, contact_mu4[k, 0] * ln, mu_b * ln, row_spin[k, 0] * ln / ell
-                )
-                d_tau = l_tau * ell - spin_impulse[k]
-            else:
-                lt, lb = project_friction(contact_friction_set[k], contact_mu4[k], ln, zt, zb)
-                d_tau = 0.0
-                if spin:
-                    ell = row_spin[k, 3]
-                    v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
-                    limit = row_spin[k, 0] * ln
-                    z_tau = spin_impulse[k] - scale * r_row[k, 1] * ell * ell * v_tau
-                    d_tau = min(max(z_tau, -limit), limit) - spin_impulse[k]
-            if d_tau != 0.0:
-                spin_impulse[k] += d_tau
-                apply_spin_impulse(k, b0, b1, d_tau, row_spin, dw)
-                merit = max(merit, abs(d_tau) / row_spin[k, 3])
-            d_lambda[0] = ln - impulse[k, 0]
-            d_lambda[1] = lt - impulse[k, 1]
-            d_lambda[2] = lb - impulse[k, 2]
-            impulse[k, 0] = ln
-            impulse[k, 1] = lt
-            impulse[k, 2] = lb
-            apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
-            for d in range(3):
-                merit = max(merit, abs(d_lambda[d]))
+            merit = _prox_block(
+                rows, k, contact_friction_set[k], contact_mu4[k], r_row, row_spin, has_spin, scale, v, d_lambda,
+                impulse, spin_impulse, dv, dw, merit,
+            )  # fmt: skip
         # Convergence is judged on the step normalised by the r back-off: after many rejections a
         # tiny r makes every step tiny, which is not convergence (seed 001 §1.2 pitfall 2).
         if merit <= tolerance * scale * max(_max_abs(impulse, contact_count), 1e-300):
             break
-        if is_sweep_rejected(merit, last_merit):
+        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
+        if rejected:
             # divergence detected: reject the sweep, roll back, shrink r (Alg. 12)
             rejections += 1
-            for k in range(contact_count):
-                for d in range(3):
-                    impulse[k, d] = saved_impulse[k, d]
-                spin_impulse[k] = saved_spin[k]
-            accumulate_impulses(
-                contact_body0,
-                contact_body1,
-                contact_count,
-                impulse,
-                body_inv_mass,
-                contact_frame,
-                row_irc0,
-                row_irc1,
-                dv,
-                dw,
+            _roll_back(
+                rows, contact_count, row_spin, has_spin, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw
             )
-            if has_spin:
-                accumulate_spin_impulses(contact_body0, contact_body1, contact_count, spin_impulse, row_spin, dw)
             scale *= nu
             merit = last_merit
-        else:
-            last_merit = accept_merit(window, accepted, merit)
-            accepted += 1
-    result[0] = sweeps
-    result[1] = merit
-    result[2] = rejections
-
-
-@njit_kernel
-def finish_step(
-    body_kind,
-    vel_free,
-    omega_free,
-    dv,
-    dw,
-    # outputs
-    out_vel,
-    out_omega,
-):
-    """``u+ = u_free + M^-1 J^T lambda`` (course eq. 247b); kinematic bodies keep their prescribed velocity."""
-    for b in range(body_kind.shape[0]):
-        if body_kind[b] == 1:
-            for k in range(3):
-                out_vel[b, k] = vel_free[b, k] + dv[b, k]
-                out_omega[b, k] = omega_free[b, k] + dw[b, k]
-        else:
-            out_vel[b] = vel_free[b]
-            out_omega[b] = omega_free[b]
+    store_result(result, sweeps, merit, rejections)

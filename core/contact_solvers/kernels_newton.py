@@ -47,8 +47,8 @@ import numpy as np
 
 from ..friction.models import project_friction
 from ..jit import njit_kernel
-from ..rigid.contact_rows import apply_contact_impulse, contact_velocity
-from .kernels import _max_abs, sweep_index
+from .kernels import _max_abs, store_result, sweep_index
+from .rows import apply_contact_impulse, contact_velocity
 
 LOCAL_OK = 0
 """Local Newton status: converged."""
@@ -367,28 +367,67 @@ def _newton_iterations(
 
 
 @njit_kernel
-def solve_contact_newton(
-    friction_set,
-    mu4,
-    D,
-    c,
-    max_iterations,
-    tolerance,
-    # scratch
-    r,
-    x,
-    x_trial,
-    dx,
-    phi,
-    phi_trial,
-    jac,
-    v,
-    lam_trial,
-    # in/out
-    lam,
-    # outputs
-    out_history,
-):
+def newton_scratch():
+    """Scratch of :func:`solve_contact_newton`, allocated once per solve (never per contact).
+
+    ``(r, x, x_trial, dx, phi, phi_trial)`` (4,) each, ``jac`` (4, 4), ``(v, lam_trial)`` (3,) each.
+    """
+    return (
+        np.empty(4), np.empty(4), np.empty(4), np.empty(4), np.zeros(4), np.zeros(4),
+        np.empty((4, 4)), np.empty(3), np.empty(3),
+    )  # fmt: skip
+
+
+@njit_kernel
+def _block_mode(friction_set, mu4):
+    # (mode, unknown count): 0 frictionless (lambda_n), 2 disk/ellipse (lambda_n, u_t, u_b, gamma), 1 box (lambda).
+    frictionless = mu4[0] == 0.0 and mu4[1] == 0.0 and mu4[2] == 0.0 and mu4[3] == 0.0
+    if frictionless:
+        return 0, 1
+    if friction_set == 2 or friction_set == 3:
+        return 2, 4
+    return 1, 3
+
+
+@njit_kernel
+def _block_velocity_scale(D, c, lam):
+    """Velocity scale ``max(|c|_inf, |D lam + c|_inf)`` [m/s] of a block at the impulse ``lam`` (3,)."""
+    scale = 0.0
+    for i in range(3):
+        vi = D[i, 0] * lam[0] + D[i, 1] * lam[1] + D[i, 2] * lam[2] + c[i]
+        scale = max(scale, abs(c[i]), abs(vi))
+    return scale
+
+
+@njit_kernel
+def _start_unknowns(attempt, friction_set, mode, mu4, D, c, lam, x, v):
+    # Newton start of attempt 0 (warm impulse), 1 (sliding guess from lambda = 0), 2 (after 50 PROX projections).
+    if attempt == 0:
+        _unknowns_from_impulse(mode, mu4, D, c, lam, False, x, v)
+    elif attempt == 1:
+        lam[0] = 0.0
+        lam[1] = 0.0
+        lam[2] = 0.0
+        _unknowns_from_impulse(mode, mu4, D, c, lam, True, x, v)
+    else:
+        _local_prox(friction_set, mu4, D, c, 50, lam)
+        _unknowns_from_impulse(mode, mu4, D, c, lam, False, x, v)
+
+
+@njit_kernel
+def _converged_impulse(friction_set, mode, mu4, x, lam):
+    # Impulse of a converged root x, with the round-off outside the set (a change below the tolerance) removed.
+    _impulse_from_unknowns(mode, mu4[0], mu4[1], x, lam)
+    lam[0] = max(lam[0], 0.0)
+    if mode == 0:
+        lam[1] = 0.0
+        lam[2] = 0.0
+    else:
+        lam[1], lam[2] = project_friction(friction_set, mu4, lam[0], lam[1], lam[2])
+
+
+@njit_kernel
+def solve_contact_newton(friction_set, mu4, D, c, max_iterations, tolerance, scratch, lam, out_history):
     """Semismooth Newton on one contact block ``v = D lambda + c`` (module docstring formulation).
 
     Newton starts from the warm impulse; if it fails (iteration cap, singular Jacobian, failed line
@@ -401,7 +440,7 @@ def solve_contact_newton(
         D: 3x3 SPD Delassus block [1/kg]. c: constant velocity (3,) [m/s].
         max_iterations: Newton iteration cap per start. tolerance: stop when ``|Phi|_inf <= tolerance * s``
             with ``s`` the block's velocity scale ``max(|c|_inf, |D lambda_0 + c|_inf)`` [dimensionless].
-        r, x, x_trial, dx, phi, phi_trial (4,), jac (4, 4), v, lam_trial (3,): scratch.
+        scratch: :func:`newton_scratch`.
         lam: start (warm) impulse on entry, solution on exit (3,) [N·s]; always feasible on exit.
         out_history: ``|Phi|_inf`` per iteration of the last start (length >= max_iterations + 1) [m/s].
 
@@ -409,19 +448,10 @@ def solve_contact_newton(
         ``(status, iterations, starts)``: status LOCAL_OK or the last failure reason, Newton iterations
         over all starts, and the number of starts used (1 = the warm start converged).
     """
-    mu_t, mu_b = mu4[0], mu4[1]
-    frictionless = mu4[0] == 0.0 and mu4[1] == 0.0 and mu4[2] == 0.0 and mu4[3] == 0.0
-    if frictionless:
-        mode, n = 0, 1
-    elif friction_set == 2 or friction_set == 3:
-        mode, n = 2, 4
-    else:
-        mode, n = 1, 3
+    r, x, x_trial, dx, phi, phi_trial, jac, v, lam_trial = scratch
+    mode, n = _block_mode(friction_set, mu4)
     # velocity scale of the block: r-factors of the FB arguments (§3.3.5) and the stopping threshold
-    scale = 0.0
-    for i in range(3):
-        vi = D[i, 0] * lam[0] + D[i, 1] * lam[1] + D[i, 2] * lam[2] + c[i]
-        scale = max(scale, abs(c[i]), abs(vi))
+    scale = _block_velocity_scale(D, c, lam)
     threshold = tolerance * scale
     r[0] = D[0, 0]
     r[1] = D[1, 1]
@@ -432,16 +462,7 @@ def solve_contact_newton(
     starts = 0
     for attempt in range(3):
         starts = attempt + 1
-        if attempt == 0:
-            _unknowns_from_impulse(mode, mu4, D, c, lam, False, x, v)
-        elif attempt == 1:
-            lam[0] = 0.0
-            lam[1] = 0.0
-            lam[2] = 0.0
-            _unknowns_from_impulse(mode, mu4, D, c, lam, True, x, v)
-        else:
-            _local_prox(friction_set, mu4, D, c, 50, lam)
-            _unknowns_from_impulse(mode, mu4, D, c, lam, False, x, v)
+        _start_unknowns(attempt, friction_set, mode, mu4, D, c, lam, x, v)
         status, count = _newton_iterations(
             mode, n, mu4, D, c, r, max_iterations, threshold,
             x, x_trial, dx, phi, phi_trial, jac, v, lam_trial, out_history,
@@ -450,14 +471,7 @@ def solve_contact_newton(
         if status == LOCAL_OK:
             break
     if status == LOCAL_OK:
-        _impulse_from_unknowns(mode, mu_t, mu_b, x, lam)
-        # remove round-off outside the set (a change below the tolerance)
-        lam[0] = max(lam[0], 0.0)
-        if mode == 0:
-            lam[1] = 0.0
-            lam[2] = 0.0
-        else:
-            lam[1], lam[2] = project_friction(friction_set, mu4, lam[0], lam[1], lam[2])
+        _converged_impulse(friction_set, mode, mu4, x, lam)
     else:
         _local_prox(friction_set, mu4, D, c, 500, lam)
     return status, total, starts
@@ -466,39 +480,48 @@ def solve_contact_newton(
 @njit_kernel
 def solve_contact_local(friction_set, mu4, D, c, lam0, max_iterations, tolerance, out_lam, out_history):
     """Convenience entry for one block: allocates the scratch and calls :func:`solve_contact_newton`."""
-    r = np.empty(4)
-    x = np.empty(4)
-    x_trial = np.empty(4)
-    dx = np.empty(4)
-    phi = np.zeros(4)
-    phi_trial = np.zeros(4)
-    jac = np.empty((4, 4))
-    v = np.empty(3)
-    lam_trial = np.empty(3)
     for i in range(3):
         out_lam[i] = lam0[i]
-    return solve_contact_newton(
-        friction_set, mu4, D, c, max_iterations, tolerance,
-        r, x, x_trial, dx, phi, phi_trial, jac, v, lam_trial,
-        out_lam, out_history,
-    )  # fmt: skip
+    return solve_contact_newton(friction_set, mu4, D, c, max_iterations, tolerance, newton_scratch(), out_lam,
+                                out_history)  # fmt: skip
+
+
+@njit_kernel
+def _newton_block(rows, k, friction_set, mu4, D, local_iterations, local_tolerance, scratch, c, lam, d_lambda,
+                  history, impulse, dv, dw, merit):  # fmt: skip
+    """One blocked Gauss–Seidel update of contact ``k`` by :func:`solve_contact_newton`.
+
+    ``c = v - D_k lambda_k`` with the current velocity ``v`` of the accumulators (course §3.3); the accumulators
+    take the impulse change. Returns ``(merit, status, iterations, starts)`` with the sweep merit updated [N·s].
+    ``c``, ``lam``, ``d_lambda`` (3,) and ``history`` (local_iterations + 1,): scratch.
+    """
+    contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
+    b0 = contact_body0[k]
+    b1 = contact_body1[k]
+    v = scratch[7]
+    contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, v)
+    for d in range(3):
+        lam[d] = impulse[k, d]
+    for d in range(3):
+        c[d] = v[d] - (D[d, 0] * lam[0] + D[d, 1] * lam[1] + D[d, 2] * lam[2])
+    status, count, starts = solve_contact_newton(
+        friction_set, mu4, D, c, local_iterations, local_tolerance, scratch, lam, history
+    )
+    for d in range(3):
+        d_lambda[d] = lam[d] - impulse[k, d]
+        impulse[k, d] = lam[d]
+        merit = max(merit, abs(d_lambda[d]))
+    apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
+    return merit, status, count, starts
 
 
 @njit_kernel
 def solve_newton_gs(
-    contact_body0,
-    contact_body1,
+    rows,
     contact_count,
     contact_friction_set,
     contact_mu4,
-    body_inv_mass,
-    contact_frame,
-    row_rc0,
-    row_rc1,
-    row_irc0,
-    row_irc1,
     row_D,
-    row_b,
     iterations,
     tolerance,
     local_iterations,
@@ -515,18 +538,11 @@ def solve_newton_gs(
     Per contact ``k`` (symmetric sweeps, :func:`.kernels.sweep_index`): ``c = v - D_k lambda_k`` with the
     current velocity ``v`` of the accumulators, ``lambda_k <- solve_contact_newton(D_k, c)``, then the
     accumulators take the change. Stops when the sweep merit ``||lambda^{k+1} - lambda^k||_inf`` is at
-    most ``tolerance * max|lambda|`` (as PGS/PROX). ``result`` receives ``[sweeps, merit, local
-    failures]``; ``stats`` (3,) receives ``[total local Newton iterations, largest local count, restarts]``.
+    most ``tolerance * max|lambda|`` (as PGS/PROX). ``rows`` is the operator bundle of
+    :func:`.rows.row_operator`, ``row_D`` (c, 3, 3) the Delassus blocks. ``result`` receives ``[sweeps, merit,
+    local failures]``; ``stats`` (3,) receives ``[total local Newton iterations, largest local count, restarts]``.
     """
-    r = np.empty(4)
-    x = np.empty(4)
-    x_trial = np.empty(4)
-    dx = np.empty(4)
-    phi = np.zeros(4)
-    phi_trial = np.zeros(4)
-    jac = np.empty((4, 4))
-    v = np.empty(3)
-    lam_trial = np.empty(3)
+    scratch = newton_scratch()
     c = np.empty(3)
     lam = np.empty(3)
     d_lambda = np.empty(3)
@@ -542,34 +558,18 @@ def solve_newton_gs(
         merit = 0.0
         for i in range(contact_count):
             k = sweep_index(i, it, contact_count)
-            b0 = contact_body0[k]
-            b1 = contact_body1[k]
-            contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, v)
-            D = row_D[k]
-            for d in range(3):
-                lam[d] = impulse[k, d]
-            for d in range(3):
-                c[d] = v[d] - (D[d, 0] * lam[0] + D[d, 1] * lam[1] + D[d, 2] * lam[2])
-            status, count, starts = solve_contact_newton(
-                contact_friction_set[k], contact_mu4[k], D, c, local_iterations, local_tolerance,
-                r, x, x_trial, dx, phi, phi_trial, jac, v, lam_trial,
-                lam, history,
+            merit, status, count, starts = _newton_block(
+                rows, k, contact_friction_set[k], contact_mu4[k], row_D[k], local_iterations, local_tolerance,
+                scratch, c, lam, d_lambda, history, impulse, dv, dw, merit,
             )  # fmt: skip
             if status != LOCAL_OK:
                 failures += 1
             restarts += starts - 1
             total += count
             largest = max(largest, count)
-            for d in range(3):
-                d_lambda[d] = lam[d] - impulse[k, d]
-                impulse[k, d] = lam[d]
-                merit = max(merit, abs(d_lambda[d]))
-            apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
         if merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
             break
-    result[0] = sweeps
-    result[1] = merit
-    result[2] = failures
+    store_result(result, sweeps, merit, failures)
     stats[0] = total
     stats[1] = largest
     stats[2] = restarts

@@ -38,6 +38,7 @@ SET_BOX, SET_CONE, SET_ELLIPSE = 1, 2, 3
 
 @njit_kernel
 def _set_isotropic(k, mu, contact_friction_set, contact_mu4, contact_tangent_fixed):
+    """Contact ``k`` gets the isotropic cone ``mu`` in all four directions, frame free."""
     contact_friction_set[k] = SET_CONE
     for i in range(4):
         contact_mu4[k, i] = mu
@@ -46,6 +47,7 @@ def _set_isotropic(k, mu, contact_friction_set, contact_mu4, contact_tangent_fix
 
 @njit_kernel
 def _set_ellipse(k, mu_t, mu_b, tx, ty, tz, contact_friction_set, contact_mu4, contact_tangent_fixed, hint):
+    """Contact ``k`` gets the ELLIPSE ``(mu_t, mu_b)`` with its t axis fixed along ``(tx, ty, tz)`` (world)."""
     contact_friction_set[k] = SET_ELLIPSE
     contact_mu4[k, 0] = mu_t
     contact_mu4[k, 1] = mu_b
@@ -82,6 +84,77 @@ def _tensor_in_plane(kappa, q, sx, sy, sz, has_dir, n, e1x, e1y, e1z, mu_iso):
         kappa * (m10 * c - m11 * s),
         kappa * (m10 * s + m11 * c),
     )
+
+
+@njit_kernel
+def _texture_set(k, m0, m1, a0, a1, a2, has0, b0, b1, b2, has1, mu_iso, friction_set, mu4, tangent_fixed, hint):
+    """TEXTURE pair: BOX set at the base ``mu_iso``; the frame follows the textured surface's projected direction."""
+    _set_isotropic(k, mu_iso, friction_set, mu4, tangent_fixed)
+    friction_set[k] = SET_BOX
+    if m0 == TEXTURE and has0:
+        tangent_fixed[k] = True
+        hint[k, 0], hint[k, 1], hint[k, 2] = a0, a1, a2
+    elif m1 == TEXTURE and has1:
+        tangent_fixed[k] = True
+        hint[k, 0], hint[k, 1], hint[k, 2] = b0, b1, b2
+
+
+@njit_kernel
+def _tensor_set(
+    k, s0, s1, m0, m1, n, a0, a1, a2, has0, b0, b1, b2, has1, shape_mu, shape_kappa, shape_tensor,
+    friction_set, mu4, tangent_fixed, hint,
+):  # fmt: skip
+    """TENSOR pair: ELLIPSE of ``L = L_A + R L_B R^T`` (course eq. 321-325) in a common in-plane basis."""
+    # a common in-plane basis e1: a structure direction if there is one, else any tangent
+    if has0:
+        e1x, e1y, e1z = a0, a1, a2
+    elif has1:
+        e1x, e1y, e1z = b0, b1, b2
+    else:
+        e1x, e1y, e1z, ok = project_onto_plane(1.0, 0.0, 0.0, n)
+        if not ok:
+            e1x, e1y, e1z, ok = project_onto_plane(0.0, 1.0, 0.0, n)
+    k0 = shape_kappa[s0] if m0 == TENSOR else 0.0
+    k1 = shape_kappa[s1] if m1 == TENSOR else 0.0
+    la00, la01, la10, la11 = _tensor_in_plane(k0, shape_tensor[s0], a0, a1, a2, has0, n, e1x, e1y, e1z, shape_mu[s0])
+    lb00, lb01, lb10, lb11 = _tensor_in_plane(k1, shape_tensor[s1], b0, b1, b2, has1, n, e1x, e1y, e1z, shape_mu[s1])
+    mu_t, mu_b, ca, sa = tensor_ellipse(la00 + lb00, la01 + lb01, la10 + lb10, la11 + lb11)
+    e2x = n[1] * e1z - n[2] * e1y
+    e2y = n[2] * e1x - n[0] * e1z
+    e2z = n[0] * e1y - n[1] * e1x
+    _set_ellipse(
+        k, mu_t, mu_b, ca * e1x + sa * e2x, ca * e1y + sa * e2y, ca * e1z + sa * e2z,
+        friction_set, mu4, tangent_fixed, hint,
+    )  # fmt: skip
+
+
+@njit_kernel
+def _anisotropic_set(
+    k, s0, s1, m0, m1, top, a0, a1, a2, has0, b0, b1, b2, has1, mu_iso, shape_mu_t, shape_mu_b, friction_combine,
+    friction_set, mu4, tangent_fixed, hint,
+):  # fmt: skip
+    """MATCHSTICK / ANISOTROPIC pair: Alg. 21 with both directions, else the ellipse on the one that has one."""
+    # anisotropic extremes: from the structured surface(s) of this model or better
+    aniso0 = m0 == MATCHSTICK or m0 == ANISOTROPIC
+    aniso1 = m1 == MATCHSTICK or m1 == ANISOTROPIC
+    if aniso0 and aniso1:
+        mu_t_a = combine_coefficient(shape_mu_t[s0], shape_mu_t[s1], friction_combine)
+        mu_b_a = combine_coefficient(shape_mu_b[s0], shape_mu_b[s1], friction_combine)
+    elif aniso0:
+        mu_t_a, mu_b_a = shape_mu_t[s0], shape_mu_b[s0]
+    else:
+        mu_t_a, mu_b_a = shape_mu_t[s1], shape_mu_b[s1]
+    use0 = aniso0 and has0
+    use1 = aniso1 and has1
+    if top == MATCHSTICK and use0 and use1:
+        mu_t, mu_b, tx, ty, tz = matchstick_coefficients(a0, a1, a2, b0, b1, b2, mu_iso, mu_t_a, mu_b_a)
+        _set_ellipse(k, mu_t, mu_b, tx, ty, tz, friction_set, mu4, tangent_fixed, hint)
+    elif use0:
+        _set_ellipse(k, mu_t_a, mu_b_a, a0, a1, a2, friction_set, mu4, tangent_fixed, hint)
+    elif use1:
+        _set_ellipse(k, mu_t_a, mu_b_a, b0, b1, b2, friction_set, mu4, tangent_fixed, hint)
+    else:
+        _set_isotropic(k, mu_iso, friction_set, mu4, tangent_fixed)
 
 
 @njit_kernel
@@ -126,94 +199,38 @@ def generate_friction_sets(
         )
         top = max(m0, m1)
         if top == TEXTURE:
-            _set_isotropic(k, mu_iso, contact_friction_set, contact_mu4, contact_tangent_fixed)
-            contact_friction_set[k] = SET_BOX
-            if m0 == TEXTURE and has0:
-                contact_tangent_fixed[k] = True
-                contact_tangent_hint[k, 0], contact_tangent_hint[k, 1], contact_tangent_hint[k, 2] = a0, a1, a2
-            elif m1 == TEXTURE and has1:
-                contact_tangent_fixed[k] = True
-                contact_tangent_hint[k, 0], contact_tangent_hint[k, 1], contact_tangent_hint[k, 2] = b0, b1, b2
+            _texture_set(
+                k, m0, m1, a0, a1, a2, has0, b0, b1, b2, has1, mu_iso,
+                contact_friction_set, contact_mu4, contact_tangent_fixed, contact_tangent_hint,
+            )  # fmt: skip
         elif top == TENSOR:
-            # a common in-plane basis e1: a structure direction if there is one, else any tangent
-            if has0:
-                e1x, e1y, e1z = a0, a1, a2
-            elif has1:
-                e1x, e1y, e1z = b0, b1, b2
-            else:
-                e1x, e1y, e1z, _ = project_onto_plane(1.0, 0.0, 0.0, n)
-                if not _:
-                    e1x, e1y, e1z, _ = project_onto_plane(0.0, 1.0, 0.0, n)
-            k0 = shape_kappa[s0] if m0 == TENSOR else 0.0
-            k1 = shape_kappa[s1] if m1 == TENSOR else 0.0
-            la00, la01, la10, la11 = _tensor_in_plane(
-                k0, shape_tensor[s0], a0, a1, a2, has0, n, e1x, e1y, e1z, shape_mu[s0]
-            )
-            lb00, lb01, lb10, lb11 = _tensor_in_plane(
-                k1, shape_tensor[s1], b0, b1, b2, has1, n, e1x, e1y, e1z, shape_mu[s1]
-            )
-            mu_t, mu_b, ca, sa = tensor_ellipse(la00 + lb00, la01 + lb01, la10 + lb10, la11 + lb11)
-            e2x = n[1] * e1z - n[2] * e1y
-            e2y = n[2] * e1x - n[0] * e1z
-            e2z = n[0] * e1y - n[1] * e1x
-            _set_ellipse(
-                k, mu_t, mu_b, ca * e1x + sa * e2x, ca * e1y + sa * e2y, ca * e1z + sa * e2z,
+            _tensor_set(
+                k, s0, s1, m0, m1, n, a0, a1, a2, has0, b0, b1, b2, has1, shape_mu, shape_kappa, shape_tensor,
                 contact_friction_set, contact_mu4, contact_tangent_fixed, contact_tangent_hint,
             )  # fmt: skip
         elif top == MATCHSTICK or top == ANISOTROPIC:
-            # anisotropic extremes: from the structured surface(s) of this model or better
-            aniso0 = m0 == MATCHSTICK or m0 == ANISOTROPIC
-            aniso1 = m1 == MATCHSTICK or m1 == ANISOTROPIC
-            if aniso0 and aniso1:
-                mu_t_a = combine_coefficient(shape_mu_t[s0], shape_mu_t[s1], friction_combine)
-                mu_b_a = combine_coefficient(shape_mu_b[s0], shape_mu_b[s1], friction_combine)
-            elif aniso0:
-                mu_t_a, mu_b_a = shape_mu_t[s0], shape_mu_b[s0]
-            else:
-                mu_t_a, mu_b_a = shape_mu_t[s1], shape_mu_b[s1]
-            use0 = aniso0 and has0
-            use1 = aniso1 and has1
-            if top == MATCHSTICK and use0 and use1:
-                mu_t, mu_b, tx, ty, tz = matchstick_coefficients(a0, a1, a2, b0, b1, b2, mu_iso, mu_t_a, mu_b_a)
-                _set_ellipse(k, mu_t, mu_b, tx, ty, tz, contact_friction_set, contact_mu4, contact_tangent_fixed,
-                             contact_tangent_hint)  # fmt: skip
-            elif use0:
-                _set_ellipse(k, mu_t_a, mu_b_a, a0, a1, a2, contact_friction_set, contact_mu4, contact_tangent_fixed,
-                             contact_tangent_hint)  # fmt: skip
-            elif use1:
-                _set_ellipse(k, mu_t_a, mu_b_a, b0, b1, b2, contact_friction_set, contact_mu4, contact_tangent_fixed,
-                             contact_tangent_hint)  # fmt: skip
-            else:
-                _set_isotropic(k, mu_iso, contact_friction_set, contact_mu4, contact_tangent_fixed)
+            _anisotropic_set(
+                k, s0, s1, m0, m1, top, a0, a1, a2, has0, b0, b1, b2, has1, mu_iso, shape_mu_t, shape_mu_b,
+                friction_combine, contact_friction_set, contact_mu4, contact_tangent_fixed, contact_tangent_hint,
+            )  # fmt: skip
         else:
             _set_isotropic(k, mu_iso, contact_friction_set, contact_mu4, contact_tangent_fixed)
 
 
 @njit_kernel
+def _to_shape_frame(contact_point, k, shape_world_pos, shape_world_rot, s, out):
+    """Contact point ``k`` in the frame of shape ``s``: ``out = R_s^T (p_k - x_s)`` [m], shape (3,)."""
+    R = shape_world_rot[s]
+    d0 = contact_point[k, 0] - shape_world_pos[s, 0]
+    d1 = contact_point[k, 1] - shape_world_pos[s, 1]
+    d2 = contact_point[k, 2] - shape_world_pos[s, 2]
+    for j in range(3):
+        out[j] = R[0, j] * d0 + R[1, j] * d1 + R[2, j] * d2
+
+
+@njit_kernel
 def compute_contact_structure(
-    shape_tri_start,
-    tri_vertices,
-    grid_origin,
-    grid_cell_size,
-    grid_dims,
-    shape_cell_start,
-    cell_tri_start,
-    cell_tri,
-    tri_normal,
-    tri_tangent,
-    tri_bitangent,
-    tri_uv,
-    tri_structure,
-    image_pixels,
-    image_pixel_start,
-    image_width,
-    image_height,
-    image_channels,
-    surface_source,
-    surface_axis,
-    surface_structure_image,
-    surface_has_uv,
-    surface_has_structure,
+    surfaces,
     shape_world_pos,
     shape_world_rot,
     contact_shape0,
@@ -226,8 +243,14 @@ def compute_contact_structure(
 ):
     """World structure direction of both surfaces at every contact (zero where a surface has none).
 
+    Args:
+        surfaces: :class:`~.lookup.SurfaceArrays` of the model's shapes.
+        shape_world_pos: shape origins [m], shape (S, 3); shape_world_rot: shape-to-world rotations (S, 3, 3).
+        contact_shape0, contact_shape1: shape indices per contact (c,); contact_point: points [m] (c, 3).
+        contact_structure0, contact_structure1: outputs, world structure vectors (c, 3), not normalised.
+
     The contact point goes into each shape's frame, :func:`.lookup.surface_structure_direction` finds the
-    field there (attribute, direction image, UV tangent or axis), and the result goes back to world.
+    field there (attribute, direction image, UV tangent or axis), and the result goes back to world: ``R s``.
     """
     local_p = np.empty(3)
     local_s = np.empty(3)
@@ -238,75 +261,85 @@ def compute_contact_structure(
             out[0] = 0.0
             out[1] = 0.0
             out[2] = 0.0
-            if surface_source[s] == 0:
+            if surfaces.surface_source[s] == 0:
                 continue
+            _to_shape_frame(contact_point, k, shape_world_pos, shape_world_rot, s, local_p)
+            surface_structure_direction(surfaces, s, local_p, local_s)
             R = shape_world_rot[s]
-            d0 = contact_point[k, 0] - shape_world_pos[s, 0]
-            d1 = contact_point[k, 1] - shape_world_pos[s, 1]
-            d2 = contact_point[k, 2] - shape_world_pos[s, 2]
-            for j in range(3):
-                local_p[j] = R[0, j] * d0 + R[1, j] * d1 + R[2, j] * d2  # R^T (p - x)
-            surface_structure_direction(
-                shape_tri_start, tri_vertices, grid_origin, grid_cell_size, grid_dims, shape_cell_start,
-                cell_tri_start, cell_tri, tri_normal, tri_tangent, tri_bitangent, tri_uv, tri_structure,
-                image_pixels, image_pixel_start, image_width, image_height, image_channels,
-                surface_source, surface_axis, surface_structure_image, surface_has_uv, surface_has_structure,
-                s, local_p, local_s,
-            )  # fmt: skip
             for j in range(3):
                 out[j] = R[j, 0] * local_s[0] + R[j, 1] * local_s[1] + R[j, 2] * local_s[2]
 
 
 @njit_kernel
+def _fix_box_frame(k, n, contact_tangent_fixed, contact_tangent_hint, t, b):
+    """Tangents ``t, b`` (3,) of BOX contact ``k``: the hint projected onto the plane, else a deterministic tangent.
+
+    The hint is replaced by ``t`` and fixed, so the solver uses exactly the directions that get sampled.
+    """
+    if contact_tangent_fixed[k]:
+        hint = contact_tangent_hint[k]
+        hn = hint[0] * n[0] + hint[1] * n[1] + hint[2] * n[2]
+        for i in range(3):
+            t[i] = hint[i] - hn * n[i]
+        norm = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+    else:
+        norm = 0.0
+    if not norm > 1e-9:
+        tx, ty, tz, ok = project_onto_plane(1.0, 0.0, 0.0, n)
+        if not ok:
+            tx, ty, tz, ok = project_onto_plane(0.0, 1.0, 0.0, n)
+        t[0], t[1], t[2] = tx, ty, tz
+        norm = 1.0
+    for i in range(3):
+        t[i] /= norm
+        contact_tangent_hint[k, i] = t[i]
+    contact_tangent_fixed[k] = True
+    b[0] = n[1] * t[2] - n[2] * t[1]
+    b[1] = n[2] * t[0] - n[0] * t[2]
+    b[2] = n[0] * t[1] - n[1] * t[0]
+
+
+@njit_kernel
+def _pair_patch_settings(surfaces, s0, s1):
+    """Patch side [m] and resolution of a pair: the largest among its textured surfaces (resolution 0: none)."""
+    size = 0.0
+    res = 0
+    for s in (s0, s1):
+        if surfaces.surface_normal_image[s] >= 0:
+            size = max(size, surfaces.surface_patch_size[s])
+            res = max(res, surfaces.surface_patch_resolution[s])
+    return size, res
+
+
+@njit_kernel
+def _largest_move(cur, prev):
+    """Largest coordinate change [m] between two (2, 3) pairs of shape-frame points (max norm)."""
+    moved = 0.0
+    for side in range(2):
+        for i in range(3):
+            moved = max(moved, abs(cur[side, i] - prev[side, i]))
+    return moved
+
+
+@njit_kernel
 def add_texture_friction(
-    shape_tri_start,
-    tri_vertices,
-    grid_origin,
-    grid_cell_size,
-    grid_dims,
-    shape_cell_start,
-    cell_tri_start,
-    cell_tri,
-    tri_normal,
-    tri_tangent,
-    tri_bitangent,
-    tri_uv,
-    image_pixels,
-    image_pixel_start,
-    image_width,
-    image_height,
-    image_channels,
-    surface_normal_image,
-    surface_normal_strength,
-    surface_normal_directx,
-    surface_has_uv,
-    surface_patch_size,
-    surface_patch_resolution,
-    shape_world_pos,
-    shape_world_rot,
-    contact_shape0,
-    contact_shape1,
-    contact_point,
-    contact_normal,
-    contact_friction_set,
-    contact_key,
-    contact_count,
-    directions,
-    law,
-    prev_key,
-    prev_local,
-    prev_plowing,
-    prev_count,
+    surfaces, shape_world_pos, shape_world_rot,
+    contact_shape0, contact_shape1, contact_point, contact_normal, contact_friction_set, contact_key, contact_count,
+    directions, law, prev_key, prev_local, prev_plowing, prev_count,
     # outputs
-    contact_tangent_fixed,
-    contact_tangent_hint,
-    contact_mu4,
-    cur_local,
-    cur_plowing,
-    scratch,
-    work,
-):
+    contact_tangent_fixed, contact_tangent_hint, contact_mu4, cur_local, cur_plowing, scratch, work,
+):  # fmt: skip
     """Add the plowing coefficients of both normal maps to every BOX (texture) contact (course §6.3.2).
+
+    Args:
+        surfaces: :class:`~.lookup.SurfaceArrays` of the model's shapes.
+        shape_world_pos, shape_world_rot: shape poses, (S, 3) [m] and (S, 3, 3).
+        contact_*: the contacts (c = ``contact_count`` used), keys sorted ascending.
+        directions: (4, 2) sliding directions in the (t, b) basis (``STANDARD_DIRECTIONS``); law: plowing law.
+        prev_key, prev_local (c', 2, 3) [m], prev_plowing (c', 4), prev_count: the previous call's cache.
+        contact_tangent_fixed, contact_tangent_hint, contact_mu4: updated for BOX contacts.
+        cur_local, cur_plowing: this call's cache (the caller swaps them with ``prev_*`` afterwards).
+        scratch, work: as in :func:`.texture.texture_patch_coefficients`.
 
     The frame is fixed here (the UV tangent from the generator, else a deterministic tangent) so the
     solver uses exactly the directions that were sampled: ``mu4 += [+t, +b, -t, -b]`` plowing.
@@ -325,67 +358,26 @@ def add_texture_friction(
         s0 = contact_shape0[k]
         s1 = contact_shape1[k]
         n = contact_normal[k]
-        if contact_tangent_fixed[k]:
-            hint = contact_tangent_hint[k]
-            hn = hint[0] * n[0] + hint[1] * n[1] + hint[2] * n[2]
-            for i in range(3):
-                t[i] = hint[i] - hn * n[i]
-            norm = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
-        else:
-            norm = 0.0
-        if not norm > 1e-9:
-            tx, ty, tz, ok = project_onto_plane(1.0, 0.0, 0.0, n)
-            if not ok:
-                tx, ty, tz, ok = project_onto_plane(0.0, 1.0, 0.0, n)
-            t[0], t[1], t[2] = tx, ty, tz
-            norm = 1.0
-        for i in range(3):
-            t[i] /= norm
-            contact_tangent_hint[k, i] = t[i]
-        contact_tangent_fixed[k] = True
-        b[0] = n[1] * t[2] - n[2] * t[1]
-        b[1] = n[2] * t[0] - n[0] * t[2]
-        b[2] = n[0] * t[1] - n[1] * t[0]
-        # patch settings: the largest among the textured surfaces
-        size = 0.0
-        res = 0
-        for s in (s0, s1):
-            if surface_normal_image[s] >= 0:
-                size = max(size, surface_patch_size[s])
-                res = max(res, surface_patch_resolution[s])
+        _fix_box_frame(k, n, contact_tangent_fixed, contact_tangent_hint, t, b)
+        size, res = _pair_patch_settings(surfaces, s0, s1)
         if res == 0:
             continue
         # the contact point in both shape frames (cache test)
-        for side in range(2):
-            s = s0 if side == 0 else s1
-            R = shape_world_rot[s]
-            d0 = contact_point[k, 0] - shape_world_pos[s, 0]
-            d1 = contact_point[k, 1] - shape_world_pos[s, 1]
-            d2 = contact_point[k, 2] - shape_world_pos[s, 2]
-            for i in range(3):
-                cur_local[k, side, i] = R[0, i] * d0 + R[1, i] * d1 + R[2, i] * d2
+        _to_shape_frame(contact_point, k, shape_world_pos, shape_world_rot, s0, cur_local[k, 0])
+        _to_shape_frame(contact_point, k, shape_world_pos, shape_world_rot, s1, cur_local[k, 1])
         while j < prev_count and prev_key[j] < contact_key[k]:
             j += 1
         reuse = False
         if j < prev_count and prev_key[j] == contact_key[k]:
-            moved = 0.0
-            for side in range(2):
-                for i in range(3):
-                    moved = max(moved, abs(cur_local[k, side, i] - prev_local[j, side, i]))
-            reuse = moved < size / res
+            reuse = _largest_move(cur_local[k], prev_local[j]) < size / res
         if reuse:
             for i in range(4):
                 coefficients[i] = prev_plowing[j, i]
-            for side in range(2):  # keep the sampled positions so slow creep still triggers a resample
-                for i in range(3):
-                    cur_local[k, side, i] = prev_local[j, side, i]
+            # keep the sampled positions so slow creep still triggers a resample
+            cur_local[k] = prev_local[j]
         else:
             texture_patch_coefficients(
-                shape_tri_start, tri_vertices, grid_origin, grid_cell_size, grid_dims, shape_cell_start,
-                cell_tri_start, cell_tri, tri_normal, tri_tangent, tri_bitangent, tri_uv,
-                image_pixels, image_pixel_start, image_width, image_height, image_channels,
-                surface_normal_image, surface_normal_strength, surface_normal_directx, surface_has_uv,
-                s0, shape_world_rot[s0], shape_world_pos[s0], s1, shape_world_rot[s1], shape_world_pos[s1],
+                surfaces, s0, shape_world_rot[s0], shape_world_pos[s0], s1, shape_world_rot[s1], shape_world_pos[s1],
                 contact_point[k], n, t, b, directions, size, res, law, max(size, DEPTH_WINDOW_MIN),
                 coefficients, scratch, work,
             )  # fmt: skip

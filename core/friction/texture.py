@@ -32,7 +32,13 @@ import numpy as np
 
 from ..jit import njit_kernel
 from ..math.vec import dot3
-from .lookup import SurfacePool, closest_surface_point, sample_image_bilinear
+from .lookup import (
+    SurfaceArrays,
+    bilinear_sample,
+    closest_surface_point,
+    image_layout,
+    triangle_uv,
+)
 from .surface import SurfaceFrictionModel
 
 PLOWING_THETA = 0
@@ -84,6 +90,7 @@ def plowing_value(m_world, n_contact, surface_normal, d_world, law):
 def _line_triangle(tri_vertices, tri_normal, tri, q, line_dir, window, x):
     """Intersect the line ``q + s line_dir`` with the plane of triangle ``tri``; the point goes to ``x`` (3,).
 
+    ``tri_vertices`` (T, 3, 3) and ``tri_normal`` (T, 3) are the :class:`~.lookup.SurfaceArrays` fields.
     Returns ``(code, b0, b1, b2)``: code 1 = inside the triangle (barycentrics of the hit), 0 = in the plane
     but outside the triangle, -1 = line nearly parallel to the plane or ``|s| > window``.
     """
@@ -120,118 +127,105 @@ def _line_triangle(tri_vertices, tri_normal, tri, q, line_dir, window, x):
 
 
 @njit_kernel
-def _mesh_point_along_line(
-    shape_tri_start,
-    tri_vertices,
-    grid_origin,
-    grid_cell_size,
-    grid_dims,
-    shape_cell_start,
-    cell_tri_start,
-    cell_tri,
-    tri_normal,
-    shape,
-    q,
-    line_dir,
-    window,
-    on_surface_tol,
-    hint,
-    x,
-):
+def _mesh_point_along_line(surfaces, shape, q, line_dir, window, on_surface_tol, x):
     """Where the line ``q + s line_dir`` (shape frame) meets the mesh with ``|s| <= window``.
 
-    First try triangle ``hint`` (the previous pixel's hit, ``-1`` none): a hit inside it is accepted at once.
-    Otherwise start from the closest triangle to ``q``, intersect the line with its plane, and accept when the
+    Start from the closest triangle to ``q``, intersect the line with its plane, and accept when the
     intersection lies inside that triangle; otherwise move to the triangle closest to the intersection
     (accepting it when the intersection is within ``on_surface_tol`` of the mesh) and repeat (at most 4 times).
     Exact for planar regions, a close approximation on curved meshes. ``x`` (3,) is scratch.
 
     Returns ``(triangle, b0, b1, b2)``; ``triangle = -1`` when there is no hit.
     """
-    if hint >= 0:
-        hit, c0, c1, c2 = _line_triangle(tri_vertices, tri_normal, hint, q, line_dir, window, x)
-        if hit == 1:
-            return hint, c0, c1, c2
+    tri_vertices = surfaces.tri_vertices
+    tri_normal = surfaces.tri_normal
+    # one exit only (break, not return): lets Numba prune the struct's per-call reference counting (see lookup)
+    tri, r0, r1, r2 = -1, 0.0, 0.0, 0.0
     reach = np.sqrt(window * window + 4.0 * window * window)
-    cur, b0, b1, b2, _ = closest_surface_point(
-        shape_tri_start,
-        tri_vertices,
-        grid_origin,
-        grid_cell_size,
-        grid_dims,
-        shape_cell_start,
-        cell_tri_start,
-        cell_tri,
-        shape,
-        q,
-        reach,
-    )
-    if cur < 0:
-        return -1, 0.0, 0.0, 0.0
-    for _ in range(4):
-        hit, c0, c1, c2 = _line_triangle(tri_vertices, tri_normal, cur, q, line_dir, window, x)
-        if hit == 1:
-            return cur, c0, c1, c2
-        if hit < 0:
-            return -1, 0.0, 0.0, 0.0
-        nxt, b0, b1, b2, dist = closest_surface_point(
-            shape_tri_start,
-            tri_vertices,
-            grid_origin,
-            grid_cell_size,
-            grid_dims,
-            shape_cell_start,
-            cell_tri_start,
-            cell_tri,
-            shape,
-            x,
-            reach,
-        )
-        if nxt < 0:
-            return -1, 0.0, 0.0, 0.0
-        if dist <= on_surface_tol:
-            return nxt, b0, b1, b2
-        cur = nxt
-    return -1, 0.0, 0.0, 0.0
+    cur, b0, b1, b2, _ = closest_surface_point(surfaces, shape, q, reach)
+    if cur >= 0:
+        for _ in range(4):
+            hit, c0, c1, c2 = _line_triangle(tri_vertices, tri_normal, cur, q, line_dir, window, x)
+            if hit == 1:
+                tri, r0, r1, r2 = cur, c0, c1, c2
+                break
+            if hit < 0:
+                break
+            nxt, b0, b1, b2, dist = closest_surface_point(surfaces, shape, x, reach)
+            if nxt < 0:
+                break
+            if dist <= on_surface_tol:
+                tri, r0, r1, r2 = nxt, b0, b1, b2
+                break
+            cur = nxt
+    return tri, r0, r1, r2
+
+
+@njit_kernel
+def _pixel_in_shape_frame(rot, pos, point, t, b, x, y, q):
+    """Pixel centre ``g = point + x t + y b`` [m] (world) into the shape frame: ``q = R^T (g - pos)`` (3,)."""
+    d0 = point[0] + x * t[0] + y * b[0] - pos[0]
+    d1 = point[1] + x * t[1] + y * b[1] - pos[1]
+    d2 = point[2] + x * t[2] + y * b[2] - pos[2]
+    for k in range(3):
+        q[k] = rot[0, k] * d0 + rot[1, k] * d1 + rot[2, k] * d2
+
+
+@njit_kernel
+def _facet_normal_local(rgb, strength, directx, tri_tangent, tri_bitangent, tri_normal, tri):
+    """Facet normal ``l = nx T + ny B + nz N`` (shape frame, not unit) from a normal-map sample ``rgb`` (>= 3,).
+
+    Blender Normal Map node in tangent space: ``nt = 2 rgb - 1``, ``nt.xy *= strength`` (G negated for DirectX);
+    (T, B, N) is the UV frame of triangle ``tri`` (the ``SurfaceArrays`` fields ``tri_tangent`` etc., (T, 3)).
+    """
+    nx = (2.0 * rgb[0] - 1.0) * strength
+    ny = (2.0 * rgb[1] - 1.0) * strength
+    nz = 2.0 * rgb[2] - 1.0
+    if directx:
+        ny = -ny
+    l0 = nx * tri_tangent[tri, 0] + ny * tri_bitangent[tri, 0] + nz * tri_normal[tri, 0]
+    l1 = nx * tri_tangent[tri, 1] + ny * tri_bitangent[tri, 1] + nz * tri_normal[tri, 1]
+    l2 = nx * tri_tangent[tri, 2] + ny * tri_bitangent[tri, 2] + nz * tri_normal[tri, 2]
+    return l0, l1, l2
+
+
+@njit_kernel
+def _facet_plowing(l0, l1, l2, tri_normal, tri, rot, n, sign, law, work, values, p):
+    """Eq.335 for one facet and every direction: ``values[p, k] = max(0, m' . sign d_k) (2/pi) phi(theta)``.
+
+    ``(l0, l1, l2)`` is the facet normal in the shape frame, ``tri_normal[tri]`` the triangle's outward normal N
+    (shape frame), ``rot`` the shape-to-world rotation; ``work[4 + k]`` holds the world direction d_k.
+    Directions the facet does not resist keep their value.
+    """
+    count = values.shape[1] - 1
+    # world facet normal m = R l
+    m0 = rot[0, 0] * l0 + rot[0, 1] * l1 + rot[0, 2] * l2
+    m1 = rot[1, 0] * l0 + rot[1, 1] * l1 + rot[1, 2] * l2
+    m2 = rot[2, 0] * l0 + rot[2, 1] * l1 + rot[2, 2] * l2
+    m_len = np.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
+    if m_len <= 0.0:
+        return
+    # m . ng = (R l) . (R N) = l . N  (ng = R N, the surface's world normal)
+    mg = l0 * tri_normal[tri, 0] + l1 * tri_normal[tri, 1] + l2 * tri_normal[tri, 2]
+    theta = np.arccos(min(1.0, max(-1.0, mg / m_len)))
+    factor = _TWO_OVER_PI * (np.tan(theta) if law == 1 else theta)
+    # m' = normalize(m - (m.n) n); value_k = max(0, m'. sign d_k) (2/pi) phi(theta)
+    mn = m0 * n[0] + m1 * n[1] + m2 * n[2]
+    p0 = m0 - mn * n[0]
+    p1 = m1 - mn * n[1]
+    p2 = m2 - mn * n[2]
+    p_len = np.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+    if p_len <= 1e-12 * m_len:
+        return
+    for k in range(count):
+        along = sign * (p0 * work[4 + k, 0] + p1 * work[4 + k, 1] + p2 * work[4 + k, 2])
+        if along > 0.0:
+            values[p, k] = along * factor / p_len
 
 
 @njit_kernel
 def _surface_patch_values(
-    shape_tri_start,
-    tri_vertices,
-    grid_origin,
-    grid_cell_size,
-    grid_dims,
-    shape_cell_start,
-    cell_tri_start,
-    cell_tri,
-    tri_normal,
-    tri_tangent,
-    tri_bitangent,
-    tri_uv,
-    image_pixels,
-    image_pixel_start,
-    image_width,
-    image_height,
-    image_channels,
-    surface_normal_image,
-    surface_normal_strength,
-    surface_normal_directx,
-    surface_has_uv,
-    shape,
-    rot,
-    pos,
-    point,
-    n,
-    t,
-    b,
-    patch_size,
-    resolution,
-    sign,
-    law,
-    window,
-    values,
-    work,
+    surfaces, shape, rot, pos, point, n, t, b, patch_size, resolution, sign, law, window, values, work
 ):
     """Evaluate one surface at every pixel of the patch (course Eq.335 per pixel, the "fragment shader").
 
@@ -241,19 +235,29 @@ def _surface_patch_values(
     """
     count = values.shape[1] - 1
     pixels = resolution * resolution
-    has_mesh = shape >= 0 and shape_tri_start[shape] < shape_tri_start[shape + 1]
-    image = surface_normal_image[shape] if shape >= 0 else -1
-    textured = has_mesh and image >= 0 and surface_has_uv[shape] != 0
+    has_mesh = shape >= 0 and surfaces.shape_tri_start[shape] < surfaces.shape_tri_start[shape + 1]
+    image = surfaces.surface_normal_image[shape] if shape >= 0 else -1
+    textured = has_mesh and image >= 0 and surfaces.surface_has_uv[shape] != 0
     for p in range(pixels):
         for k in range(count):
             values[p, k] = 0.0
         values[p, count] = 1.0
     if not has_mesh:
         return  # no mesh: present everywhere, no texture
-    strength = max(surface_normal_strength[shape], 0.0)
-    directx = surface_normal_directx[shape] != 0
+    strength = max(surfaces.surface_normal_strength[shape], 0.0)
+    directx = surfaces.surface_normal_directx[shape] != 0
     cell = patch_size / resolution
     on_surface_tol = 1e-6 * cell
+    # Per pixel, the helpers get only the arrays they read (not the struct): a call receiving the struct may pay a
+    # reference-count update per field, and array views per pixel cost the same; either would be slower than the
+    # pixel's arithmetic (measured: a patch took 4x as long when the per-pixel helpers received the struct).
+    tri_vertices = surfaces.tri_vertices
+    tri_normal = surfaces.tri_normal
+    tri_tangent = surfaces.tri_tangent
+    tri_bitangent = surfaces.tri_bitangent
+    tri_uv = surfaces.tri_uv
+    image_pixels = surfaces.image_pixels
+    base, width, height, channels = image_layout(surfaces, image)
     # line direction in the shape frame: R^T n
     for k in range(3):
         work[1, k] = rot[0, k] * n[0] + rot[1, k] * n[1] + rot[2, k] * n[2]
@@ -267,35 +271,16 @@ def _surface_patch_values(
         for ix in range(resolution):
             x = (ix + 0.5) * cell - 0.5 * patch_size
             p = ix + resolution * iy
-            # pixel centre g = point + x t + y b, to the shape frame: q = R^T (g - pos)
-            d0 = point[0] + x * t[0] + y * b[0] - pos[0]
-            d1 = point[1] + x * t[1] + y * b[1] - pos[1]
-            d2 = point[2] + x * t[2] + y * b[2] - pos[2]
-            for k in range(3):
-                q[k] = rot[0, k] * d0 + rot[1, k] * d1 + rot[2, k] * d2
-            tri = -1
+            _pixel_in_shape_frame(rot, pos, point, t, b, x, y, q)
+            # the previous pixel's triangle first: neighbouring pixels mostly hit the same triangle
+            hit = 0
             if hint >= 0:
                 hit, b0, b1, b2 = _line_triangle(tri_vertices, tri_normal, hint, q, line_dir, window, x_scratch)
-                if hit == 1:
-                    tri = hint
-            if tri < 0:
+            if hit == 1:
+                tri = hint
+            else:
                 tri, b0, b1, b2 = _mesh_point_along_line(
-                    shape_tri_start,
-                    tri_vertices,
-                    grid_origin,
-                    grid_cell_size,
-                    grid_dims,
-                    shape_cell_start,
-                    cell_tri_start,
-                    cell_tri,
-                    tri_normal,
-                    shape,
-                    q,
-                    line_dir,
-                    window,
-                    on_surface_tol,
-                    -1,
-                    x_scratch,
+                    surfaces, shape, q, line_dir, window, on_surface_tol, x_scratch
                 )
             if tri < 0:
                 values[p, count] = 0.0
@@ -303,68 +288,15 @@ def _surface_patch_values(
             hint = tri
             if not textured:
                 continue
-            u = b0 * tri_uv[tri, 0, 0] + b1 * tri_uv[tri, 1, 0] + b2 * tri_uv[tri, 2, 0]
-            v = b0 * tri_uv[tri, 0, 1] + b1 * tri_uv[tri, 1, 1] + b2 * tri_uv[tri, 2, 1]
-            sample_image_bilinear(
-                image_pixels, image_pixel_start, image_width, image_height, image_channels, image, u, v, rgb
-            )
-            # Blender Normal Map node, tangent space: nt = 2 rgb - 1, nt.xy *= strength (G negated for DirectX)
-            nx = (2.0 * rgb[0] - 1.0) * strength
-            ny = (2.0 * rgb[1] - 1.0) * strength
-            nz = 2.0 * rgb[2] - 1.0
-            if directx:
-                ny = -ny
-            # local facet normal nx T + ny B + nz N, then world m = R (.), surface normal ng = R N
-            l0 = nx * tri_tangent[tri, 0] + ny * tri_bitangent[tri, 0] + nz * tri_normal[tri, 0]
-            l1 = nx * tri_tangent[tri, 1] + ny * tri_bitangent[tri, 1] + nz * tri_normal[tri, 1]
-            l2 = nx * tri_tangent[tri, 2] + ny * tri_bitangent[tri, 2] + nz * tri_normal[tri, 2]
-            m0 = rot[0, 0] * l0 + rot[0, 1] * l1 + rot[0, 2] * l2
-            m1 = rot[1, 0] * l0 + rot[1, 1] * l1 + rot[1, 2] * l2
-            m2 = rot[2, 0] * l0 + rot[2, 1] * l1 + rot[2, 2] * l2
-            m_len = np.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
-            if m_len <= 0.0:
-                continue
-            # m . ng = (R l) . (R N) = l . N
-            mg = l0 * tri_normal[tri, 0] + l1 * tri_normal[tri, 1] + l2 * tri_normal[tri, 2]
-            theta = np.arccos(min(1.0, max(-1.0, mg / m_len)))
-            factor = _TWO_OVER_PI * (np.tan(theta) if law == 1 else theta)
-            # m' = normalize(m - (m.n) n); value_k = max(0, m'. sign d_k) (2/pi) phi(theta)
-            mn = m0 * n[0] + m1 * n[1] + m2 * n[2]
-            p0 = m0 - mn * n[0]
-            p1 = m1 - mn * n[1]
-            p2 = m2 - mn * n[2]
-            p_len = np.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-            if p_len <= 1e-12 * m_len:
-                continue
-            for k in range(count):
-                along = sign * (p0 * work[4 + k, 0] + p1 * work[4 + k, 1] + p2 * work[4 + k, 2])
-                if along > 0.0:
-                    values[p, k] = along * factor / p_len
+            u, v = triangle_uv(tri_uv, tri, b0, b1, b2)
+            bilinear_sample(image_pixels, base, width, height, channels, u, v, rgb)
+            l0, l1, l2 = _facet_normal_local(rgb, strength, directx, tri_tangent, tri_bitangent, tri_normal, tri)
+            _facet_plowing(l0, l1, l2, tri_normal, tri, rot, n, sign, law, work, values, p)
 
 
 @njit_kernel
 def texture_patch_coefficients(
-    shape_tri_start,
-    tri_vertices,
-    grid_origin,
-    grid_cell_size,
-    grid_dims,
-    shape_cell_start,
-    cell_tri_start,
-    cell_tri,
-    tri_normal,
-    tri_tangent,
-    tri_bitangent,
-    tri_uv,
-    image_pixels,
-    image_pixel_start,
-    image_width,
-    image_height,
-    image_channels,
-    surface_normal_image,
-    surface_normal_strength,
-    surface_normal_directx,
-    surface_has_uv,
+    surfaces,
     shape_a,
     rot_a,
     pos_a,
@@ -388,10 +320,7 @@ def texture_patch_coefficients(
     """Directional plowing coefficients of one contact from both surfaces' normal maps (course Sec. 6.3.2).
 
     Args:
-        shape_tri_start .. cell_tri: :meth:`SurfacePool.lookup_arrays`.
-        tri_normal .. tri_uv: :meth:`SurfacePool.frame_arrays`.
-        image_pixels .. image_channels: :meth:`SurfacePool.image_arrays`.
-        surface_normal_image .. surface_has_uv: :meth:`SurfacePool.normal_map_arrays`.
+        surfaces: :class:`~.lookup.SurfaceArrays` (meshes, grids, UV frames, images, normal-map settings).
         shape_a, shape_b: shape indices (``-1``: no surface data, present everywhere, contributes 0).
         rot_a, rot_b: shape-to-world rotations, shape (3, 3); pos_a, pos_b: shape origins [m], shape (3,).
         point: contact point [m], shape (3,); n: unit normal from A to B; t, b: unit tangents (C = [n t b]).
@@ -407,6 +336,7 @@ def texture_patch_coefficients(
     Returns:
         Number of overlap pixels (0: ``out`` is all zero).
 
+    ``mu_k = mean_P I_A^k + mean_P I_B^k`` over the overlap set P (pixels where both surfaces are present).
     Cost O(K R^2) plus one or two mesh lookups per pixel and surface; allocates nothing.
     """
     count = directions.shape[0]
@@ -416,79 +346,12 @@ def texture_patch_coefficients(
         out[k] = 0.0
     values_a = scratch[0]
     values_b = scratch[1]
+    # A slides along +d relative to B: A's facets plow along +d, B's along -d (erratum K#22)
     _surface_patch_values(
-        shape_tri_start,
-        tri_vertices,
-        grid_origin,
-        grid_cell_size,
-        grid_dims,
-        shape_cell_start,
-        cell_tri_start,
-        cell_tri,
-        tri_normal,
-        tri_tangent,
-        tri_bitangent,
-        tri_uv,
-        image_pixels,
-        image_pixel_start,
-        image_width,
-        image_height,
-        image_channels,
-        surface_normal_image,
-        surface_normal_strength,
-        surface_normal_directx,
-        surface_has_uv,
-        shape_a,
-        rot_a,
-        pos_a,
-        point,
-        n,
-        t,
-        b,
-        patch_size,
-        resolution,
-        1.0,
-        law,
-        depth_window,
-        values_a,
-        work,
+        surfaces, shape_a, rot_a, pos_a, point, n, t, b, patch_size, resolution, 1.0, law, depth_window, values_a, work
     )
     _surface_patch_values(
-        shape_tri_start,
-        tri_vertices,
-        grid_origin,
-        grid_cell_size,
-        grid_dims,
-        shape_cell_start,
-        cell_tri_start,
-        cell_tri,
-        tri_normal,
-        tri_tangent,
-        tri_bitangent,
-        tri_uv,
-        image_pixels,
-        image_pixel_start,
-        image_width,
-        image_height,
-        image_channels,
-        surface_normal_image,
-        surface_normal_strength,
-        surface_normal_directx,
-        surface_has_uv,
-        shape_b,
-        rot_b,
-        pos_b,
-        point,
-        n,
-        t,
-        b,
-        patch_size,
-        resolution,
-        -1.0,
-        law,
-        depth_window,
-        values_b,
-        work,
+        surfaces, shape_b, rot_b, pos_b, point, n, t, b, patch_size, resolution, -1.0, law, depth_window, values_b, work
     )
     overlap = 0
     for p in range(resolution * resolution):
@@ -508,7 +371,7 @@ def texture_patch_coefficients(
 # -------------------------------------------------------------------------------------------------
 
 
-def _patch_settings(pool: SurfacePool, shapes) -> tuple[float, int]:
+def _patch_settings(pool: SurfaceArrays, shapes) -> tuple[float, int]:
     """Patch side and resolution of a pair: the largest among the shapes that have a normal map (default 5 cm, 16)."""
     textured = [s for s in shapes if s >= 0 and pool.surface_normal_image[s] >= 0]
     if not textured:
@@ -519,7 +382,7 @@ def _patch_settings(pool: SurfacePool, shapes) -> tuple[float, int]:
 
 
 def texture_coefficients(
-    pool: SurfacePool,
+    pool: SurfaceArrays,
     shape_a: int,
     rot_a,
     pos_a,
@@ -554,10 +417,7 @@ def texture_coefficients(
         return np.ascontiguousarray(x, dtype=np.float64).reshape(shp)
 
     overlap = texture_patch_coefficients(
-        *pool.lookup_arrays(),
-        *pool.frame_arrays(),
-        *pool.image_arrays(),
-        *pool.normal_map_arrays(),
+        pool,
         int(shape_a),
         f(rot_a, (3, 3)),
         f(pos_a, 3),
@@ -581,7 +441,7 @@ def texture_coefficients(
 
 
 def surface_friction_map(
-    pool: SurfacePool, shape: int, points_local, direction_local, *, law: int = PLOWING_THETA
+    pool: SurfaceArrays, shape: int, points_local, direction_local, *, law: int = PLOWING_THETA
 ) -> np.ndarray:
     """Friction coefficient the surface alone adds when something slides over each point along a direction.
 
@@ -606,9 +466,8 @@ def surface_friction_map(
     model = int(pool.surface_model[shape]) if shape >= 0 else 0
     result = np.zeros(points.shape[0])
     has_mesh = shape >= 0 and pool.shape_tri_start[shape] < pool.shape_tri_start[shape + 1]
-    eye = np.eye(3)
-    zero = np.zeros(3)
     size, res = _patch_settings(pool, (shape,))
+    structured = (SurfaceFrictionModel.ANISOTROPIC, SurfaceFrictionModel.MATCHSTICK, SurfaceFrictionModel.TENSOR)
     for i, p in enumerate(points):
         normal = None
         if has_mesh:
@@ -621,43 +480,56 @@ def surface_friction_map(
         if model == SurfaceFrictionModel.COULOMB:
             result[i] = pool.surface_mu[shape]
         elif model == SurfaceFrictionModel.TEXTURE:
-            if normal is None or d_len == 0.0:
-                continue
-            d = d / d_len
-            n = -normal  # from the slider (A) into this surface (B)
-            b = np.cross(n, d)
-            mu, _ = texture_coefficients(
-                pool, -1, eye, zero, shape, eye, zero, p, n, d, b,
-                directions=STANDARD_DIRECTIONS[:1], patch_size=size, resolution=res, law=law,
-            )  # fmt: skip
-            result[i] = mu[0]
-        elif model in (SurfaceFrictionModel.ANISOTROPIC, SurfaceFrictionModel.MATCHSTICK, SurfaceFrictionModel.TENSOR):
+            if normal is not None and d_len != 0.0:
+                result[i] = _texture_map_value(pool, shape, p, normal, d / d_len, size, res, law)
+        elif model in structured:
             s = pool.structure_direction(shape, p)
             if normal is not None:
                 s = s - np.sum(s * normal) * normal
             s_len = float(np.sqrt(np.sum(s * s)))
             if model == SurfaceFrictionModel.TENSOR:
-                q = pool.surface_tensor[shape]
-                kappa = pool.surface_kappa[shape]
-                if s_len == 0.0 or d_len == 0.0 or normal is None:
-                    result[i] = kappa * (0.5 * (q[0, 0] + q[1, 1]) + 1.0)
-                    continue
-                s_hat = s / s_len
-                c = float(np.sum(d * s_hat)) / d_len
-                sn = float(np.sum(np.cross(s_hat, d) * normal)) / d_len
-                quad = c * c * q[0, 0] + c * sn * (q[0, 1] + q[1, 0]) + sn * sn * q[1, 1]
-                result[i] = kappa * (quad + 1.0)
-                continue
-            if s_len == 0.0 or d_len == 0.0:
-                result[i] = pool.surface_mu[shape]
-                continue
-            cos_phi = float(np.sum(d * s)) / (d_len * s_len)
-            sin2 = max(0.0, 1.0 - cos_phi * cos_phi)
-            mu_t = pool.surface_mu_t[shape]
-            mu_b = pool.surface_mu_b[shape]
-            # mu(phi) = 1 / sqrt(cos^2 phi / mu_t^2 + sin^2 phi / mu_b^2)
-            result[i] = 1.0 / np.sqrt(cos_phi * cos_phi / mu_t**2 + sin2 / mu_b**2)
+                result[i] = _tensor_map_value(pool, shape, d, d_len, s, s_len, normal)
+            else:
+                result[i] = _elliptic_map_value(pool, shape, d, d_len, s, s_len)
     return result
+
+
+def _texture_map_value(pool: SurfaceArrays, shape: int, p, normal, d, size: float, res: int, law: int) -> float:
+    """Plowing of ``shape`` (as B, n = -N into it) under a flat slider A moving along unit ``d`` at ``p`` [m]."""
+    eye = np.eye(3)
+    zero = np.zeros(3)
+    n = -normal  # from the slider (A) into this surface (B)
+    b = np.cross(n, d)
+    mu, _ = texture_coefficients(
+        pool, -1, eye, zero, shape, eye, zero, p, n, d, b,
+        directions=STANDARD_DIRECTIONS[:1], patch_size=size, resolution=res, law=law,
+    )  # fmt: skip
+    return mu[0]
+
+
+def _tensor_map_value(pool: SurfaceArrays, shape: int, d, d_len: float, s, s_len: float, normal) -> float:
+    """``kappa (d^T Q d + 1)`` with the unit direction in the structure frame (``kappa (tr(Q)/2 + 1)`` without one)."""
+    q = pool.surface_tensor[shape]
+    kappa = pool.surface_kappa[shape]
+    if s_len == 0.0 or d_len == 0.0 or normal is None:
+        return kappa * (0.5 * (q[0, 0] + q[1, 1]) + 1.0)
+    s_hat = s / s_len
+    c = float(np.sum(d * s_hat)) / d_len
+    sn = float(np.sum(np.cross(s_hat, d) * normal)) / d_len
+    quad = c * c * q[0, 0] + c * sn * (q[0, 1] + q[1, 0]) + sn * sn * q[1, 1]
+    return kappa * (quad + 1.0)
+
+
+def _elliptic_map_value(pool: SurfaceArrays, shape: int, d, d_len: float, s, s_len: float) -> float:
+    """Elliptic coefficient at angle phi between ``d`` and the structure ``s`` (``mu`` without a field)."""
+    if s_len == 0.0 or d_len == 0.0:
+        return pool.surface_mu[shape]
+    cos_phi = float(np.sum(d * s)) / (d_len * s_len)
+    sin2 = max(0.0, 1.0 - cos_phi * cos_phi)
+    mu_t = pool.surface_mu_t[shape]
+    mu_b = pool.surface_mu_b[shape]
+    # mu(phi) = 1 / sqrt(cos^2 phi / mu_t^2 + sin^2 phi / mu_b^2)
+    return 1.0 / np.sqrt(cos_phi * cos_phi / mu_t**2 + sin2 / mu_b**2)
 
 
 __all__ = [

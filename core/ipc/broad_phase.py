@@ -118,6 +118,23 @@ def _cell_key(ix, iy, iz, dims):
 
 
 @njit_kernel
+def _range_cell_count(r):
+    """Number of cells in the range ``r[0, k] .. r[1, k]`` (2, 3) of :func:`_cell_range`."""
+    return (r[1, 0] - r[0, 0] + 1) * (r[1, 1] - r[0, 1] + 1) * (r[1, 2] - r[0, 2] + 1)
+
+
+@njit_kernel
+def _range_cell_key(r, q, dims):
+    """Key of cell ``q`` of the range ``r`` (2, 3), enumerated x slowest and z fastest (nested-loop order)."""
+    nz = r[1, 2] - r[0, 2] + 1
+    ny = r[1, 1] - r[0, 1] + 1
+    iz = r[0, 2] + q % nz
+    iy = r[0, 1] + (q // nz) % ny
+    ix = r[0, 0] + q // (nz * ny)
+    return _cell_key(ix, iy, iz, dims)
+
+
+@njit_kernel
 def _slot(table_keys, key, shift):
     """Slot of ``key`` in the open-addressing table of size ``2^(64 - shift)``, or the free slot for it.
 
@@ -139,8 +156,36 @@ def _cell_counts(lo, hi, origin, cell, dims, counts, large):
         r = np.empty((2, 3), np.int64)
         for p in range(c * count // chunks, (c + 1) * count // chunks):
             large[p] = _cell_range(lo, hi, p, origin, cell, dims, r)
-            cells = (r[1, 0] - r[0, 0] + 1) * (r[1, 1] - r[0, 1] + 1) * (r[1, 2] - r[0, 2] + 1)
-            counts[p] = 0 if large[p] else cells
+            counts[p] = 0 if large[p] else _range_cell_count(r)
+
+
+@njit_kernel
+def _count_cells(lo, hi, origin, cell, dims, counts, large, shift, r):
+    """Hash the cells of the binned boxes into a table of size ``2^(64 - shift)``.
+
+    Returns ``(table_keys, table_end, full)``: the cell key of each slot (-1: empty) and its entry count;
+    ``full`` when the load would pass 1/2 (the caller grows the table and starts again). ``r``: (2, 3) scratch.
+    """
+    size = 2 ** (64 - shift)
+    table_keys = np.full(size, -1, np.int64)
+    table_end = np.zeros(size, np.int64)  # entry counts first, then the end of each slot's run
+    distinct = 0
+    for p in range(lo.shape[0]):
+        if large[p]:
+            continue
+        _cell_range(lo, hi, p, origin, cell, dims, r)
+        for q in range(counts[p]):
+            # check the load before every insertion: one large box can fill a small table,
+            # and probing a full table would never end
+            if 2 * distinct >= size:
+                return table_keys, table_end, True
+            key = _range_cell_key(r, q, dims)
+            s = _slot(table_keys, key, shift)
+            if table_keys[s] == -1:
+                table_keys[s] = key
+                distinct += 1
+            table_end[s] += 1
+    return table_keys, table_end, False
 
 
 @njit_kernel
@@ -163,38 +208,11 @@ def _bin(lo, hi, origin, cell, dims):
         shift -= 1
     r = np.empty((2, 3), np.int64)
     while True:
-        size = 2 ** (64 - shift)
-        table_keys = np.full(size, -1, np.int64)
-        table_end = np.zeros(size, np.int64)  # entry counts first, then the end of each slot's run
-        distinct = 0
-        full = False
-        for p in range(count):
-            if large[p]:
-                continue
-            _cell_range(lo, hi, p, origin, cell, dims, r)
-            for ix in range(r[0, 0], r[1, 0] + 1):
-                for iy in range(r[0, 1], r[1, 1] + 1):
-                    for iz in range(r[0, 2], r[1, 2] + 1):
-                        # check the load before every insertion: one large box can fill a small table,
-                        # and probing a full table would never end
-                        if 2 * distinct >= size:
-                            full = True
-                            break
-                        key = _cell_key(ix, iy, iz, dims)
-                        s = _slot(table_keys, key, shift)
-                        if table_keys[s] == -1:
-                            table_keys[s] = key
-                            distinct += 1
-                        table_end[s] += 1
-                    if full:
-                        break
-                if full:
-                    break
-            if full:
-                break
+        table_keys, table_end, full = _count_cells(lo, hi, origin, cell, dims, counts, large, shift, r)
         if not full:
             break
         shift -= 2
+    size = table_keys.shape[0]
     table_start = np.empty(size, np.int64)
     running = 0
     for s in range(size):
@@ -206,13 +224,11 @@ def _bin(lo, hi, origin, cell, dims):
         if large[p]:
             continue
         _cell_range(lo, hi, p, origin, cell, dims, r)
-        for ix in range(r[0, 0], r[1, 0] + 1):
-            for iy in range(r[0, 1], r[1, 1] + 1):
-                for iz in range(r[0, 2], r[1, 2] + 1):
-                    s = _slot(table_keys, _cell_key(ix, iy, iz, dims), shift)
-                    e = table_end[s]
-                    table_end[s] += 1
-                    ids[e] = p
+        for q in range(counts[p]):
+            s = _slot(table_keys, _range_cell_key(r, q, dims), shift)
+            e = table_end[s]
+            table_end[s] += 1
+            ids[e] = p
     large_ids = np.flatnonzero(large).astype(np.int64)
     return table_keys, table_start, table_end, shift, ids, large_ids
 

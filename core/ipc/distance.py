@@ -44,6 +44,7 @@ No function allocates: small vectors are tuples, the outputs are the caller's bu
 """
 
 from ..jit import njit_kernel
+from ..math.vec import cross3, dot3, scale3, sub3
 
 # Point–triangle closest feature (values = ipctk PointTriangleDistanceType).
 PP_T0 = 0
@@ -99,27 +100,7 @@ _ZERO4 = (0.0, 0.0, 0.0, 0.0)
 _ZERO3 = (0.0, 0.0, 0.0)
 
 
-# --------------------------------------------------------------------------- small vector helpers
-
-
-@njit_kernel
-def _sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-@njit_kernel
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit_kernel
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-@njit_kernel
-def _scale(a, s):
-    return (a[0] * s, a[1] * s, a[2] * s)
+# --------------------------------------------------------------------------- small helpers
 
 
 @njit_kernel
@@ -141,11 +122,11 @@ def point_edge_case(p, e0, e1):
 
     A zero-length segment reports ``PE_E0``.
     """
-    e = _sub(e1, e0)
-    e2 = _dot(e, e)
+    e = sub3(e1, e0)
+    e2 = dot3(e, e)
     if e2 == 0.0:
         return PE_E0
-    ratio = _dot(e, _sub(p, e0)) / e2
+    ratio = dot3(e, sub3(p, e0)) / e2
     if ratio < 0.0:
         return PE_E0
     if ratio > 1.0:
@@ -161,14 +142,14 @@ def _edge_side_params(p, a, b, n):
     edge (for a counter-clockwise triangle with normal n). Solved from the 2x2 normal equations, as
     ipctk does, so boundary decisions agree with it.
     """
-    e = _sub(b, a)
-    f = _cross(e, n)
-    q = _sub(p, a)
-    m00 = _dot(e, e)
-    m01 = _dot(e, f)
-    m11 = _dot(f, f)
-    r0 = _dot(e, q)
-    r1 = _dot(f, q)
+    e = sub3(b, a)
+    f = cross3(e, n)
+    q = sub3(p, a)
+    m00 = dot3(e, e)
+    m01 = dot3(e, f)
+    m11 = dot3(f, f)
+    r0 = dot3(e, q)
+    r1 = dot3(f, q)
     det = m00 * m11 - m01 * m01
     if det == 0.0:
         # degenerate triangle (n = 0): only the position along the edge is meaningful
@@ -184,7 +165,7 @@ def point_triangle_case(p, t0, t1, t2):
     projects inside it and lies outside the triangle across it; a vertex wins if p lies before one
     incident edge and beyond the other; else the face. Same decision rule as ipctk 1.6.1.
     """
-    n = _cross(_sub(t1, t0), _sub(t2, t0))
+    n = cross3(sub3(t1, t0), sub3(t2, t0))
     s00, s01 = _edge_side_params(p, t0, t1, n)
     if s00 > 0.0 and s00 < 1.0 and s01 >= 0.0:
         return PE_T0T1
@@ -210,10 +191,10 @@ def edge_edge_parallel_case(ea0, ea1, eb0, eb1):
     ``alpha``, ``beta`` = positions of eb0, eb1 along edge a (0 at ea0, 1 at ea1). If eb0 projects
     inside edge a, the pair is ``EA_EB0``; otherwise the endpoint / edge combination of the overlap.
     """
-    ea = _sub(ea1, ea0)
-    ea2 = _dot(ea, ea)
-    alpha = _dot(_sub(eb0, ea0), ea) / ea2
-    beta = _dot(_sub(eb1, ea0), ea) / ea2
+    ea = sub3(ea1, ea0)
+    ea2 = dot3(ea, ea)
+    alpha = dot3(sub3(eb0, ea0), ea) / ea2
+    beta = dot3(sub3(eb1, ea0), ea) / ea2
     # ac: 0 = ea0, 1 = ea1, 2 = edge a interior; bc: 0 = eb0, 1 = eb1, 2 = edge b interior
     if alpha < 0.0:
         ac = 2 if (0.0 <= beta and beta <= 1.0) else 0
@@ -241,29 +222,29 @@ def edge_edge_case(ea0, ea1, eb0, eb1):
     edges (sin² ~ 1e-16..1e-12) the case follows the exact geometry where ipctk's follows rounding
     noise; elsewhere the decisions are identical.
     """
-    u = _sub(ea1, ea0)
-    v = _sub(eb1, eb0)
-    w = _sub(ea0, eb0)
-    a = _dot(u, u)
-    b = _dot(u, v)
-    c = _dot(v, v)
-    d = _dot(u, w)
-    e = _dot(v, w)
+    u = sub3(ea1, ea0)
+    v = sub3(eb1, eb0)
+    w = sub3(ea0, eb0)
+    a = dot3(u, u)
+    b = dot3(u, v)
+    c = dot3(v, v)
+    d = dot3(u, w)
+    e = dot3(v, w)
     if a == 0.0 and c == 0.0:
         return EA0_EB0
     if a == 0.0:
         return EA0_EB
     if c == 0.0:
         return EA_EB0
-    uv = _cross(u, v)
-    D = _dot(uv, uv)  # = a c - b², without its cancellation for nearly parallel edges
+    uv = cross3(u, v)
+    D = dot3(uv, uv)  # = a c - b², without its cancellation for nearly parallel edges
     if D < EDGE_EDGE_PARALLEL_THRESHOLD * a * c:
         return edge_edge_parallel_case(ea0, ea1, eb0, eb1)
 
     # line parameters: s = sN / D on edge a, t = tN / tD on edge b, with the numerators
     # b e - c d = ((u x v) x v) . w and a e - b d = ((u x v) x u) . w (Lagrange), again cancellation-free
     default = EA_EB
-    sN = _dot(_cross(uv, v), w)
+    sN = dot3(cross3(uv, v), w)
     if sN <= 0.0:  # s clamped to 0: ea0 against edge b
         tN = e
         tD = c
@@ -273,7 +254,7 @@ def edge_edge_case(ea0, ea1, eb0, eb1):
         tD = c
         default = EA1_EB
     else:
-        tN = _dot(_cross(uv, u), w)
+        tN = dot3(cross3(uv, u), w)
         tD = D
     if tN <= 0.0:  # t clamped to 0: eb0 against edge a
         if -d <= 0.0:
@@ -296,16 +277,16 @@ def edge_edge_case(ea0, ea1, eb0, eb1):
 @njit_kernel
 def point_point_distance2(p, q):
     """``|p - q|²`` [m²]."""
-    r = _sub(p, q)
-    return _dot(r, r)
+    r = sub3(p, q)
+    return dot3(r, r)
 
 
 @njit_kernel
 def point_line_distance2(p, e0, e1):
     """Squared distance [m²] of point p to the infinite line through e0, e1: ``|(e0 - p) x (e1 - p)|² / |e1 - e0|²``."""
-    c = _cross(_sub(e0, p), _sub(e1, p))
-    e = _sub(e1, e0)
-    return _dot(c, c) / _dot(e, e)
+    c = cross3(sub3(e0, p), sub3(e1, p))
+    e = sub3(e1, e0)
+    return dot3(c, c) / dot3(e, e)
 
 
 @njit_kernel
@@ -325,16 +306,16 @@ def point_plane_distance2(p, origin, normal):
 
     ``((p - origin) . n)² / |n|²``.
     """
-    s = _dot(_sub(p, origin), normal)
-    return s * s / _dot(normal, normal)
+    s = dot3(sub3(p, origin), normal)
+    return s * s / dot3(normal, normal)
 
 
 @njit_kernel
 def line_line_distance2(ea0, ea1, eb0, eb1):
     """Squared distance [m²] between the infinite lines: ``((ea0 - eb0) . n)² / |n|²``, ``n = ea x eb``."""
-    n = _cross(_sub(ea1, ea0), _sub(eb1, eb0))
-    s = _dot(_sub(ea0, eb0), n)
-    return s * s / _dot(n, n)
+    n = cross3(sub3(ea1, ea0), sub3(eb1, eb0))
+    s = dot3(sub3(ea0, eb0), n)
+    return s * s / dot3(n, n)
 
 
 @njit_kernel
@@ -351,7 +332,7 @@ def _point_triangle_value(p, t0, t1, t2, case):
         return point_line_distance2(p, t1, t2)
     if case == PE_T2T0:
         return point_line_distance2(p, t2, t0)
-    return point_plane_distance2(p, t0, _cross(_sub(t1, t0), _sub(t2, t0)))
+    return point_plane_distance2(p, t0, cross3(sub3(t1, t0), sub3(t2, t0)))
 
 
 @njit_kernel
@@ -407,13 +388,13 @@ def _write_envelope_derivatives(nslot, w, d0, d1, e0, e1, r, m, grad, hess):
     i01 = 0.0
     i11 = 0.0
     if m == 1:
-        i00 = 1.0 / _dot(e0, e0)
+        i00 = 1.0 / dot3(e0, e0)
     elif m == 2:
-        n = _cross(e0, e1)
-        det = _dot(n, n)  # = |e0|²|e1|² - (e0.e1)² without cancellation
-        i00 = _dot(e1, e1) / det
-        i01 = -_dot(e0, e1) / det
-        i11 = _dot(e0, e0) / det
+        n = cross3(e0, e1)
+        det = dot3(n, n)  # = |e0|²|e1|² - (e0.e1)² without cancellation
+        i00 = dot3(e1, e1) / det
+        i01 = -dot3(e0, e1) / det
+        i11 = dot3(e0, e0) / det
     for k in range(nslot):
         for i in range(3):
             row = 3 * k + i
@@ -438,22 +419,22 @@ def _write_envelope_derivatives(nslot, w, d0, d1, e0, e1, r, m, grad, hess):
 @njit_kernel
 def _point_point_setup(xi, xj, i, j):
     """Envelope data of ``r = x_i - x_j`` (no parameters)."""
-    r = _sub(xi, xj)
+    r = sub3(xi, xj)
     return _slots(i, 1.0, j, -1.0, -1, 0.0), _ZERO4, _ZERO4, _ZERO3, _ZERO3, r, 0
 
 
 @njit_kernel
 def _point_line_setup(xp, xa, xb, ip, ia, ib, sign):
     """Envelope data of ``r = sign (x_p - ((1 - t) x_a + t x_b))`` at the line's closest t."""
-    e = _sub(xb, xa)
-    q = _sub(xp, xa)
-    ee = _dot(e, e)
-    t = _dot(e, q) / ee
+    e = sub3(xb, xa)
+    q = sub3(xp, xa)
+    ee = dot3(e, e)
+    t = dot3(e, q) / ee
     # perpendicular part of q as (e x q) x e / |e|²: exactly orthogonal to e up to rounding
-    rp = _scale(_cross(_cross(e, q), e), sign / ee)
+    rp = scale3(cross3(cross3(e, q), e), sign / ee)
     w = _slots(ip, sign, ia, -sign * (1.0 - t), ib, -sign * t)
     d0 = _slots(ia, sign, ib, -sign, -1, 0.0)
-    return w, d0, _ZERO4, _scale(e, -sign), _ZERO3, rp, 1
+    return w, d0, _ZERO4, scale3(e, -sign), _ZERO3, rp, 1
 
 
 @njit_kernel
@@ -463,20 +444,20 @@ def _plane_params(q, e0, e1):
     Cramer's rule with the Lagrange identities ``det = |e0 x e1|²`` and numerators
     ``((n x e1) . q, -(n x e0) . q)``, ``n = e0 x e1``: no cancellation for slivers / nearly parallel lines.
     """
-    n = _cross(e0, e1)
-    det = _dot(n, n)
-    return _dot(_cross(n, e1), q) / det, -_dot(_cross(n, e0), q) / det
+    n = cross3(e0, e1)
+    det = dot3(n, n)
+    return dot3(cross3(n, e1), q) / det, -dot3(cross3(n, e0), q) / det
 
 
 @njit_kernel
 def _face_setup(p, t0, t1, t2):
     """Envelope data of ``r = p - ((1-u-v) t0 + u t1 + v t2)`` at the plane's closest (u, v)."""
-    e0 = _sub(t0, t1)  # dr/du
-    e1 = _sub(t0, t2)  # dr/dv
-    q = _sub(p, t0)
+    e0 = sub3(t0, t1)  # dr/du
+    e1 = sub3(t0, t2)  # dr/dv
+    q = sub3(p, t0)
     u, v = _plane_params(q, e0, e1)
-    n = _cross(_sub(t1, t0), _sub(t2, t0))
-    r = _scale(n, _dot(n, q) / _dot(n, n))  # normal component of p - t0
+    n = cross3(sub3(t1, t0), sub3(t2, t0))
+    r = scale3(n, dot3(n, q) / dot3(n, n))  # normal component of p - t0
     w = (1.0, -(1.0 - u - v), -u, -v)
     return w, (0.0, 1.0, -1.0, 0.0), (0.0, 1.0, 0.0, -1.0), e0, e1, r, 2
 
@@ -484,12 +465,12 @@ def _face_setup(p, t0, t1, t2):
 @njit_kernel
 def _line_line_setup(ea0, ea1, eb0, eb1):
     """Envelope data of ``r = (1-a) ea0 + a ea1 - (1-b) eb0 - b eb1`` at the lines' closest (a, b)."""
-    e0 = _sub(ea1, ea0)  # dr/da
-    e1 = _sub(eb0, eb1)  # dr/db
-    q = _sub(ea0, eb0)
+    e0 = sub3(ea1, ea0)  # dr/da
+    e1 = sub3(eb0, eb1)  # dr/db
+    q = sub3(ea0, eb0)
     a, b = _plane_params(q, e0, e1)
-    n = _cross(e0, e1)
-    r = _scale(n, _dot(n, q) / _dot(n, n))  # common-normal component of ea0 - eb0
+    n = cross3(e0, e1)
+    r = scale3(n, dot3(n, q) / dot3(n, n))  # common-normal component of ea0 - eb0
     w = (1.0 - a, a, -(1.0 - b), -b)
     return w, (-1.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, -1.0), e0, e1, r, 2
 
@@ -605,8 +586,8 @@ def point_plane_distance2_derivatives(p, origin, normal, grad, hess):
     ``d² = ((p - o) . n)² / |n|²``, ``grad = 2 ((p - o) . n) n / |n|²`` (3,), ``hess = 2 n n^T / |n|²`` (3, 3).
     Returns d² [m²].
     """
-    nn = _dot(normal, normal)
-    s = _dot(_sub(p, origin), normal)
+    nn = dot3(normal, normal)
+    s = dot3(sub3(p, origin), normal)
     for i in range(3):
         grad[i] = 2.0 * s * normal[i] / nn
         for j in range(3):
@@ -620,9 +601,9 @@ def point_plane_distance2_derivatives(p, origin, normal, grad, hess):
 @njit_kernel
 def edge_edge_mollifier_threshold(ea0_rest, ea1_rest, eb0_rest, eb1_rest):
     """Mollifier activation ``eps_x = 1e-3 |ea1 - ea0|² |eb1 - eb0|²`` [m⁴] of the rest edges."""
-    ea = _sub(ea1_rest, ea0_rest)
-    eb = _sub(eb1_rest, eb0_rest)
-    return EDGE_EDGE_MOLLIFIER_SCALE * _dot(ea, ea) * _dot(eb, eb)
+    ea = sub3(ea1_rest, ea0_rest)
+    eb = sub3(eb1_rest, eb0_rest)
+    return EDGE_EDGE_MOLLIFIER_SCALE * dot3(ea, ea) * dot3(eb, eb)
 
 
 @njit_kernel
@@ -636,11 +617,11 @@ def edge_edge_cross2(ea0, ea1, eb0, eb1, grad, hess):
 
     and the vertex dofs get the signs ``(-1, +1, -1, +1)``.
     """
-    ea = _sub(ea1, ea0)
-    eb = _sub(eb1, eb0)
-    aa = _dot(ea, ea)
-    bb = _dot(eb, eb)
-    ab = _dot(ea, eb)
+    ea = sub3(ea1, ea0)
+    eb = sub3(eb1, eb0)
+    aa = dot3(ea, ea)
+    bb = dot3(eb, eb)
+    ab = dot3(ea, eb)
     for i in range(3):
         ga = 2.0 * (bb * ea[i] - ab * eb[i])
         gb = 2.0 * (aa * eb[i] - ab * ea[i])
@@ -667,15 +648,15 @@ def edge_edge_cross2(ea0, ea1, eb0, eb1, grad, hess):
                     else:
                         h = 2.0 * (2.0 * ea[j] * eb[i] - eb[j] * ea[i] - ab * delta)  # H_ba = H_ab^T
                     hess[3 * k + i, 3 * q + j] = sk * sq * h
-    c = _cross(ea, eb)
-    return _dot(c, c)
+    c = cross3(ea, eb)
+    return dot3(c, c)
 
 
 @njit_kernel
 def edge_edge_mollifier_value(ea0, ea1, eb0, eb1, eps_x):
     """Mollifier ``m = (2 - c/eps_x) c/eps_x`` for ``c = |ea x eb|² < eps_x``, else 1 [1]."""
-    cr = _cross(_sub(ea1, ea0), _sub(eb1, eb0))
-    c = _dot(cr, cr)
+    cr = cross3(sub3(ea1, ea0), sub3(eb1, eb0))
+    c = dot3(cr, cr)
     if c < eps_x:
         x = c / eps_x
         return (2.0 - x) * x

@@ -1,7 +1,9 @@
 """Frame loop of the IPC engine: substeps, pin and kinematic-collider tracks, the admissibility checks.
 
-:func:`iter_simulate_ipc` mirrors :func:`contact_lab.core.fem.simulate_soft.iter_simulate_soft` (same
-state type, same pin tracks), so the Blender bake records both engines the same way.
+:func:`iter_simulate` has the shape of every engine's frame loop: it yields ``(frame, trajectory)`` after
+every frame (an :class:`IpcTrajectory` filled in place). :func:`iter_simulate_ipc` is the loop itself and
+mirrors :func:`contact_lab.core.soft.frame_loop.iter_simulate_soft` (same state type, same pin tracks), so the
+Blender bake records both engines the same way.
 """
 
 from __future__ import annotations
@@ -10,16 +12,27 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..fem.simulate_soft import collider_frames, pin_frames
-from ..fem.world import SoftWorldState
+from ..errors import DivergenceError, IpcInputError
 from ..math.quat import quat_slerp
-from ..simulate import DivergenceError
+from ..soft.frame_loop import collider_frames, pin_frames
+from ..soft.world import SoftWorldState
 from .intersection import check_frame
-from .ipc_solver import IpcInputError, IpcSettings, IpcSolver, IpcStats
+from .ipc_solver import IpcSettings, IpcSolver, IpcStats
 from .ipc_world import IpcWorld
 from .kernels import barrier_energy
+from .trajectory import IpcTrajectory
 
-__all__ = ["IpcInputError", "IpcSettings", "IpcStats", "check_state", "iter_simulate_ipc", "simulate_ipc"]
+__all__ = [
+    "IpcInputError",
+    "IpcSettings",
+    "IpcStats",
+    "IpcTrajectory",
+    "check_state",
+    "iter_simulate",
+    "iter_simulate_ipc",
+    "simulate",
+    "simulate_ipc",
+]
 
 
 def check_state(world: IpcWorld, x: np.ndarray):
@@ -143,3 +156,25 @@ def _check_start(world: IpcWorld, solver: IpcSolver, x: np.ndarray) -> None:
 def simulate_ipc(world: IpcWorld, **kwargs) -> list[np.ndarray]:
     """Run :func:`iter_simulate_ipc` to the end; return the unknowns of every frame."""
     return [state.x.copy() for _, state in iter_simulate_ipc(world, **kwargs)]
+
+
+def iter_simulate(world: IpcWorld, *, frame_count: int, **kwargs) -> Iterator[tuple[int, IpcTrajectory]]:
+    """:func:`iter_simulate_ipc` recorded frame by frame: yield ``(frame, trajectory)`` after every frame.
+
+    Takes the arguments of :func:`iter_simulate_ipc`. The trajectory is filled in place; after the last
+    yield it is complete (``trajectory.state`` is the final state).
+    """
+    trajectory = None
+    for frame, state in iter_simulate_ipc(world, frame_count=frame_count, **kwargs):
+        if trajectory is None:  # every unknown: the soft world's nodes and the kinematic collider vertices
+            trajectory = IpcTrajectory(frame_count, state.x.shape[0])
+        trajectory.record(frame, state)
+        yield frame, trajectory
+
+
+def simulate(world: IpcWorld, **kwargs) -> IpcTrajectory:
+    """Run :func:`iter_simulate` to the end and return the complete trajectory."""
+    result = None
+    for _, result in iter_simulate(world, **kwargs):  # noqa: B007 (the last yield is the result)
+        pass
+    return result

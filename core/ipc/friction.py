@@ -213,6 +213,17 @@ def edge_edge_closest_weights(ea0, ea1, eb0, eb1, weights):
 
 
 @njit_kernel
+def set_tangent_columns(n0, n1, n2, t0, t1, t2, basis):
+    """``basis`` (3, 2) = ``(t, n x t)`` for the unit normal n and a unit tangent t orthogonal to it."""
+    basis[0, 0] = t0
+    basis[1, 0] = t1
+    basis[2, 0] = t2
+    basis[0, 1] = n1 * t2 - n2 * t1
+    basis[1, 1] = n2 * t0 - n0 * t2
+    basis[2, 1] = n0 * t1 - n1 * t0
+
+
+@njit_kernel
 def _basis_from_normal(n0, n1, n2, h0, h1, h2, basis):
     """Write orthonormal tangent columns ``(t, n x t)`` for the unit normal n, t along the hint h
     projected onto the tangent plane (a coordinate axis if h is (nearly) parallel to n or zero)."""
@@ -238,12 +249,7 @@ def _basis_from_normal(n0, n1, n2, h0, h1, h2, basis):
     c0 *= inv
     c1 *= inv
     c2 *= inv
-    basis[0, 0] = c0
-    basis[1, 0] = c1
-    basis[2, 0] = c2
-    basis[0, 1] = n1 * c2 - n2 * c1
-    basis[1, 1] = n2 * c0 - n0 * c2
-    basis[2, 1] = n0 * c1 - n1 * c0
+    set_tangent_columns(n0, n1, n2, c0, c1, c2, basis)
 
 
 @njit_kernel

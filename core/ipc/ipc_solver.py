@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..fem.kernels_world import world_elastic_energy, world_elastic_gradient, world_elastic_hessian_blocks
-from ..fem.world import AFFINE_STIFFNESS_FACTOR, SoftWorldState
 from ..linalg.csr import CsrPattern, assemble_blocks
+from ..soft.kernels_world import world_elastic_energy, world_elastic_gradient, world_elastic_hessian_blocks
+from ..soft.world import AFFINE_STIFFNESS_FACTOR, SoftWorldState
 from .barrier import initial_barrier_stiffness, update_barrier_stiffness
 from .broad_phase import collision_candidates
 from .ccd import max_collision_free_step
@@ -111,10 +111,6 @@ class IpcStats:
 def resolved_dhat(world: IpcWorld, settings: IpcSettings) -> float:
     """The barrier distance a solve uses [m]: ``settings.dhat``, or the automatic fraction of the bounding box."""
     return float(settings.dhat) if settings.dhat > 0.0 else AUTOMATIC_DHAT_FRACTION * world.bbox_diagonal
-
-
-class IpcInputError(ValueError):
-    """The start state is not admissible for IPC (surfaces touching or intersecting, inverted tets)."""
 
 
 class IpcSolver:
@@ -207,17 +203,23 @@ class IpcSolver:
             f += friction_energy(xs, self.xs_lag, lcount, lq, lw, lb, lc, le, self.eps_h)
         return f, dmin
 
-    def gradient_and_hessian(self, x, quads, kinds, with_hessian=True):
-        """Gradient (N, 3) of the objective; if asked, the CSR data and pair blocks of its projected Hessian."""
+    def _elastodynamic_gradient(self, x) -> np.ndarray:
+        """Gradient (N, 3) of the incremental potential without contact: ``grad(inertia + springs) + h^2 grad E``."""
         w, sw = self.world, self.world.soft
-        h2 = self.h * self.h
         g = np.zeros((self.N, 3))
         inertia_energy_gradient(x, self.x_tilde, self.node_mass, self.aff_nodes, self.aff_mass, self.spring,
                                 self.target, g)  # fmt: skip
         ge = np.zeros((self.N, 3))
         world_elastic_gradient(x, sw.tet_indices, sw.tet_Dm_inv, sw.tet_rest_volume, self.tet_mu, self.tet_lam,
                                w.tet_material, ge)  # fmt: skip
-        g += h2 * ge
+        g += self.h * self.h * ge
+        return g
+
+    def gradient_and_hessian(self, x, quads, kinds, with_hessian=True):
+        """Gradient (N, 3) of the objective; if asked, the CSR data and pair blocks of its projected Hessian."""
+        w, sw = self.world, self.world.soft
+        h2 = self.h * self.h
+        g = self._elastodynamic_gradient(x)
         xs = self._surface(x, self.xs)
         self.grad_s[:] = 0.0
         bq = np.empty((len(quads), 4), dtype=np.int64)
@@ -293,14 +295,8 @@ class IpcSolver:
         if s.kappa > 0.0:
             self.kappa_max = s.kappa * h2
             return s.kappa * h2
-        w, sw = self.world, self.world.soft
-        gE = np.zeros((self.N, 3))
-        inertia_energy_gradient(x, self.x_tilde, self.node_mass, self.aff_nodes, self.aff_mass, self.spring,
-                                self.target, gE)  # fmt: skip
-        ge = np.zeros((self.N, 3))
-        world_elastic_gradient(x, sw.tet_indices, sw.tet_Dm_inv, sw.tet_rest_volume, self.tet_mu, self.tet_lam,
-                               w.tet_material, ge)  # fmt: skip
-        gE += h2 * ge
+        w = self.world
+        gE = self._elastodynamic_gradient(x)
         gB = self.barrier_gradient(x, quads, kinds)
         kappa, self.kappa_max = initial_barrier_stiffness(
             w.bbox_diagonal, self.dhat, self.mean_mass, gE.ravel(), gB.ravel()

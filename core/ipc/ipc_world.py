@@ -1,7 +1,7 @@
 """The IPC view of a soft world: one surface of vertices, triangles and edges over the Newton unknowns.
 
 IPC (course §5.3) needs every colliding thing as a triangle surface. :class:`IpcWorld` wraps a
-:class:`~contact_lab.core.fem.world.SoftWorld` (soft bodies, materials, pins and dynamic boxes as
+:class:`~contact_lab.core.soft.world.SoftWorld` (soft bodies, materials, pins and dynamic boxes as
 affine bodies, built exactly as for the soft engine) and adds:
 
 - **Unknowns** (``dof_count`` nodes, 3 coordinates each): the soft world's nodes (soft vertices and
@@ -32,10 +32,10 @@ import numpy as np
 
 from ..config import FLOAT, INDEX
 from ..enums import ShapeType
-from ..fem.materials import MaterialModel
-from ..fem.primitives import icosphere
-from ..fem.world import ColliderKind, SoftWorld, SoftWorldState
 from ..math.quat import quat_to_matrix
+from ..soft.materials import MaterialModel
+from ..soft.primitives import icosphere
+from ..soft.world import ColliderKind, SoftWorld, SoftWorldState
 from .broad_phase import build_edges
 
 BOX_TRIANGLES = np.array(
@@ -116,6 +116,61 @@ class _Collider:
     """Index in the soft world's colliders, or -1 for a mesh collider."""
 
 
+def _soft_world_colliders(sw: SoftWorld, plane_half_size: float) -> list[_Collider]:
+    """The soft world's static and kinematic analytic colliders, tessellated (dynamic boxes are affine bodies)."""
+    colliders = []
+    for c in range(sw.collider_count):
+        if sw.collider_kind[c] == ColliderKind.DYNAMIC:
+            continue
+        v, t = tessellate_shape(sw.collider_shape[c], sw.collider_params[c], plane_half_size)
+        colliders.append(
+            _Collider(sw.collider_names[c], ColliderKind(int(sw.collider_kind[c])), v, t,
+                      sw.collider_position[c].copy(), sw.collider_orientation[c].copy(),
+                      float(sw.collider_friction[c]), sw.collider_anisotropy[c].copy(), c)
+        )  # fmt: skip
+    return colliders
+
+
+def _mesh_collider(m: MeshCollider) -> _Collider:
+    """Validate a :class:`MeshCollider` (STATIC or KINEMATIC, indices in range) and normalise its orientation."""
+    kind = ColliderKind(int(m.kind))
+    if kind == ColliderKind.DYNAMIC:
+        raise ValueError(f"mesh collider {m.name!r}: only STATIC or KINEMATIC meshes are supported")
+    v = np.ascontiguousarray(m.vertices, dtype=FLOAT).reshape(-1, 3)
+    t = np.ascontiguousarray(m.triangles, dtype=INDEX).reshape(-1, 3)
+    if t.size and not 0 <= t.min() <= t.max() < len(v):
+        raise ValueError(f"mesh collider {m.name!r}: triangle indices out of range")
+    return _Collider(m.name, kind, v, t, np.asarray(m.position, dtype=FLOAT).copy(),
+                     np.asarray(m.orientation, dtype=FLOAT) / np.linalg.norm(m.orientation),
+                     float(m.friction), np.asarray(m.anisotropy, dtype=FLOAT).reshape(6).copy(), -1)  # fmt: skip
+
+
+class _SurfaceParts:
+    """Per-group pieces of the surface map, concatenated once all groups (bodies, boxes, colliders) are in."""
+
+    FIELDS = ("nodes", "weights", "offset", "group", "friction", "owner", "faces")
+
+    def __init__(self):
+        self.parts = {name: [] for name in self.FIELDS}
+        self.count = 0
+        """Surface vertices added so far (the next group's first vertex)."""
+
+    def add(self, *arrays) -> tuple[int, int]:
+        """Append one group of V vertices, one array per field (faces already offset by :attr:`count`).
+
+        Returns the group's ``(start, end)`` surface vertex range.
+        """
+        for name, value in zip(self.FIELDS, arrays, strict=True):
+            self.parts[name].append(value)
+        start = self.count
+        self.count += len(arrays[0])
+        return start, self.count
+
+    def concatenated(self, name: str, dtype) -> np.ndarray:
+        """All groups' pieces of field ``name`` as one contiguous array."""
+        return np.ascontiguousarray(np.concatenate(self.parts[name]), dtype=dtype)
+
+
 class IpcWorld:
     """A :class:`SoftWorld` plus the collision surface IPC works on (read-only after construction).
 
@@ -140,29 +195,40 @@ class IpcWorld:
         extent = float(np.max(np.ptp(sw.node_rest, axis=0)))
         centre_dist = float(np.max(np.linalg.norm(sw.node_rest, axis=1)))
         self.plane_half_size = float(plane_half_size or 10.0 * (extent + centre_dist) + 1.0)
-        colliders: list[_Collider] = []
-        for c in range(sw.collider_count):
-            if sw.collider_kind[c] == ColliderKind.DYNAMIC:
-                continue
-            v, t = tessellate_shape(sw.collider_shape[c], sw.collider_params[c], self.plane_half_size)
-            colliders.append(
-                _Collider(sw.collider_names[c], ColliderKind(int(sw.collider_kind[c])), v, t,
-                          sw.collider_position[c].copy(), sw.collider_orientation[c].copy(),
-                          float(sw.collider_friction[c]), sw.collider_anisotropy[c].copy(), c)
-            )  # fmt: skip
-        for m in mesh_colliders:
-            kind = ColliderKind(int(m.kind))
-            if kind == ColliderKind.DYNAMIC:
-                raise ValueError(f"mesh collider {m.name!r}: only STATIC or KINEMATIC meshes are supported")
-            v = np.ascontiguousarray(m.vertices, dtype=FLOAT).reshape(-1, 3)
-            t = np.ascontiguousarray(m.triangles, dtype=INDEX).reshape(-1, 3)
-            if t.size and not 0 <= t.min() <= t.max() < len(v):
-                raise ValueError(f"mesh collider {m.name!r}: triangle indices out of range")
-            colliders.append(
-                _Collider(m.name, kind, v, t, np.asarray(m.position, dtype=FLOAT).copy(),
-                          np.asarray(m.orientation, dtype=FLOAT) / np.linalg.norm(m.orientation),
-                          float(m.friction), np.asarray(m.anisotropy, dtype=FLOAT).reshape(6).copy(), -1)
-            )  # fmt: skip
+        colliders = _soft_world_colliders(sw, self.plane_half_size) + [_mesh_collider(m) for m in mesh_colliders]
+        self._set_colliders(colliders)
+
+        # Unknowns: soft-world nodes, then kinematic collider vertices.
+        kin_counts = [len(c.local_vertices) if c.kind == ColliderKind.KINEMATIC else 0 for c in colliders]
+        self.dof_count = sw.node_count + int(sum(kin_counts))
+        self.node_mass = np.zeros(self.dof_count)
+        self.node_mass[: sw.node_count] = sw.node_mass
+        self.node_kinematic = np.zeros(self.dof_count, dtype=bool)
+        self.node_kinematic[sw.node_count :] = True
+
+        parts = _SurfaceParts()
+        self._add_body_surfaces(parts)
+        self._add_collider_surfaces(parts)
+        self.surface_nodes = parts.concatenated("nodes", np.int64)
+        self.surface_weights = parts.concatenated("weights", FLOAT)
+        self.surface_offset = parts.concatenated("offset", FLOAT)
+        self.surface_group = parts.concatenated("group", np.int64)
+        self.surface_friction = parts.concatenated("friction", FLOAT)
+        self.surface_collider = parts.concatenated("owner", np.int64)
+        self.faces = parts.concatenated("faces", np.int64).reshape(-1, 3)
+        self.edges = np.ascontiguousarray(build_edges(self.faces), dtype=np.int64)
+        self.surface_count = parts.count
+        x0 = self.initial_positions()
+        self.surface_rest = self.surface_positions(x0)
+
+        self.tet_material = sw.tet_material.copy()
+        self.tet_material[: sw.soft_tet_count] = int(MaterialModel.NEOHOOKEAN)
+        self.length_scale = sw.length_scale
+        self.bbox_diagonal = float(np.linalg.norm(np.ptp(sw.node_rest, axis=0)))
+        """Diagonal of the soft bodies' bounding box at rest [m] (scales dhat's default and the tolerances)."""
+
+    def _set_colliders(self, colliders: list[_Collider]) -> None:
+        # Per-collider arrays (K = collider_count) of the tessellated and mesh colliders.
         self._colliders = colliders
         self.collider_count = len(colliders)
         self.collider_names = [c.name for c in colliders]
@@ -173,46 +239,34 @@ class IpcWorld:
         self.collider_position = np.array([c.position for c in colliders], dtype=FLOAT).reshape(-1, 3)
         self.collider_orientation = np.array([c.orientation for c in colliders], dtype=FLOAT).reshape(-1, 4)
 
-        # Unknowns: soft-world nodes, then kinematic collider vertices.
-        kin_counts = [len(c.local_vertices) if c.kind == ColliderKind.KINEMATIC else 0 for c in colliders]
-        self.dof_count = sw.node_count + int(sum(kin_counts))
-        self.node_mass = np.zeros(self.dof_count)
-        self.node_mass[: sw.node_count] = sw.node_mass
-        self.node_kinematic = np.zeros(self.dof_count, dtype=bool)
-        self.node_kinematic[sw.node_count :] = True
-
-        nodes, weights, offset, group, friction, owner, faces = [], [], [], [], [], [], []
-        start = 0
+    def _add_body_surfaces(self, parts: _SurfaceParts) -> None:
+        # Soft bodies' contact points (embedded render or boundary vertices), then the 8 corners of each dynamic
+        # box, weighted over its 4 affine nodes.
+        sw = self.soft
         self.body_vertex_range = []
         for b in range(sw.body_count):
             sel = np.flatnonzero(sw.point_body == b)
-            nodes.append(sw.point_nodes[sel])
-            weights.append(sw.point_weights[sel])
-            offset.append(np.zeros((len(sel), 3)))
-            group.append(np.full(len(sel), b))
-            friction.append(sw.point_friction[sel])
-            owner.append(np.full(len(sel), -1))
             tri = sw.triangle_points[np.isin(sw.triangle_points[:, 0], sel)]
-            faces.append(tri - sel[0] + start)
-            self.body_vertex_range.append((start, start + len(sel)))
-            start += len(sel)
+            self.body_vertex_range.append(
+                parts.add(sw.point_nodes[sel], sw.point_weights[sel], np.zeros((len(sel), 3)), np.full(len(sel), b),
+                          sw.point_friction[sel], np.full(len(sel), -1), tri - sel[0] + parts.count)
+            )  # fmt: skip
         self.box_vertex_range = []
         for a in range(sw.affine_count):
             c = int(sw.affine_collider[a])
-            n = np.tile(sw.affine_nodes[a], (8, 1))
-            nodes.append(n)
-            weights.append(sw.affine_corner_weights[a])
-            offset.append(np.zeros((8, 3)))
-            group.append(np.full(8, sw.body_count + a))
-            friction.append(np.full(8, sw.collider_friction[c]))
-            owner.append(np.full(8, -1))
-            faces.append(BOX_TRIANGLES + start)
-            self.box_vertex_range.append((start, start + 8))
-            start += 8
+            self.box_vertex_range.append(
+                parts.add(np.tile(sw.affine_nodes[a], (8, 1)), sw.affine_corner_weights[a], np.zeros((8, 3)),
+                          np.full(8, sw.body_count + a), np.full(8, sw.collider_friction[c]), np.full(8, -1),
+                          BOX_TRIANGLES + parts.count)
+            )  # fmt: skip
+
+    def _add_collider_surfaces(self, parts: _SurfaceParts) -> None:
+        # Collider vertices: a kinematic one is its own unknown node (weight 1), a static one has no node and its
+        # world position as offset.
         self.collider_vertex_range = []
         self.collider_node_start = np.full(self.collider_count, -1, dtype=np.int64)
-        next_node = sw.node_count
-        for k, c in enumerate(colliders):
+        next_node = self.soft.node_count
+        for k, c in enumerate(self._colliders):
             V = len(c.local_vertices)
             world = self._pose_vertices(k, c.position, c.orientation)
             n = np.full((V, 4), -1, dtype=np.int64)
@@ -220,36 +274,15 @@ class IpcWorld:
             if c.kind == ColliderKind.KINEMATIC:
                 n[:, 0] = next_node + np.arange(V)
                 w[:, 0] = 1.0
-                offset.append(np.zeros((V, 3)))
+                offset = np.zeros((V, 3))
                 self.collider_node_start[k] = next_node
                 next_node += V
             else:
-                offset.append(world)
-            nodes.append(n)
-            weights.append(w)
-            group.append(np.full(V, -1))
-            friction.append(np.full(V, c.friction))
-            owner.append(np.full(V, k))
-            faces.append(c.triangles + start)
-            self.collider_vertex_range.append((start, start + V))
-            start += V
-        self.surface_nodes = np.ascontiguousarray(np.concatenate(nodes), dtype=np.int64)
-        self.surface_weights = np.ascontiguousarray(np.concatenate(weights), dtype=FLOAT)
-        self.surface_offset = np.ascontiguousarray(np.concatenate(offset), dtype=FLOAT)
-        self.surface_group = np.ascontiguousarray(np.concatenate(group), dtype=np.int64)
-        self.surface_friction = np.ascontiguousarray(np.concatenate(friction), dtype=FLOAT)
-        self.surface_collider = np.ascontiguousarray(np.concatenate(owner), dtype=np.int64)
-        self.faces = np.ascontiguousarray(np.concatenate(faces), dtype=np.int64).reshape(-1, 3)
-        self.edges = np.ascontiguousarray(build_edges(self.faces), dtype=np.int64)
-        self.surface_count = start
-        x0 = self.initial_positions()
-        self.surface_rest = self.surface_positions(x0)
-
-        self.tet_material = sw.tet_material.copy()
-        self.tet_material[: sw.soft_tet_count] = int(MaterialModel.NEOHOOKEAN)
-        self.length_scale = sw.length_scale
-        self.bbox_diagonal = float(np.linalg.norm(np.ptp(sw.node_rest, axis=0)))
-        """Diagonal of the soft bodies' bounding box at rest [m] (scales dhat's default and the tolerances)."""
+                offset = world
+            faces = c.triangles + parts.count
+            self.collider_vertex_range.append(
+                parts.add(n, w, offset, np.full(V, -1), np.full(V, c.friction), np.full(V, k), faces)
+            )
 
     # -------------------------------------------------------------------------------------------
 

@@ -22,9 +22,10 @@ import math
 
 import numpy as np
 
-from ..fem.kernels_world import inverse3
-from ..fem.materials import project_psd
 from ..jit import njit_kernel
+from ..linalg.pcg import apply_block3_inverse, serial_dot
+from ..soft.kernels_world import inverse3
+from ..soft.materials import project_psd
 from .barrier import barrier, barrier_first_derivative, barrier_second_derivative
 from .distance import (
     edge_edge_distance2,
@@ -42,6 +43,7 @@ from .friction import (
     friction_potential_value,
     point_triangle_closest_weights,
     point_triangle_tangent_basis,
+    set_tangent_columns,
 )
 
 PAIR_PT = 0
@@ -274,12 +276,7 @@ def friction_lag(xs, quads, kinds, rest, dhat2, kappa, surface_friction, surface
                 a0 /= norm
                 a1 /= norm
                 a2 /= norm
-                T[0, 0] = a0
-                T[1, 0] = a1
-                T[2, 0] = a2
-                T[0, 1] = n1 * a2 - n2 * a1
-                T[1, 1] = n2 * a0 - n0 * a2
-                T[2, 1] = n0 * a1 - n1 * a0
+                set_tangent_columns(n0, n1, n2, a0, a1, a2, T)
             for i in range(3):
                 T[i, 0] *= mu_along
                 T[i, 1] *= mu_across
@@ -480,24 +477,6 @@ def build_preconditioner(indptr, indices, data, pairs, surface_nodes, surface_we
 
 
 @njit_kernel
-def _precondition(inv, r, z):
-    for n in range(inv.shape[0]):
-        for i in range(3):
-            acc = 0.0
-            for j in range(3):
-                acc += inv[n, i, j] * r[3 * n + j]
-            z[3 * n + i] = acc
-
-
-@njit_kernel
-def _dot(a, b):
-    s = 0.0
-    for i in range(a.shape[0]):
-        s += a[i] * b[i]
-    return s
-
-
-@njit_kernel
 def ipc_pcg(indptr, indices, data, pairs, surface_nodes, surface_weights, inv, rhs, x, tolerance, max_iterations,
             work):  # fmt: skip
     """Block-Jacobi preconditioned CG for ``A x = rhs`` (A SPD: mass plus PSD-projected terms).
@@ -513,18 +492,18 @@ def ipc_pcg(indptr, indices, data, pairs, surface_nodes, surface_weights, inv, r
     operator_apply(indptr, indices, data, pairs, surface_nodes, surface_weights, x, q)
     for i in range(r.shape[0]):
         r[i] = rhs[i] - q[i]
-    b_norm = math.sqrt(_dot(rhs, rhs))
+    b_norm = math.sqrt(serial_dot(rhs, rhs))
     if b_norm == 0.0:
         x[:] = 0.0
         return 0, 0.0
-    _precondition(inv, r, z)
+    apply_block3_inverse(inv, r, z)
     p[:] = z
-    rz = _dot(r, z)
-    res = math.sqrt(_dot(r, r)) / b_norm
+    rz = serial_dot(r, z)
+    res = math.sqrt(serial_dot(r, r)) / b_norm
     it = 0
     while it < max_iterations and res > tolerance:
         operator_apply(indptr, indices, data, pairs, surface_nodes, surface_weights, p, q)
-        pq = _dot(p, q)
+        pq = serial_dot(p, q)
         if not pq > 0.0:
             break
         alpha = rz / pq
@@ -532,9 +511,9 @@ def ipc_pcg(indptr, indices, data, pairs, surface_nodes, surface_weights, inv, r
             x[i] += alpha * p[i]
             r[i] -= alpha * q[i]
         it += 1
-        res = math.sqrt(_dot(r, r)) / b_norm
-        _precondition(inv, r, z)
-        rz_new = _dot(r, z)
+        res = math.sqrt(serial_dot(r, r)) / b_norm
+        apply_block3_inverse(inv, r, z)
+        rz_new = serial_dot(r, z)
         beta = rz_new / rz
         rz = rz_new
         for i in range(x.shape[0]):

@@ -29,15 +29,14 @@ import numpy as np
 
 from ..jit import njit_kernel
 from .csr import csr_matvec
-from .pcg import _apply_preconditioner, block3_jacobi_inverse, jacobi_inverse_diagonal
-
-
-@njit_kernel
-def _dot(a, b):
-    s = 0.0
-    for i in range(a.shape[0]):
-        s += a[i] * b[i]
-    return s
+from .pcg import (
+    _apply_preconditioner,
+    block3_jacobi_inverse,
+    jacobi_inverse_diagonal,
+    serial_dot,
+    start_krylov,
+    true_residual,
+)
 
 
 @njit_kernel
@@ -47,6 +46,58 @@ def _precondition(inv_diag, inv_blocks, r, out_z):
             out_z[i] = r[i]
     else:
         _apply_preconditioner(inv_diag, inv_blocks, r, out_z)
+
+
+@njit_kernel
+def _bicgstab_cycle(indptr, indices, data, inv_diag, inv_blocks, target, iterations, max_iterations, r, r_hat, p,
+                    v, y, z, t, out_x):  # fmt: skip
+    """One BiCGSTAB cycle from the current residual ``r`` with shadow ``r_hat = r`` (module docstring recurrence).
+
+    Runs until the recurrence residual is ``<= target`` or ``max_iterations``; updates ``out_x`` and ``r`` in
+    place. Returns ``(iterations, breakdown)``, the count carried on from ``iterations``; ``breakdown`` when
+    ``rho = 0``, ``r_hat.v = 0`` or ``omega = 0`` (or one is not finite).
+    """
+    n = r.shape[0]
+    for i in range(n):
+        r_hat[i] = r[i]
+        p[i] = 0.0
+        v[i] = 0.0
+    rho = 1.0
+    alpha = 1.0
+    omega = 1.0
+    while iterations < max_iterations:
+        iterations += 1
+        rho_new = serial_dot(r_hat, r)
+        if rho_new == 0.0 or not math.isfinite(rho_new):
+            return iterations, True
+        beta = (rho_new / rho) * (alpha / omega)
+        rho = rho_new
+        for i in range(n):
+            p[i] = r[i] + beta * (p[i] - omega * v[i])
+        _precondition(inv_diag, inv_blocks, p, y)
+        csr_matvec(indptr, indices, data, y, v)
+        rv = serial_dot(r_hat, v)
+        if rv == 0.0 or not math.isfinite(rv):
+            return iterations, True
+        alpha = rho / rv
+        for i in range(n):
+            r[i] -= alpha * v[i]  # r now holds s
+        if math.sqrt(serial_dot(r, r)) <= target:
+            for i in range(n):
+                out_x[i] += alpha * y[i]
+            return iterations, False
+        _precondition(inv_diag, inv_blocks, r, z)
+        csr_matvec(indptr, indices, data, z, t)
+        tt = serial_dot(t, t)
+        omega = serial_dot(t, r) / tt if tt > 0.0 else 0.0
+        for i in range(n):
+            out_x[i] += alpha * y[i] + omega * z[i]
+            r[i] -= omega * t[i]
+        if math.sqrt(serial_dot(r, r)) <= target:
+            return iterations, False
+        if omega == 0.0 or not math.isfinite(omega):
+            return iterations, True
+    return iterations, False
 
 
 @njit_kernel
@@ -83,69 +134,19 @@ def bicgstab_solve_preconditioned(
     Returns:
         ``(iterations, residual)``; converged iff ``residual <= tolerance``.
     """
-    n = b.shape[0]
-    b_norm = math.sqrt(_dot(b, b))
+    b_norm, r_norm = start_krylov(indptr, indices, data, b, x0, t, r, out_x)
     if b_norm == 0.0:
-        out_x[:] = 0.0
         return 0, 0.0
-    for i in range(n):
-        out_x[i] = x0[i]
-    csr_matvec(indptr, indices, data, out_x, t)
-    for i in range(n):
-        r[i] = b[i] - t[i]
     target = tolerance * b_norm
-    r_norm = math.sqrt(_dot(r, r))
     iterations = 0
     restarts = 0
     while r_norm > target and iterations < max_iterations:
-        for i in range(n):
-            r_hat[i] = r[i]
-            p[i] = 0.0
-            v[i] = 0.0
-        rho = 1.0
-        alpha = 1.0
-        omega = 1.0
-        breakdown = False
-        while iterations < max_iterations:
-            iterations += 1
-            rho_new = _dot(r_hat, r)
-            if rho_new == 0.0 or not math.isfinite(rho_new):
-                breakdown = True
-                break
-            beta = (rho_new / rho) * (alpha / omega)
-            rho = rho_new
-            for i in range(n):
-                p[i] = r[i] + beta * (p[i] - omega * v[i])
-            _precondition(inv_diag, inv_blocks, p, y)
-            csr_matvec(indptr, indices, data, y, v)
-            rv = _dot(r_hat, v)
-            if rv == 0.0 or not math.isfinite(rv):
-                breakdown = True
-                break
-            alpha = rho / rv
-            for i in range(n):
-                r[i] -= alpha * v[i]  # r now holds s
-            if math.sqrt(_dot(r, r)) <= target:
-                for i in range(n):
-                    out_x[i] += alpha * y[i]
-                break
-            _precondition(inv_diag, inv_blocks, r, z)
-            csr_matvec(indptr, indices, data, z, t)
-            tt = _dot(t, t)
-            omega = _dot(t, r) / tt if tt > 0.0 else 0.0
-            for i in range(n):
-                out_x[i] += alpha * y[i] + omega * z[i]
-                r[i] -= omega * t[i]
-            if math.sqrt(_dot(r, r)) <= target:
-                break
-            if omega == 0.0 or not math.isfinite(omega):
-                breakdown = True
-                break
+        iterations, breakdown = _bicgstab_cycle(
+            indptr, indices, data, inv_diag, inv_blocks, target, iterations, max_iterations,
+            r, r_hat, p, v, y, z, t, out_x,
+        )  # fmt: skip
         # True residual (the recurrence drifts in floating point).
-        csr_matvec(indptr, indices, data, out_x, t)
-        for i in range(n):
-            r[i] = b[i] - t[i]
-        r_norm = math.sqrt(_dot(r, r))
+        r_norm = true_residual(indptr, indices, data, b, out_x, t, r)
         if breakdown:
             restarts += 1
             if restarts > 1:

@@ -114,6 +114,15 @@ def assemble_blocks(element_blocks, scatter_index, out_data):
                 out_data[scatter_index[e, a, b]] += element_blocks[e, a, b]
 
 
+@njit_kernel
+def csr_row_dot(indptr, indices, data, x, i):
+    """``(A x)_i``: row ``i`` of CSR ``A`` times ``x``, summed in stored column order (deterministic)."""
+    s = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        s += data[p] * x[indices[p]]
+    return s
+
+
 @njit_parallel
 def csr_matvec(indptr, indices, data, x, out):
     """``out = A x`` for CSR ``A`` (n, n_cols); ``x`` (n_cols,), ``out`` (n,) float64.
@@ -122,20 +131,14 @@ def csr_matvec(indptr, indices, data, x, out):
     deterministic: each row sums its entries in column order.
     """
     for i in prange(indptr.shape[0] - 1):
-        s = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * x[indices[p]]
-        out[i] = s
+        out[i] = csr_row_dot(indptr, indices, data, x, i)
 
 
 @njit_kernel
 def csr_matvec_serial(indptr, indices, data, x, out):
     """``out = A x`` like :func:`csr_matvec`, on one thread (cheaper than a parallel region for small A)."""
     for i in range(indptr.shape[0] - 1):
-        acc = 0.0
-        for q in range(indptr[i], indptr[i + 1]):
-            acc += data[q] * x[indices[q]]
-        out[i] = acc
+        out[i] = csr_row_dot(indptr, indices, data, x, i)
 
 
 @njit_kernel
@@ -150,15 +153,19 @@ def csr_diagonal_index(indptr, indices, out_index):
 
 
 @njit_kernel
+def csr_diagonal_entry(indptr, indices, data, i):
+    """``A[i, i]`` of CSR ``A``, 0 when not stored."""
+    for p in range(indptr[i], indptr[i + 1]):
+        if indices[p] == i:
+            return data[p]
+    return 0.0
+
+
+@njit_kernel
 def csr_diagonal(indptr, indices, data, out):
     """Diagonal ``out[i] = A[i, i]`` (0 when not stored); ``out`` (n,) float64."""
     for i in range(indptr.shape[0] - 1):
-        d = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            if indices[p] == i:
-                d = data[p]
-                break
-        out[i] = d
+        out[i] = csr_diagonal_entry(indptr, indices, data, i)
 
 
 @njit_kernel

@@ -28,11 +28,12 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
-from .csr import csr_matvec
+from .csr import csr_diagonal_entry, csr_matvec
 
 
 @njit_kernel
-def _dot(a, b):
+def serial_dot(a, b):
+    """``a . b`` of two (n,) vectors summed in index order (bitwise reproducible, unlike a BLAS dot)."""
     s = 0.0
     for i in range(a.shape[0]):
         s += a[i] * b[i]
@@ -43,11 +44,7 @@ def _dot(a, b):
 def jacobi_inverse_diagonal(indptr, indices, data, out_inv_diag):
     """``out_inv_diag[i] = 1 / A[i, i]``; rows with a non-positive diagonal get 1 (no scaling)."""
     for i in range(indptr.shape[0] - 1):
-        d = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            if indices[p] == i:
-                d = data[p]
-                break
+        d = csr_diagonal_entry(indptr, indices, data, i)
         out_inv_diag[i] = 1.0 / d if d > 0.0 else 1.0
 
 
@@ -89,18 +86,85 @@ def block3_jacobi_inverse(indptr, indices, data, out_inv_blocks):
 
 
 @njit_kernel
+def apply_block3_inverse(inv_blocks, r, out_z):
+    """``out_z = blockdiag(inv_blocks) r``: each node's 3x3 inverse (n/3, 3, 3) times its 3 entries of r (n,)."""
+    for node in range(inv_blocks.shape[0]):
+        for i in range(3):
+            s = 0.0
+            for j in range(3):
+                s += inv_blocks[node, i, j] * r[3 * node + j]
+            out_z[3 * node + i] = s
+
+
+@njit_kernel
 def _apply_preconditioner(inv_diag, inv_blocks, r, out_z):
     # z = P^-1 r: block Jacobi when inv_blocks has nodes, else diagonal Jacobi.
     if inv_blocks.shape[0] > 0:
-        for node in range(inv_blocks.shape[0]):
-            for i in range(3):
-                s = 0.0
-                for j in range(3):
-                    s += inv_blocks[node, i, j] * r[3 * node + j]
-                out_z[3 * node + i] = s
+        apply_block3_inverse(inv_blocks, r, out_z)
     else:
         for i in range(r.shape[0]):
             out_z[i] = inv_diag[i] * r[i]
+
+
+@njit_kernel
+def true_residual(indptr, indices, data, b, x, scratch, out_r):
+    """``out_r = b - A x`` (``scratch`` (n,) receives ``A x``); returns ``||out_r||_2``.
+
+    The Krylov recurrences update r in floating point and drift from ``b - A x``; every solver here starts,
+    restarts and reports from this true residual.
+    """
+    csr_matvec(indptr, indices, data, x, scratch)
+    for i in range(b.shape[0]):
+        out_r[i] = b[i] - scratch[i]
+    return math.sqrt(serial_dot(out_r, out_r))
+
+
+@njit_kernel
+def start_krylov(indptr, indices, data, b, x0, scratch, out_r, out_x):
+    """Common start of the Krylov solvers: ``out_x = x0``, ``out_r = b - A x0``; returns ``(||b||, ||out_r||)``.
+
+    For ``b = 0`` it returns ``(0, 0)`` with ``out_x = 0``, the unique solution of ``A x = 0`` for non-singular
+    ``A`` (``out_r`` untouched). ``x0`` may alias ``out_x``; ``scratch`` (n,) receives ``A x0``.
+    """
+    b_norm = math.sqrt(serial_dot(b, b))
+    if b_norm == 0.0:
+        out_x[:] = 0.0
+        return 0.0, 0.0
+    for i in range(b.shape[0]):
+        out_x[i] = x0[i]
+    return b_norm, true_residual(indptr, indices, data, b, out_x, scratch, out_r)
+
+
+@njit_kernel
+def _cg_cycle(indptr, indices, data, inv_diag, inv_blocks, target, iterations, max_iterations, r, z, p, q, out_x):
+    """One CG cycle from the current residual ``r`` (Saad Alg. 9.1) until ``||r|| <= target`` by the recurrence.
+
+    Updates ``out_x`` and ``r`` in place; returns ``(iterations, breakdown)`` with the matvec count carried on
+    from ``iterations`` and ``breakdown`` set when ``p.A p <= 0`` (or NaN): A is not positive definite.
+    """
+    _apply_preconditioner(inv_diag, inv_blocks, r, z)
+    for i in range(r.shape[0]):
+        p[i] = z[i]
+    rz = serial_dot(r, z)
+    while iterations < max_iterations:
+        csr_matvec(indptr, indices, data, p, q)
+        iterations += 1
+        pq = serial_dot(p, q)
+        if not pq > 0.0:
+            return iterations, True
+        alpha = rz / pq
+        for i in range(r.shape[0]):
+            out_x[i] += alpha * p[i]
+            r[i] -= alpha * q[i]
+        if math.sqrt(serial_dot(r, r)) <= target:
+            break
+        _apply_preconditioner(inv_diag, inv_blocks, r, z)
+        rz_new = serial_dot(r, z)
+        beta = rz_new / rz
+        rz = rz_new
+        for i in range(r.shape[0]):
+            p[i] = z[i] + beta * p[i]
+    return iterations, False
 
 
 @njit_kernel
@@ -138,54 +202,33 @@ def pcg_solve_preconditioned(
         ``(iterations, residual)``: matvecs spent in the iteration and the true relative residual;
         converged iff ``residual <= tolerance``.
     """
-    n = b.shape[0]
-    b_norm = math.sqrt(_dot(b, b))
+    b_norm, r_norm = start_krylov(indptr, indices, data, b, x0, q, r, out_x)
     if b_norm == 0.0:
-        # A x = 0 has the unique solution x = 0 for SPD A.
-        out_x[:] = 0.0
         return 0, 0.0
-    for i in range(n):
-        out_x[i] = x0[i]
-    csr_matvec(indptr, indices, data, out_x, q)
-    for i in range(n):
-        r[i] = b[i] - q[i]
     target = tolerance * b_norm
-    r_norm = math.sqrt(_dot(r, r))
     iterations = 0
     while r_norm > target and iterations < max_iterations:
         # (Re)start from the current true residual.
-        _apply_preconditioner(inv_diag, inv_blocks, r, z)
-        for i in range(n):
-            p[i] = z[i]
-        rz = _dot(r, z)
-        breakdown = False
-        while iterations < max_iterations:
-            csr_matvec(indptr, indices, data, p, q)
-            iterations += 1
-            pq = _dot(p, q)
-            if not pq > 0.0:
-                breakdown = True  # p^T A p <= 0 (or NaN): A is not positive definite
-                break
-            alpha = rz / pq
-            for i in range(n):
-                out_x[i] += alpha * p[i]
-                r[i] -= alpha * q[i]
-            if math.sqrt(_dot(r, r)) <= target:
-                break
-            _apply_preconditioner(inv_diag, inv_blocks, r, z)
-            rz_new = _dot(r, z)
-            beta = rz_new / rz
-            rz = rz_new
-            for i in range(n):
-                p[i] = z[i] + beta * p[i]
-        # The recurrence residual drifts from b - A x in floating point: measure the true one.
-        csr_matvec(indptr, indices, data, out_x, q)
-        for i in range(n):
-            r[i] = b[i] - q[i]
-        r_norm = math.sqrt(_dot(r, r))
+        iterations, breakdown = _cg_cycle(
+            indptr, indices, data, inv_diag, inv_blocks, target, iterations, max_iterations, r, z, p, q, out_x
+        )
+        r_norm = true_residual(indptr, indices, data, b, out_x, q, r)
         if breakdown:
             break
     return iterations, r_norm / b_norm
+
+
+@njit_kernel
+def _pcg_with_scratch(indptr, indices, data, b, x0, inv_diag, inv_blocks, tolerance, max_iterations, out_x):
+    # Allocate the 4 scratch vectors once per call and solve.
+    n = b.shape[0]
+    r = np.empty(n)
+    z = np.empty(n)
+    p = np.empty(n)
+    q = np.empty(n)
+    return pcg_solve_preconditioned(
+        indptr, indices, data, b, x0, inv_diag, inv_blocks, tolerance, max_iterations, r, z, p, q, out_x
+    )
 
 
 @njit_kernel
@@ -200,30 +243,15 @@ def pcg_solve(indptr, indices, data, b, x0, tolerance, max_iterations, out_x):
         ``(iterations, residual)``; converged iff ``residual <= tolerance``. Scratch (5 vectors
         of n) is allocated once per call, never inside the loop.
     """
-    n = b.shape[0]
-    inv_diag = np.empty(n)
+    inv_diag = np.empty(b.shape[0])
     jacobi_inverse_diagonal(indptr, indices, data, inv_diag)
-    no_blocks = np.empty((0, 3, 3))
-    r = np.empty(n)
-    z = np.empty(n)
-    p = np.empty(n)
-    q = np.empty(n)
-    return pcg_solve_preconditioned(
-        indptr, indices, data, b, x0, inv_diag, no_blocks, tolerance, max_iterations, r, z, p, q, out_x
-    )
+    return _pcg_with_scratch(indptr, indices, data, b, x0, inv_diag, np.empty((0, 3, 3)), tolerance, max_iterations,
+                             out_x)  # fmt: skip
 
 
 @njit_kernel
 def pcg_solve_block3(indptr, indices, data, b, x0, tolerance, max_iterations, out_x):
     """Block-Jacobi (3x3 per node) preconditioned CG; same contract as :func:`pcg_solve`, n % 3 == 0."""
-    n = b.shape[0]
-    inv_blocks = np.empty((n // 3, 3, 3))
+    inv_blocks = np.empty((b.shape[0] // 3, 3, 3))
     block3_jacobi_inverse(indptr, indices, data, inv_blocks)
-    inv_diag = np.empty(0)
-    r = np.empty(n)
-    z = np.empty(n)
-    p = np.empty(n)
-    q = np.empty(n)
-    return pcg_solve_preconditioned(
-        indptr, indices, data, b, x0, inv_diag, inv_blocks, tolerance, max_iterations, r, z, p, q, out_x
-    )
+    return _pcg_with_scratch(indptr, indices, data, b, x0, np.empty(0), inv_blocks, tolerance, max_iterations, out_x)

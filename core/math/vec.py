@@ -2,7 +2,14 @@
 
 Numba implements ``np.dot`` and ``@`` through SciPy's BLAS, which Blender does not ship, so
 kernels use these small loops instead.
+
+Two flavours: ``*_into`` kernels write into a caller's array; the tuple kernels (``vec3``,
+``add3``, ``sub3``, ``scale3``, ``axpy3``, ``cross3``, ``norm3``, ``midpoint3``, ``column3``,
+``rotate3``, ``rotate_t3``) return tuples of three floats, which Numba keeps in registers (no heap
+allocation). Inputs may be tuples or (3,) array views; units are whatever the caller's are.
 """
+
+import math
 
 import numpy as np
 
@@ -13,6 +20,80 @@ from ..jit import njit_kernel
 def dot3(a, b):
     """``a . b`` for 3-vectors."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit_kernel
+def vec3(a):
+    """``(a[0], a[1], a[2])``: a (3,) array as a tuple."""
+    return (a[0], a[1], a[2])
+
+
+@njit_kernel
+def add3(a, b):
+    """``a + b`` as a tuple."""
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@njit_kernel
+def sub3(a, b):
+    """``a - b`` as a tuple."""
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit_kernel
+def scale3(a, s):
+    """``s a`` as a tuple (each component ``a_i * s``)."""
+    return (a[0] * s, a[1] * s, a[2] * s)
+
+
+@njit_kernel
+def axpy3(s, a, b):
+    """``s * a + b`` as a tuple."""
+    return (s * a[0] + b[0], s * a[1] + b[1], s * a[2] + b[2])
+
+
+@njit_kernel
+def cross3(a, b):
+    """``a x b`` as a tuple."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@njit_kernel
+def norm3(a):
+    """``|a|`` (no scaling against overflow)."""
+    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+
+
+@njit_kernel
+def midpoint3(a, b):
+    """``(a + b) / 2`` as a tuple (each component ``0.5 (a_i + b_i)``)."""
+    return (0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2]))
+
+
+@njit_kernel
+def column3(R, j):
+    """Column ``j`` of a 3x3 matrix as a tuple (for a rotation: local axis ``j`` in world)."""
+    return (R[0, j], R[1, j], R[2, j])
+
+
+@njit_kernel
+def rotate3(R, v):
+    """``R v`` for a 3x3 matrix as a tuple (for a rotation: local vector to world)."""
+    return (
+        R[0, 0] * v[0] + R[0, 1] * v[1] + R[0, 2] * v[2],
+        R[1, 0] * v[0] + R[1, 1] * v[1] + R[1, 2] * v[2],
+        R[2, 0] * v[0] + R[2, 1] * v[1] + R[2, 2] * v[2],
+    )
+
+
+@njit_kernel
+def rotate_t3(R, v):
+    """``R^T v`` for a 3x3 matrix as a tuple (for a rotation: world vector to local)."""
+    return (
+        R[0, 0] * v[0] + R[1, 0] * v[1] + R[2, 0] * v[2],
+        R[0, 1] * v[0] + R[1, 1] * v[1] + R[2, 1] * v[2],
+        R[0, 2] * v[0] + R[1, 2] * v[1] + R[2, 2] * v[2],
+    )
 
 
 @njit_kernel

@@ -1,0 +1,43 @@
+"""The rigid engine: rigid bodies with complementarity contact (course ch. 1–3, seeds 001, 002, 004).
+
+The same shape as its siblings :mod:`..soft` and :mod:`..ipc`:
+
+- ``builder``: :class:`ModelBuilder` validates input and finalizes an immutable :class:`Model`;
+- ``frame_loop``: the generator :func:`iter_simulate` yields after every frame; :func:`simulate` runs it out;
+- ``trajectory``: the result, :class:`Trajectory` (poses and per-frame statistics).
+
+Inside: ``model``/``state``/``control``/``contacts`` (structure-of-arrays data), ``collision`` (broad and
+narrow phase, contact generation), ``contact_rows`` (contact frames, Jacobian rows, warm start),
+``integrate`` (semi-implicit Newton–Euler) and ``solvers`` (one step: free motion, rows, a contact solver
+of :mod:`..contact_solvers`, integration).
+"""
+
+from .builder import ModelBuilder, shape_inertia, shape_volume
+from .collision.pipeline import CollisionPipeline
+from .contacts import Contacts
+from .control import Control
+from .frame_loop import KinematicTrack, iter_simulate, simulate
+from .model import Model
+from .solvers import SOLVER_NAMES, SolverNewton, SolverPGS, SolverProx, make_solver
+from .state import State
+from .trajectory import Trajectory
+
+__all__ = [
+    "CollisionPipeline",
+    "Contacts",
+    "Control",
+    "iter_simulate",
+    "KinematicTrack",
+    "make_solver",
+    "Model",
+    "ModelBuilder",
+    "shape_inertia",
+    "shape_volume",
+    "simulate",
+    "SOLVER_NAMES",
+    "SolverNewton",
+    "SolverPGS",
+    "SolverProx",
+    "State",
+    "Trajectory",
+]

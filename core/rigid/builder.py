@@ -6,16 +6,13 @@ import math
 
 import numpy as np
 
-from . import config
-from .enums import BodyKind, CombineMode, ShapeType
-from .friction.lookup import pack_surfaces
-from .friction.surface import StructureSource, SurfaceFriction, SurfaceFrictionModel
+from .. import config
+from ..enums import BodyKind, CombineMode, ShapeType
+from ..errors import ModelError
+from ..friction.lookup import pack_surfaces
+from ..friction.surface import StructureSource, SurfaceFriction, SurfaceFrictionModel
 from .model import Model
 from .state import State
-
-
-class ModelError(ValueError):
-    """Invalid scene input; the message names the offending body."""
 
 
 def _as_quat(q) -> np.ndarray:
@@ -70,6 +67,39 @@ def shape_inertia(shape_type: int, params, mass: float) -> np.ndarray:
         )
         return np.diag([i_perp, i_perp, i_axis])
     return np.zeros((3, 3))
+
+
+def _validated_surface(label: str, surface: SurfaceFriction):
+    """Check one shape's friction inputs; returns ``(model, tensor (2, 2), source, axis (3,))``.
+
+    Raises:
+        ModelError: negative or non-finite coefficients, a non-SPD tensor (course eq. 326), a zero axis, or a
+            structure source / texture model without the mesh, UV map or normal map it needs.
+    """
+    model = SurfaceFrictionModel(surface.model)
+    for name in ("mu", "mu_t", "mu_b", "kappa", "contensou"):
+        value = float(getattr(surface, name))
+        if not (np.isfinite(value) and value >= 0.0):
+            raise ModelError(f"{label}: friction {name} must be >= 0, got {value}")
+    tensor = np.asarray(surface.tensor, np.float64).reshape(2, 2)
+    if model == SurfaceFrictionModel.TENSOR:
+        if surface.kappa <= 0.0 or not np.all(np.linalg.eigvalsh(0.5 * (tensor + tensor.T)) > 0.0):
+            raise ModelError(
+                f"{label}: a friction tensor needs kappa > 0 and a symmetric positive "
+                f"definite Q (course eq. 326: only then is the force dissipative)"
+            )
+    source = StructureSource(surface.structure_source)
+    axis = np.asarray(surface.structure_axis, np.float64).reshape(3)
+    if source == StructureSource.AXIS and not np.linalg.norm(axis) > 0.0:
+        raise ModelError(f"{label}: the structure axis is zero")
+    needs_mesh = source in (StructureSource.ATTRIBUTE, StructureSource.IMAGE, StructureSource.UV_TANGENT)
+    if needs_mesh and surface.mesh is None:
+        raise ModelError(f"{label}: structure source {source.name} needs the surface mesh")
+    if model == SurfaceFrictionModel.TEXTURE and (
+        surface.normal_map is None or surface.mesh is None or surface.mesh.corner_uv is None
+    ):
+        raise ModelError(f"{label}: texture friction needs a normal map, a mesh and a UV map")
+    return model, tensor, source, axis
 
 
 class ModelBuilder:
@@ -205,6 +235,15 @@ class ModelBuilder:
         m.body_inv_inertia_local = np.zeros((nb, 3, 3))
         m.body_label = [b["label"] for b in self._bodies]
 
+        order = self._finalize_shapes(m, shapes_of)
+        self._finalize_friction(m, order)
+        self._validate_shapes()
+        m.initial_state = self._finalize_bodies(m, shapes_of)
+        return m
+
+    def _finalize_shapes(self, m: Model, shapes_of: list[list[int]]) -> list[int]:
+        """Shape arrays in body order (CSR ``body_shape_start``); returns model shape index → builder shape index."""
+        nb, ns = m.body_count, m.shape_count
         order = [s for b in range(nb) for s in shapes_of[b]]
         m.body_shape_start = np.zeros(nb + 1, np.int32)
         m.body_shape_start[1:] = np.cumsum([len(shapes_of[b]) for b in range(nb)])
@@ -215,8 +254,10 @@ class ModelBuilder:
         m.shape_quat_local = np.array([_as_quat(self._shapes[s]["quat"]) for s in order], np.float64).reshape(ns, 4)
         m.shape_mu = np.array([self._shapes[s]["mu"] for s in order], np.float64).reshape(ns)
         m.shape_restitution = np.array([self._shapes[s]["restitution"] for s in order], np.float64).reshape(ns)
+        return order
 
-        self._finalize_friction(m, order)
+    def _validate_shapes(self) -> None:
+        """Finite offsets, positive sizes, friction >= 0 and restitution in [0, 1] for every shape."""
         for s in self._shapes:
             label = self._bodies[s["body"]]["label"]
             if not np.all(np.isfinite(s["params"])) or not np.all(np.isfinite(s["pos"])):
@@ -232,7 +273,9 @@ class ModelBuilder:
             if not 0.0 <= s["restitution"] <= 1.0:
                 raise ModelError(f"{label}: restitution must lie in [0, 1], got {s['restitution']}")
 
-        state = State(nb)
+    def _finalize_bodies(self, m: Model, shapes_of: list[list[int]]) -> State:
+        """Validate the bodies, fill mass and inertia [kg, kg·m²] of the dynamic ones; returns the initial state."""
+        state = State(m.body_count)
         for i, b in enumerate(self._bodies):
             label = b["label"]
             for key in ("pos", "vel", "omega"):
@@ -259,8 +302,7 @@ class ModelBuilder:
             m.body_inv_mass[i] = 1.0 / b["mass"]
             m.body_inertia_local[i] = inertia
             m.body_inv_inertia_local[i] = np.linalg.inv(inertia)
-        m.initial_state = state
-        return m
+        return state
 
     def _finalize_friction(self, m: Model, order: list[int]) -> None:
         """Per-shape friction-model arrays (``order`` maps model shape index → builder shape index)."""
@@ -282,29 +324,7 @@ class ModelBuilder:
             m.shape_mu_t[i] = m.shape_mu_b[i] = shape["mu"]
             if surface is None:
                 continue
-            model = SurfaceFrictionModel(surface.model)
-            for name in ("mu", "mu_t", "mu_b", "kappa", "contensou"):
-                value = float(getattr(surface, name))
-                if not (np.isfinite(value) and value >= 0.0):
-                    raise ModelError(f"{label}: friction {name} must be >= 0, got {value}")
-            tensor = np.asarray(surface.tensor, np.float64).reshape(2, 2)
-            if model == SurfaceFrictionModel.TENSOR:
-                if surface.kappa <= 0.0 or not np.all(np.linalg.eigvalsh(0.5 * (tensor + tensor.T)) > 0.0):
-                    raise ModelError(
-                        f"{label}: a friction tensor needs kappa > 0 and a symmetric positive "
-                        f"definite Q (course eq. 326: only then is the force dissipative)"
-                    )
-            source = StructureSource(surface.structure_source)
-            axis = np.asarray(surface.structure_axis, np.float64).reshape(3)
-            if source == StructureSource.AXIS and not np.linalg.norm(axis) > 0.0:
-                raise ModelError(f"{label}: the structure axis is zero")
-            needs_mesh = source in (StructureSource.ATTRIBUTE, StructureSource.IMAGE, StructureSource.UV_TANGENT)
-            if needs_mesh and surface.mesh is None:
-                raise ModelError(f"{label}: structure source {source.name} needs the surface mesh")
-            if model == SurfaceFrictionModel.TEXTURE and (
-                surface.normal_map is None or surface.mesh is None or surface.mesh.corner_uv is None
-            ):
-                raise ModelError(f"{label}: texture friction needs a normal map, a mesh and a UV map")
+            model, tensor, source, axis = _validated_surface(label, surface)
             m.shape_friction_model[i] = int(model)
             m.shape_mu_t[i] = surface.mu_t
             m.shape_mu_b[i] = surface.mu_b

@@ -36,6 +36,68 @@ def _tangent_fallback(n, out_t):
 
 
 @njit_kernel
+def _contact_frame_into(n, dv_free, tangent_fixed, hint, frame):
+    """Contact frame rows ``(n, t, b)`` (3, 3) into ``frame``; ``dv_free`` (3,) is the free relative velocity [m/s].
+
+    ``t`` is the structure direction ``hint`` projected onto the contact plane where ``tangent_fixed``, else the
+    tangential part of ``dv_free`` (the sliding direction); below 1e-9 a deterministic fallback; ``b = n x t``.
+    """
+    vn_free = dot3(dv_free, n)
+    if tangent_fixed:
+        # the friction model fixes the frame (structure direction): project it onto the contact plane
+        hn = dot3(hint, n)
+        for j in range(3):
+            frame[0, j] = n[j]
+            frame[1, j] = hint[j] - hn * n[j]
+    else:
+        for j in range(3):
+            frame[0, j] = n[j]
+            frame[1, j] = dv_free[j] - vn_free * n[j]
+    vt_norm = math.sqrt(dot3(frame[1], frame[1]))
+    if vt_norm > 1e-9:
+        for j in range(3):
+            frame[1, j] /= vt_norm
+    else:
+        _tangent_fallback(n, frame[1])
+    cross_into(frame[0], frame[1], frame[2])
+
+
+@njit_kernel
+def _jacobian_rows_into(k, m_sum, frame, r0, r1, inv_inertia0, inv_inertia1, dv_free, row_rc0, row_rc1, row_irc0,
+                        row_irc1, row_D, row_b):  # fmt: skip
+    """Rows ``r x c_d`` and ``I^-1 (r x c_d)`` of contact ``k``, its Delassus block and free velocity.
+
+    ``D_ij = (m_0^-1 + m_1^-1) c_i.c_j + (r0 x c_i).I_0^-1 (r0 x c_j) + (r1 x c_i).I_1^-1 (r1 x c_j)``
+    [1/kg] (course eq. 230) and ``b_i = c_i . dv_free`` [m/s] (without the normal bias).
+    """
+    for d in range(3):
+        cross_into(r0, frame[d], row_rc0[k, d])
+        cross_into(r1, frame[d], row_rc1[k, d])
+        mat3_vec_into(inv_inertia0, row_rc0[k, d], row_irc0[k, d])
+        mat3_vec_into(inv_inertia1, row_rc1[k, d], row_irc1[k, d])
+    for i in range(3):
+        for j in range(3):
+            row_D[k, i, j] = (
+                m_sum * dot3(frame[i], frame[j])
+                + dot3(row_rc0[k, i], row_irc0[k, j])
+                + dot3(row_rc1[k, i], row_irc1[k, j])
+            )
+        row_b[k, i] = dot3(frame[i], dv_free)
+
+
+@njit_kernel
+def _normal_bias(phi, e, vn_pre, erp, penetration_slop, restitution_threshold, dt):
+    """Velocity bias [m/s] of the normal row (see :func:`compute_contact_rows`); ``vn_pre`` used only if e > 0."""
+    if phi > 0.0:
+        bias = phi / dt
+    else:
+        bias = erp * min(phi + penetration_slop, 0.0) / dt
+    if e > 0.0 and vn_pre < -restitution_threshold and phi + dt * vn_pre <= 0.0:
+        bias = min(e * vn_pre, min(bias, 0.0))
+    return bias
+
+
+@njit_kernel
 def compute_contact_rows(
     body_inv_mass,
     body_pos,
@@ -101,102 +163,18 @@ def compute_contact_rows(
         for j in range(3):
             dv_free[j] = vel1[j] - vel0[j]
         frame = contact_frame[k]
-        vn_free = dot3(dv_free, n)
-        if contact_tangent_fixed[k]:
-            # the friction model fixes the frame (structure direction): project it onto the contact plane
-            hint = contact_tangent_hint[k]
-            hn = dot3(hint, n)
-            for j in range(3):
-                frame[0, j] = n[j]
-                frame[1, j] = hint[j] - hn * n[j]
-        else:
-            for j in range(3):
-                frame[0, j] = n[j]
-                frame[1, j] = dv_free[j] - vn_free * n[j]
-        vt_norm = math.sqrt(dot3(frame[1], frame[1]))
-        if vt_norm > 1e-9:
-            for j in range(3):
-                frame[1, j] /= vt_norm
-        else:
-            _tangent_fallback(n, frame[1])
-        cross_into(frame[0], frame[1], frame[2])
+        _contact_frame_into(n, dv_free, contact_tangent_fixed[k], contact_tangent_hint[k], frame)
         m_sum = body_inv_mass[b0] + body_inv_mass[b1]
-        for d in range(3):
-            cross_into(r0, frame[d], row_rc0[k, d])
-            cross_into(r1, frame[d], row_rc1[k, d])
-            mat3_vec_into(inv_inertia_world[b0], row_rc0[k, d], row_irc0[k, d])
-            mat3_vec_into(inv_inertia_world[b1], row_rc1[k, d], row_irc1[k, d])
-        for i in range(3):
-            for j in range(3):
-                row_D[k, i, j] = (
-                    m_sum * dot3(frame[i], frame[j])
-                    + dot3(row_rc0[k, i], row_irc0[k, j])
-                    + dot3(row_rc1[k, i], row_irc1[k, j])
-                )
-            row_b[k, i] = dot3(frame[i], dv_free)
-        # normal bias
-        phi = contact_gap[k]
-        if phi > 0.0:
-            bias = phi / dt
-        else:
-            bias = erp * min(phi + penetration_slop, 0.0) / dt
+        _jacobian_rows_into(k, m_sum, frame, r0, r1, inv_inertia_world[b0], inv_inertia_world[b1], dv_free,
+                            row_rc0, row_rc1, row_irc0, row_irc1, row_D, row_b)  # fmt: skip
+        # normal bias; the pre-step approach speed only matters with restitution
         e = contact_restitution[k]
+        vn_pre = 0.0
         if e > 0.0:
             point_velocity_into(body_vel[b0], body_omega[b0], r0, vel0)
             point_velocity_into(body_vel[b1], body_omega[b1], r1, vel1)
             vn_pre = (vel1[0] - vel0[0]) * n[0] + (vel1[1] - vel0[1]) * n[1] + (vel1[2] - vel0[2]) * n[2]
-            if vn_pre < -restitution_threshold and phi + dt * vn_pre <= 0.0:
-                bias = min(e * vn_pre, min(bias, 0.0))
-        row_b[k, 0] += bias
-
-
-@njit_kernel
-def contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, out_v):
-    """Current contact-space velocity ``v = b + J (dv, dw)`` of contact ``k`` into ``out_v`` (3,)."""
-    for d in range(3):
-        c = contact_frame[k, d]
-        s = row_b[k, d]
-        for j in range(3):
-            s += c[j] * (dv[b1, j] - dv[b0, j]) + row_rc1[k, d, j] * dw[b1, j] - row_rc0[k, d, j] * dw[b0, j]
-        out_v[d] = s
-
-
-@njit_kernel
-def apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw):
-    """Add ``M^-1 J_k^T d_lambda`` to the body accumulators (course eq. 231)."""
-    for j in range(3):
-        P = (
-            d_lambda[0] * contact_frame[k, 0, j]
-            + d_lambda[1] * contact_frame[k, 1, j]
-            + d_lambda[2] * contact_frame[k, 2, j]
-        )
-        dv[b1, j] += body_inv_mass[b1] * P
-        dv[b0, j] -= body_inv_mass[b0] * P
-        dw[b1, j] += d_lambda[0] * row_irc1[k, 0, j] + d_lambda[1] * row_irc1[k, 1, j] + d_lambda[2] * row_irc1[k, 2, j]
-        dw[b0, j] -= d_lambda[0] * row_irc0[k, 0, j] + d_lambda[1] * row_irc0[k, 1, j] + d_lambda[2] * row_irc0[k, 2, j]
-
-
-@njit_kernel
-def accumulate_impulses(
-    contact_body0,
-    contact_body1,
-    contact_count,
-    impulse,
-    body_inv_mass,
-    contact_frame,
-    row_irc0,
-    row_irc1,
-    # outputs
-    dv,
-    dw,
-):
-    """``(dv, dw) = M^-1 J^T lambda`` from scratch (start of a solve or after a rollback)."""
-    dv[:] = 0.0
-    dw[:] = 0.0
-    for k in range(contact_count):
-        apply_contact_impulse(
-            k, contact_body0[k], contact_body1[k], impulse[k], body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw
-        )
+        row_b[k, 0] += _normal_bias(contact_gap[k], e, vn_pre, erp, penetration_slop, restitution_threshold, dt)
 
 
 @njit_kernel
@@ -303,34 +281,6 @@ def compute_spin_rows(
         row_spin[k, 1] = d_tau
         row_spin[k, 2] = b_tau
         row_spin[k, 3] = math.sqrt(max(row_D[k, 1, 1], row_D[k, 2, 2]) / d_tau) if d_tau > 0.0 else 1.0
-
-
-@njit_kernel
-def spin_velocity(k, b0, b1, contact_frame, row_spin, dw):
-    """Current relative spin velocity ``n . (w_1 - w_0)`` [rad/s] of contact ``k``."""
-    n = contact_frame[k, 0]
-    return (
-        row_spin[k, 2]
-        + n[0] * (dw[b1, 0] - dw[b0, 0])
-        + n[1] * (dw[b1, 1] - dw[b0, 1])
-        + n[2] * (dw[b1, 2] - dw[b0, 2])
-    )
-
-
-@njit_kernel
-def apply_spin_impulse(k, b0, b1, delta, row_spin, dw):
-    """Add ``M^-1 J_tau^T delta`` (a torque impulse ``delta n``) to the angular accumulators."""
-    for j in range(3):
-        dw[b1, j] += delta * row_spin[k, 7 + j]
-        dw[b0, j] -= delta * row_spin[k, 4 + j]
-
-
-@njit_kernel
-def accumulate_spin_impulses(contact_body0, contact_body1, contact_count, spin_impulse, row_spin, dw):
-    """Add every contact's spin impulse to ``dw`` (after :func:`accumulate_impulses`)."""
-    for k in range(contact_count):
-        if spin_impulse[k] != 0.0:
-            apply_spin_impulse(k, contact_body0[k], contact_body1[k], spin_impulse[k], row_spin, dw)
 
 
 @njit_kernel

@@ -12,25 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import DivergenceError
+from ..math.quat import quat_slerp
 from .collision.pipeline import CollisionPipeline
-from .math.quat import quat_slerp
 from .model import Model
 from .solvers import make_solver
 from .trajectory import Trajectory
-
-
-class DivergenceError(FloatingPointError):
-    """A body's state became non-finite; nothing after ``frame`` is valid."""
-
-    def __init__(self, frame: int, body_index: list[int], body_label: list[str]):
-        self.frame = frame
-        """Output frame (0-based, as in the trajectory) during which the state blew up."""
-        self.body_index = body_index
-        """Indices of the bodies with a non-finite pose or velocity."""
-        self.body_label = body_label
-        """Their labels (Blender object names)."""
-        names = ", ".join(body_label[:5]) + (" …" if len(body_label) > 5 else "")
-        super().__init__(f"simulation diverged at frame {frame} (bodies: {names})")
 
 
 @dataclass

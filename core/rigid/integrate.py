@@ -79,3 +79,25 @@ def integrate_positions(
         for k in range(3):
             out_pos[b, k] = body_pos[b, k] + dt * body_vel[b, k]
         out_quat[b] = quat_integrate(body_quat[b], body_omega[b], dt)
+
+
+@njit_kernel
+def finish_step(
+    body_kind,
+    vel_free,
+    omega_free,
+    dv,
+    dw,
+    # outputs
+    out_vel,
+    out_omega,
+):
+    """``u+ = u_free + M^-1 J^T lambda`` (course eq. 247b); kinematic bodies keep their prescribed velocity."""
+    for b in range(body_kind.shape[0]):
+        if body_kind[b] == 1:
+            for k in range(3):
+                out_vel[b, k] = vel_free[b, k] + dv[b, k]
+                out_omega[b, k] = omega_free[b, k] + dw[b, k]
+        else:
+            out_vel[b] = vel_free[b]
+            out_omega[b] = omega_free[b]

@@ -72,7 +72,8 @@ class Model:
         self.shape_surface: list = []
         """The :class:`SurfaceFriction` given for each shape (None: plain Coulomb with ``shape_mu``)."""
         self.surface_pool = None
-        """:class:`~.friction.lookup.SurfacePool` of the shapes' friction inputs (None when all are plain Coulomb)."""
+        """``core.friction.lookup.SurfaceArrays`` of the shapes' friction inputs, built once by ``pack_surfaces``
+        and passed as one argument to the friction kernels (None when all shapes are plain Coulomb)."""
         self.plowing_law: int = 0
         """Texture plowing law: 0 = ``(2/pi) theta`` (course eq. 334–336), 1 = ``(2/pi) tan theta`` (eq. 333)."""
         self.has_texture_friction: bool = False
@@ -115,6 +116,6 @@ class Model:
     @property
     def dynamic_mask(self) -> np.ndarray:
         """Boolean mask of dynamic bodies, shape (body_count,)."""
-        from .enums import BodyKind
+        from ..enums import BodyKind
 
         return self.body_kind == int(BodyKind.DYNAMIC)

@@ -1,13 +1,48 @@
-"""Tetrahedral finite elements for soft bodies.
+"""The soft engine: tetrahedral FEM soft bodies with frictional contact (course ch. 4, seed 003).
 
-- ``tet_mesh``: rest shape (``tet_Dm_inv``, ``tet_rest_volume``), lumped vertex masses, the
-  deformation gradient ``F = Ds Dm^-1`` and Lamé parameters from Young's modulus and Poisson ratio.
-- ``materials``: hyperelastic energy densities (stable neo-Hookean, fixed corotated), their PK1
-  stress ``P = dPsi/dF`` and tangent ``dP/dF`` (9x9), the chain rule to the 12 nodal coordinates
-  of a tet, PSD projection, and batch kernels ``elastic_energy`` / ``elastic_gradient`` /
-  ``elastic_hessian_blocks`` over all tets.
+The same shape as its siblings :mod:`..rigid` and :mod:`..ipc`:
+
+- ``world``: :class:`SoftWorldBuilder` validates input and finalizes an immutable :class:`SoftWorld`;
+- ``frame_loop``: the generator :func:`iter_simulate` yields after every frame; :func:`simulate` runs it out;
+- ``trajectory``: the result, :class:`SoftTrajectory` (node positions and per-frame statistics).
+
+Inside:
+
+- the step: ``world_solver`` (one implicit step of the whole world: the Newton loop, contact, friction, the
+  Dual formulation through :mod:`..contact_solvers`), ``newton`` (line search and stopping tests),
+  ``integrators`` (backward Euler, BDF2), ``kernels_world`` (elastic terms over all tets),
+  ``kernels_operator`` (the matrix-free Newton operator, block-Jacobi PCG);
+- contact: ``contact_collection`` (candidate pairs), ``contact_elements`` (signed distances),
+  ``kernels_contact`` (the cubic penalty and smoothed friction as functions), ``kernels_penalty``,
+  ``kernels_friction``;
+- materials: ``tet_mesh`` (rest shape ``tet_Dm_inv``/``tet_rest_volume``, lumped masses, ``F = Ds Dm^-1``, Lamé
+  parameters, the chain rule to a tet's 12 coordinates), ``energy_densities`` (stable neo-Hookean, fixed
+  corotated, classical neo-Hookean: ``Psi``, ``P = dPsi/dF``, ``dP/dF`` 9x9), ``eigensystem`` (analytic PSD
+  projection), ``small_linalg`` (3x3 SVD, eigensolvers, PSD projection without BLAS), ``materials`` (the
+  model enum and the batch kernels ``elastic_energy`` / ``elastic_gradient`` / ``elastic_hessian_blocks``);
+- meshes and scene: ``world`` (the builder and model), ``lattice`` (embedded lattice tetrahedralization),
+  ``volume`` (volume penalty), ``primitives`` (procedural test meshes);
+- ``reference_single_body``: seed 003's single-body solver, a reference for the tests, not used by the engine.
 
 Conventions: float64, SI units; vertices ``x`` (vertex_count, 3) [m]; ``tet_indices``
 (tet_count, 4) int32; a 3x3 matrix ``F`` is flattened row-major, ``vec(F)[3*i + j] = F[i, j]``;
 the 12 nodal coordinates of a tet are ordered ``[x0, y0, z0, x1, ..., z3]``.
 """
+
+from .frame_loop import SoftSettings, SoftWorldStats, iter_simulate, iter_simulate_soft, simulate, simulate_soft
+from .trajectory import SoftTrajectory
+from .world import ColliderKind, SoftWorld, SoftWorldBuilder, SoftWorldState
+
+__all__ = [
+    "ColliderKind",
+    "iter_simulate",
+    "iter_simulate_soft",
+    "simulate",
+    "simulate_soft",
+    "SoftSettings",
+    "SoftTrajectory",
+    "SoftWorld",
+    "SoftWorldBuilder",
+    "SoftWorldState",
+    "SoftWorldStats",
+]

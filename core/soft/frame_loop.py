@@ -1,7 +1,9 @@
 """Frame loop of the soft engine: substeps, pin and kinematic-collider tracks, divergence check.
 
-:func:`iter_simulate_soft` is what the Blender bake and the headless tools call; it mirrors
-:func:`contact_lab.core.simulate.iter_simulate` for rigid scenes.
+:func:`iter_simulate` has the shape of every engine's frame loop (:func:`contact_lab.core.rigid.iter_simulate`
+for rigid scenes): it yields ``(frame, trajectory)`` after every frame, the :class:`SoftTrajectory` filled in
+place; the Blender bake and the headless tools call it. :func:`iter_simulate_soft` is the loop itself and
+yields the live :class:`SoftWorldState` (for callers that inspect the state, e.g. the tests).
 """
 
 from __future__ import annotations
@@ -10,12 +12,21 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..errors import DivergenceError
 from ..math.quat import quat_slerp
-from ..simulate import DivergenceError
+from .trajectory import SoftTrajectory
 from .world import ColliderKind, SoftWorld, SoftWorldState
 from .world_solver import SoftSettings, SoftWorldSolver, SoftWorldStats, rotations
 
-__all__ = ["SoftSettings", "SoftWorldStats", "iter_simulate_soft", "simulate_soft"]
+__all__ = [
+    "SoftSettings",
+    "SoftTrajectory",
+    "SoftWorldStats",
+    "iter_simulate",
+    "iter_simulate_soft",
+    "simulate",
+    "simulate_soft",
+]
 
 
 def pin_frames(world: SoftWorld, pin_tracks, frame_count: int) -> dict[int, np.ndarray]:
@@ -78,7 +89,7 @@ def iter_simulate_soft(
         state: start state (default: ``world.state()``).
 
     Yields the same state object every frame (copy what you keep). ``solver.stats`` of the last step
-    is available as ``state.stats``. Raises :class:`~contact_lab.core.simulate.DivergenceError` when
+    is available as ``state.stats``. Raises :class:`~contact_lab.core.errors.DivergenceError` when
     positions stop being finite.
     """
     settings = settings or SoftSettings()
@@ -122,3 +133,23 @@ def iter_simulate_soft(
 def simulate_soft(world: SoftWorld, **kwargs) -> list[np.ndarray]:
     """Run :func:`iter_simulate_soft` to the end; return the node positions of every frame."""
     return [state.x.copy() for _, state in iter_simulate_soft(world, **kwargs)]
+
+
+def iter_simulate(world: SoftWorld, *, frame_count: int, **kwargs) -> Iterator[tuple[int, SoftTrajectory]]:
+    """:func:`iter_simulate_soft` recorded frame by frame: yield ``(frame, trajectory)`` after every frame.
+
+    Takes the arguments of :func:`iter_simulate_soft`. The trajectory is filled in place; after the last
+    yield it is complete (``trajectory.state`` is the final state).
+    """
+    trajectory = SoftTrajectory(frame_count, world.node_count)
+    for frame, state in iter_simulate_soft(world, frame_count=frame_count, **kwargs):
+        trajectory.record(frame, state)
+        yield frame, trajectory
+
+
+def simulate(world: SoftWorld, **kwargs) -> SoftTrajectory:
+    """Run :func:`iter_simulate` to the end and return the complete trajectory."""
+    result = None
+    for _, result in iter_simulate(world, **kwargs):  # noqa: B007 (the last yield is the result)
+        pass
+    return result

@@ -1,5 +1,6 @@
-"""Kernels of the implicit soft-body step: cubic penalty contact with kinematic planes, lagged
-smoothed friction, and the small vector/CSR helpers of the Newton loop.
+"""Kernels of the implicit soft-body step: the cubic penalty and smoothed friction as scalar functions (shared
+with the soft world's contact elements), penalty contact with kinematic planes, lagged and fully implicit
+smoothed friction, and the small vector/CSR helpers of the Newton loops.
 
 **Penalty contact** (seed 003, eq. 3). A plane is a point ``p`` and a unit outward normal ``n``;
 vertex ``i`` has signed distance ``d_i = n . (x_i - p)``. With thickness ``delta`` [m] and
@@ -42,8 +43,52 @@ import numpy as np
 from ..jit import njit_kernel
 
 # --------------------------------------------------------------------------------------------
+# Cubic penalty (shared with the soft world's contact elements, ``kernels_penalty``)
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def penalty_energy(d, kappa, delta):
+    """``kappa b(d) = kappa (delta - d)^3 / delta`` [J] of one contact at signed distance ``d < delta`` [m]."""
+    s = delta - d
+    return kappa * s * s * s / delta
+
+
+@njit_kernel
+def penalty_force(d, kappa, delta):
+    """Normal force ``lambda = -kappa b'(d) = 3 kappa (delta - d)^2 / delta`` [N] at ``d < delta`` [m]."""
+    s = delta - d
+    return 3.0 * kappa * s * s / delta
+
+
+@njit_kernel
+def penalty_stiffness(d, kappa, delta):
+    """``kappa b''(d) = 6 kappa (delta - d) / delta`` [N/m] at ``d < delta`` [m] (>= 0: the contact is PSD)."""
+    s = delta - d
+    return 6.0 * kappa * s / delta
+
+
+# --------------------------------------------------------------------------------------------
 # Penalty contact with planes
 # --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def plane_distance(x, i, point, normal):
+    """Signed distance ``n . (x_i - p)`` [m] of vertex ``i`` of ``x`` (V, 3) to the plane ``(p, n)`` ((3,) each)."""
+    d = 0.0
+    for c in range(3):
+        d += normal[c] * (x[i, c] - point[c])
+    return d
+
+
+@njit_kernel
+def free_plane_distance(x, vertex_free, i, point, normal):
+    """:func:`plane_distance`, or ``+inf`` for a pinned vertex (``vertex_free[i]`` False): pinned vertices never
+    touch a plane (their rows are Dirichlet rows of the Newton system)."""
+    if not vertex_free[i]:
+        return math.inf
+    return plane_distance(x, i, point, normal)
 
 
 @njit_kernel
@@ -58,14 +103,9 @@ def plane_penalty_energy(x, vertex_free, plane_points, plane_normals, kappa, del
     total = 0.0
     for k in range(plane_points.shape[0]):
         for i in range(x.shape[0]):
-            if not vertex_free[i]:
-                continue
-            d = 0.0
-            for c in range(3):
-                d += plane_normals[k, c] * (x[i, c] - plane_points[k, c])
+            d = free_plane_distance(x, vertex_free, i, plane_points[k], plane_normals[k])
             if d < delta:
-                g = delta - d
-                total += kappa * g * g * g / delta
+                total += penalty_energy(d, kappa, delta)
     return total
 
 
@@ -75,15 +115,10 @@ def plane_penalty_gradient_hessian(x, vertex_free, plane_points, plane_normals, 
     [N/m] into ``out_hess`` (V, 3, 3). Both are added to, not overwritten."""
     for k in range(plane_points.shape[0]):
         for i in range(x.shape[0]):
-            if not vertex_free[i]:
-                continue
-            d = 0.0
-            for c in range(3):
-                d += plane_normals[k, c] * (x[i, c] - plane_points[k, c])
+            d = free_plane_distance(x, vertex_free, i, plane_points[k], plane_normals[k])
             if d < delta:
-                g = delta - d
-                lam = 3.0 * kappa * g * g / delta
-                stiff = 6.0 * kappa * g / delta
+                lam = penalty_force(d, kappa, delta)
+                stiff = penalty_stiffness(d, kappa, delta)
                 for a in range(3):
                     out_grad[i, a] -= lam * plane_normals[k, a]
                     for b in range(3):
@@ -97,14 +132,9 @@ def plane_normal_forces(x, vertex_free, plane_points, plane_normals, kappa, delt
     for k in range(plane_points.shape[0]):
         for i in range(x.shape[0]):
             out_lambda[k, i] = 0.0
-            if not vertex_free[i]:
-                continue
-            d = 0.0
-            for c in range(3):
-                d += plane_normals[k, c] * (x[i, c] - plane_points[k, c])
+            d = free_plane_distance(x, vertex_free, i, plane_points[k], plane_normals[k])
             if d < delta:
-                g = delta - d
-                out_lambda[k, i] = 3.0 * kappa * g * g / delta
+                out_lambda[k, i] = penalty_force(d, kappa, delta)
 
 
 # --------------------------------------------------------------------------------------------
@@ -126,6 +156,25 @@ def _tangent_displacement(x, x_start, normal, i, u):
 
 
 @njit_kernel
+def smoothed_friction_f0(y, eps_h):
+    """The smoothed friction potential per unit ``mu lambda``: ``f0(y)`` [m] of the module docstring
+    (``y`` the tangential displacement over the step [m], ``eps_h = eps_v h`` [m])."""
+    if y < eps_h:
+        return -y * y * y / (3.0 * eps_h * eps_h) + y * y / eps_h + eps_h / 3.0
+    return y
+
+
+@njit_kernel
+def smoothed_friction_factors(y, eps_h):
+    """``(f1(y) / y, (f1'(y) y - f1(y)) / y^2)`` of the smoothed friction (module docstring): the force
+    is ``-mu lambda (f1/y) u`` and the Hessian in the tangent plane ``mu lambda [(f1/y) I + c_uu u_hat
+    u_hat^T]`` with ``c_uu`` the second value; both finite at ``y = 0``."""
+    if y < eps_h:
+        return 2.0 / eps_h - y / (eps_h * eps_h), -y / (eps_h * eps_h)
+    return 1.0 / y, -1.0 / y
+
+
+@njit_kernel
 def lagged_friction_energy(x, x_start, plane_normals, lambda_lag, mu, eps_h):
     """Friction potential ``mu sum lambda^n f0(|u|)`` [J]; ``eps_h = eps_v h`` [m].
 
@@ -142,22 +191,8 @@ def lagged_friction_energy(x, x_start, plane_normals, lambda_lag, mu, eps_h):
             if lam <= 0.0:
                 continue
             y = _tangent_displacement(x, x_start, plane_normals[k], i, u)
-            if y < eps_h:
-                f0 = -y * y * y / (3.0 * eps_h * eps_h) + y * y / eps_h + eps_h / 3.0
-            else:
-                f0 = y
-            total += mu * lam * f0
+            total += mu * lam * smoothed_friction_f0(y, eps_h)
     return total
-
-
-@njit_kernel
-def smoothed_friction_factors(y, eps_h):
-    """``(f1(y) / y, (f1'(y) y - f1(y)) / y^2)`` of the smoothed friction (module docstring): the force
-    is ``-mu lambda (f1/y) u`` and the Hessian in the tangent plane ``mu lambda [(f1/y) I + c_uu u_hat
-    u_hat^T]`` with ``c_uu`` the second value; both finite at ``y = 0``."""
-    if y < eps_h:
-        return 2.0 / eps_h - y / (eps_h * eps_h), -y / (eps_h * eps_h)
-    return 1.0 / y, -1.0 / y
 
 
 @njit_kernel
@@ -215,26 +250,19 @@ def implicit_friction_gradient_jacobian(
         for i in range(x.shape[0]):
             if not vertex_free[i]:
                 continue
-            d = 0.0
+            d = plane_distance(x, i, plane_points[k], n)
             vn = 0.0
             for c in range(3):
-                d += n[c] * (x[i, c] - plane_points[k, c])
                 vn += n[c] * v[i, c]
             if d >= delta:
                 continue
-            g = delta - d
-            lam = 3.0 * kappa * g * g / delta
-            dlam_dd = -6.0 * kappa * g / delta
+            lam = penalty_force(d, kappa, delta)
+            dlam_dd = -penalty_stiffness(d, kappa, delta)
             w0 = v[i, 0] - vn * n[0]
             w1 = v[i, 1] - vn * n[1]
             w2 = v[i, 2] - vn * n[2]
             y = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-            if y < eps_v:
-                s_over_y = 2.0 / eps_v - y / (eps_v * eps_v)
-                c_uu = -y / (eps_v * eps_v)
-            else:
-                s_over_y = 1.0 / y
-                c_uu = -1.0 / y
+            s_over_y, c_uu = smoothed_friction_factors(y, eps_v)
             inv_y = 1.0 / y if y > 0.0 else 0.0
             for a in range(3):
                 wa = w0 if a == 0 else (w1 if a == 1 else w2)

@@ -378,57 +378,14 @@ def tetrahedralize_lattice(vertices, triangles, *, resolution: int = 16, padding
     of cells added around the box. Never fails on valid arrays; see the module docstring for the
     occupancy rule and the O(cells x triangles) cost of the winding numbers.
     """
-    vertices = np.ascontiguousarray(vertices, dtype=FLOAT)
-    if vertices.ndim != 2 or vertices.shape[1] != 3 or vertices.shape[0] == 0:
-        raise ValueError(f"vertices must have shape (V>0, 3), got {vertices.shape}")
-    if not np.all(np.isfinite(vertices)):
-        raise ValueError("vertices must be finite")
-    triangles = np.ascontiguousarray(triangles, dtype=np.int64).reshape(-1, 3)
-    if triangles.size and (triangles.min() < 0 or triangles.max() >= vertices.shape[0]):
-        raise ValueError("triangle indices out of range")
-    resolution = int(resolution)
-    padding_cells = int(padding_cells)
-    if resolution < 1 or padding_cells < 0:
-        raise ValueError("resolution must be >= 1 and padding_cells >= 0")
-
-    lower = vertices.min(axis=0)
-    upper = vertices.max(axis=0)
-    extent = upper - lower
-    longest = float(extent.max())
-    h = longest / resolution if longest > 0.0 else 1.0
-    inner = np.maximum(np.ceil(extent / h - 1e-9), 1.0).astype(np.int64)
-    origin = 0.5 * (lower + upper) - 0.5 * inner * h - padding_cells * h
-    nx, ny, nz = (int(n) for n in inner + 2 * padding_cells)
-
-    # occupancy: surface cells, then winding number at the centres of the remaining cells
-    cell_flag = np.zeros((nz, ny, nx), dtype=np.uint8)
-    mark_surface_cells(vertices, triangles, origin, h, nx, ny, nz, cell_flag)
-    surface_cell_count = int(cell_flag.sum())
-    kk, jj, ii = np.nonzero(cell_flag == 0)  # C order: k, then j, then i -> ascending linear id
-    centres = origin + (np.stack([ii, jj, kk], axis=1) + 0.5) * h
-    winding = np.zeros(centres.shape[0], dtype=FLOAT)
-    if triangles.shape[0] and centres.shape[0]:
-        compute_winding_numbers(np.ascontiguousarray(centres), vertices, triangles, winding)
-    inside = winding > 0.5
-    cell_flag[kk[inside], jj[inside], ii[inside]] = 2
-    winding_cell_count = int(inside.sum())
-
+    vertices, triangles, resolution, padding_cells = _checked_input(vertices, triangles, resolution, padding_cells)
+    origin, h, (nx, ny, nz) = _grid(vertices, resolution, padding_cells)
+    cell_flag, surface_cell_count, winding_cell_count = _occupancy(vertices, triangles, origin, h, nx, ny, nz)
     cell_ids = np.flatnonzero(cell_flag.ravel()).astype(np.int64)  # i + nx (j + ny k), ascending
     ci = cell_ids % nx
     cj = (cell_ids // nx) % ny
     ck = cell_ids // (nx * ny)
-
-    # lattice points used by occupied cells, numbered in linear order (x fastest)
-    used = np.zeros((nz + 1, ny + 1, nx + 1), dtype=bool)
-    for dk in (0, 1):
-        for dj in (0, 1):
-            for di in (0, 1):
-                used[ck + dk, cj + dj, ci + di] = True
-    lattice_vertex_id = np.full(used.shape, -1, dtype=np.int64)
-    pk, pj, pi = np.nonzero(used)
-    lattice_vertex_id[pk, pj, pi] = np.arange(pk.shape[0])
-    tet_vertices = origin + np.stack([pi, pj, pk], axis=1).astype(FLOAT) * h
-
+    lattice_vertex_id, tet_vertices = _lattice_points(ci, cj, ck, origin, h, nx, ny, nz)
     tet_indices = np.empty((6 * cell_ids.shape[0], 4), dtype=INDEX)
     build_lattice_tets(cell_ids, KUHN_TETS, nx, ny, lattice_vertex_id, tet_indices)
 
@@ -452,6 +409,67 @@ def tetrahedralize_lattice(vertices, triangles, *, resolution: int = 16, padding
         winding_cell_count=winding_cell_count,
         surface_cell_count=surface_cell_count,
     )
+
+
+def _checked_input(vertices, triangles, resolution, padding_cells):
+    """Validated ``(vertices (V, 3) float64, triangles (T, 3) int64, resolution, padding_cells)``."""
+    vertices = np.ascontiguousarray(vertices, dtype=FLOAT)
+    if vertices.ndim != 2 or vertices.shape[1] != 3 or vertices.shape[0] == 0:
+        raise ValueError(f"vertices must have shape (V>0, 3), got {vertices.shape}")
+    if not np.all(np.isfinite(vertices)):
+        raise ValueError("vertices must be finite")
+    triangles = np.ascontiguousarray(triangles, dtype=np.int64).reshape(-1, 3)
+    if triangles.size and (triangles.min() < 0 or triangles.max() >= vertices.shape[0]):
+        raise ValueError("triangle indices out of range")
+    resolution = int(resolution)
+    padding_cells = int(padding_cells)
+    if resolution < 1 or padding_cells < 0:
+        raise ValueError("resolution must be >= 1 and padding_cells >= 0")
+    return vertices, triangles, resolution, padding_cells
+
+
+def _grid(vertices, resolution: int, padding_cells: int):
+    """``(origin (3,) [m], cell size h [m], (nx, ny, nz))`` of the cubic grid: ``resolution`` cells along the
+    longest side of the bounding box, centred on it, plus ``padding_cells`` empty layers."""
+    lower = vertices.min(axis=0)
+    upper = vertices.max(axis=0)
+    extent = upper - lower
+    longest = float(extent.max())
+    h = longest / resolution if longest > 0.0 else 1.0
+    inner = np.maximum(np.ceil(extent / h - 1e-9), 1.0).astype(np.int64)
+    origin = 0.5 * (lower + upper) - 0.5 * inner * h - padding_cells * h
+    nx, ny, nz = (int(n) for n in inner + 2 * padding_cells)
+    return origin, h, (nx, ny, nz)
+
+
+def _occupancy(vertices, triangles, origin, h, nx, ny, nz):
+    """Occupied cells: ``(cell_flag (nz, ny, nx) uint8, surface cell count, winding cell count)`` with flag 1
+    for cells a triangle touches and 2 for the remaining cells whose centre has winding number > 1/2."""
+    cell_flag = np.zeros((nz, ny, nx), dtype=np.uint8)
+    mark_surface_cells(vertices, triangles, origin, h, nx, ny, nz, cell_flag)
+    surface_cell_count = int(cell_flag.sum())
+    kk, jj, ii = np.nonzero(cell_flag == 0)  # C order: k, then j, then i -> ascending linear id
+    centres = origin + (np.stack([ii, jj, kk], axis=1) + 0.5) * h
+    winding = np.zeros(centres.shape[0], dtype=FLOAT)
+    if triangles.shape[0] and centres.shape[0]:
+        compute_winding_numbers(np.ascontiguousarray(centres), vertices, triangles, winding)
+    inside = winding > 0.5
+    cell_flag[kk[inside], jj[inside], ii[inside]] = 2
+    return cell_flag, surface_cell_count, int(inside.sum())
+
+
+def _lattice_points(ci, cj, ck, origin, h, nx, ny, nz):
+    """The lattice points used by the occupied cells (indices ``ci``, ``cj``, ``ck``), numbered in linear order
+    (x fastest): ``(lattice_vertex_id (nz+1, ny+1, nx+1), -1 if unused; positions (P, 3) [m])``."""
+    used = np.zeros((nz + 1, ny + 1, nx + 1), dtype=bool)
+    for dk in (0, 1):
+        for dj in (0, 1):
+            for di in (0, 1):
+                used[ck + dk, cj + dj, ci + di] = True
+    lattice_vertex_id = np.full(used.shape, -1, dtype=np.int64)
+    pk, pj, pi = np.nonzero(used)
+    lattice_vertex_id[pk, pj, pi] = np.arange(pk.shape[0])
+    return lattice_vertex_id, origin + np.stack([pi, pj, pk], axis=1).astype(FLOAT) * h
 
 
 __all__ = [

@@ -1,10 +1,12 @@
-"""Procedural surface meshes for tests, benchmarks and demos (no Blender needed)."""
+"""Procedural meshes for tests, benchmarks and demos (no Blender needed): an icosphere surface and a
+structured tet mesh of a box."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..config import FLOAT, INDEX
+from .lattice import KUHN_TETS
 
 
 def icosphere(radius: float = 1.0, subdivisions: int = 2, center=(0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
@@ -36,3 +38,29 @@ def icosphere(radius: float = 1.0, subdivisions: int = 2, center=(0.0, 0.0, 0.0)
             new_faces += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
         faces = new_faces
     return np.asarray(v) * float(radius) + np.asarray(center, dtype=FLOAT), np.asarray(faces, dtype=INDEX)
+
+
+def box_tet_mesh(cells, lower, upper):
+    """Structured tet mesh of an axis-aligned box: ``cells = (nx, ny, nz)`` cubes, 6 Kuhn tets each.
+
+    Returns (vertices (V, 3) float64, tets (6 nx ny nz, 4) int32), all tets positively oriented.
+    """
+    nx, ny, nz = (int(c) for c in cells)
+    lower = np.asarray(lower, dtype=FLOAT)
+    upper = np.asarray(upper, dtype=FLOAT)
+    gx, gy, gz = np.meshgrid(
+        np.linspace(lower[0], upper[0], nx + 1),
+        np.linspace(lower[1], upper[1], ny + 1),
+        np.linspace(lower[2], upper[2], nz + 1),
+        indexing="ij",
+    )
+    vertices = np.stack([gx.ravel(), gy.ravel(), gz.ravel()], axis=1)
+
+    def vid(i, j, k):
+        return (i * (ny + 1) + j) * (nz + 1) + k
+
+    ci, cj, ck = np.meshgrid(np.arange(nx), np.arange(ny), np.arange(nz), indexing="ij")
+    ci, cj, ck = ci.ravel(), cj.ravel(), ck.ravel()
+    corners = np.stack([vid(ci + (b & 1), cj + ((b >> 1) & 1), ck + ((b >> 2) & 1)) for b in range(8)], axis=1)
+    tets = corners[:, KUHN_TETS].reshape(-1, 4)
+    return vertices, tets.astype(INDEX)

@@ -118,3 +118,63 @@ def deformation_gradient(x, tet, Dm_inv, out):
         for j in range(3):
             # F_ij = sum_k Ds_ik (Dm^-1)_kj
             out[i, j] = d1 * Dm_inv[0, j] + d2 * Dm_inv[1, j] + d3 * Dm_inv[2, j]
+
+
+# --------------------------------------------------------------------------------------------
+# Chain rule from F to the 12 nodal coordinates of a tet
+# --------------------------------------------------------------------------------------------
+
+
+@njit_kernel
+def deformation_gradient_jacobian(Dm_inv, out):
+    """The constant map ``D = d vec(F) / dx`` (9x12), ``D[3i+j, 3a+i] = G[a, j]`` (output).
+
+    ``G[a, j] = Dm^-1[a-1, j]`` for nodes a = 1..3 and ``G[0, j] = -sum_k Dm^-1[k, j]``.
+    """
+    for r in range(9):
+        for c in range(12):
+            out[r, c] = 0.0
+    for j in range(3):
+        g0 = -(Dm_inv[0, j] + Dm_inv[1, j] + Dm_inv[2, j])
+        for i in range(3):
+            out[3 * i + j, i] = g0
+            for a in range(1, 4):
+                out[3 * i + j, 3 * a + i] = Dm_inv[a - 1, j]
+
+
+@njit_kernel
+def tet_node_weights(Dm_inv, G):
+    """``G[a, j] = dF_ij / dx_a,i`` for the 4 nodes, shape (4, 3) (output; uses a (3,3)+ view)."""
+    for j in range(3):
+        G[0, j] = -(Dm_inv[0, j] + Dm_inv[1, j] + Dm_inv[2, j])
+        G[1, j] = Dm_inv[0, j]
+        G[2, j] = Dm_inv[1, j]
+        G[3, j] = Dm_inv[2, j]
+
+
+@njit_kernel
+def tet_gradient_from_stress(P, Dm_inv, rest_volume, G, out):
+    """Nodal gradient ``dE/dx = V D^T vec(P)`` [N], shape (12,) (output); G scratch (4, 3)."""
+    tet_node_weights(Dm_inv, G)
+    for a in range(4):
+        for i in range(3):
+            out[3 * a + i] = rest_volume * (P[i, 0] * G[a, 0] + P[i, 1] * G[a, 1] + P[i, 2] * G[a, 2])
+
+
+@njit_kernel
+def tet_hessian_from_tangent(dPdF, Dm_inv, rest_volume, G, out):
+    """Nodal Hessian ``V D^T (dP/dF) D`` [N/m], shape (12, 12) (output); G scratch (4, 3).
+
+    ``H[3a+i, 3b+k] = V sum_{j,l} dPdF[3i+j, 3k+l] G[a, j] G[b, l]``.
+    """
+    tet_node_weights(Dm_inv, G)
+    for i in range(3):
+        for k in range(3):
+            for a in range(4):
+                for b in range(4):
+                    acc = 0.0
+                    for j in range(3):
+                        gaj = G[a, j]
+                        for ell in range(3):
+                            acc += dPdF[3 * i + j, 3 * k + ell] * gaj * G[b, ell]
+                    out[3 * a + i, 3 * b + k] = rest_volume * acc

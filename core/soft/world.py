@@ -28,6 +28,7 @@ import numpy as np
 
 from ..config import FLOAT, INDEX
 from ..enums import ShapeType
+from ..errors import SoftWorldError
 from ..math.quat import quat_normalize, quat_to_matrix
 from .lattice import extract_surface_triangles
 from .materials import MaterialModel
@@ -97,15 +98,62 @@ class ColliderSpec:
     """(6,) ``(mu_along, mu_across, 1, axis_local)`` or zeros (isotropic)."""
 
 
-class SoftWorldError(ValueError):
-    """Invalid input to :class:`SoftWorldBuilder` (names the offending body or collider)."""
-
-
 def _vec3(value, what: str) -> np.ndarray:
     out = np.asarray(value, dtype=FLOAT).reshape(-1)
     if out.shape != (3,) or not np.all(np.isfinite(out)):
         raise SoftWorldError(f"{what} must be three finite numbers, got {value!r}")
     return out.copy()
+
+
+def _check_body(label, x, t, density, youngs_modulus, poisson_ratio, damping, friction, volume_kappa) -> None:
+    """Raise :class:`SoftWorldError` (naming ``label``) on a malformed tet mesh ``x`` (V, 3) / ``t`` (T, 4) or
+    material parameters out of range."""
+    if x.ndim != 2 or x.shape[1] != 3 or x.shape[0] < 4:
+        raise SoftWorldError(f"{label}: rest_vertices must be (V >= 4, 3), got {x.shape}")
+    if t.ndim != 2 or t.shape[1] != 4 or t.shape[0] < 1:
+        raise SoftWorldError(f"{label}: tets must be (T >= 1, 4), got {t.shape}")
+    if not np.all(np.isfinite(x)):
+        raise SoftWorldError(f"{label}: rest_vertices contain NaN or infinity")
+    if t.min() < 0 or t.max() >= x.shape[0]:
+        raise SoftWorldError(f"{label}: tet indices out of range [0, {x.shape[0]})")
+    if not (density > 0.0 and youngs_modulus > 0.0):
+        raise SoftWorldError(f"{label}: density and Young's modulus must be positive")
+    if not 0.0 <= poisson_ratio < 0.5:
+        raise SoftWorldError(f"{label}: Poisson ratio must be in [0, 0.5), got {poisson_ratio}")
+    if damping < 0.0 or friction < 0.0 or volume_kappa < 0.0:
+        raise SoftWorldError(f"{label}: damping, friction and volume_kappa must be >= 0")
+    try:
+        compute_rest_shape(x, t)
+    except ValueError as exc:
+        raise SoftWorldError(f"{label}: {exc}") from None
+
+
+def _contact_points(label, t, contact_points, contact_triangles) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A body's contact points and surface triangles (see :meth:`SoftWorldBuilder.add_soft_body`):
+    ``(point_nodes (P, 4) body-local, -1 padded, point_weights (P, 4), triangles (K, 3) point indices)``."""
+    if contact_points is None:
+        faces = extract_surface_triangles(t)
+        boundary = np.unique(faces)
+        point_nodes = np.full((len(boundary), 4), -1, dtype=np.int64)
+        point_nodes[:, 0] = boundary
+        point_weights = np.zeros((len(boundary), 4))
+        point_weights[:, 0] = 1.0
+        default_triangles = np.searchsorted(boundary, faces)
+    else:
+        tet_of, point_weights = contact_points
+        tet_of = np.asarray(tet_of, dtype=np.int64).reshape(-1)
+        point_weights = np.ascontiguousarray(point_weights, dtype=FLOAT).reshape(-1, 4)
+        if tet_of.shape[0] != point_weights.shape[0] or (
+            tet_of.size and not 0 <= tet_of.min() <= tet_of.max() < len(t)
+        ):
+            raise SoftWorldError(f"{label}: contact_points must be (tet (P,), weights (P, 4)) with valid tets")
+        point_nodes = t[tet_of].astype(np.int64)
+        default_triangles = np.zeros((0, 3), dtype=np.int64)
+    triangles = default_triangles if contact_triangles is None else np.asarray(contact_triangles, dtype=np.int64)
+    triangles = triangles.reshape(-1, 3)
+    if triangles.size and not 0 <= triangles.min() <= triangles.max() < len(point_nodes):
+        raise SoftWorldError(f"{label}: contact_triangles must index the {len(point_nodes)} contact points")
+    return point_nodes, point_weights, triangles
 
 
 class SoftWorldBuilder:
@@ -162,49 +210,11 @@ class SoftWorldBuilder:
         label = name or f"soft body {len(self.bodies)}"
         x = np.ascontiguousarray(rest_vertices, dtype=FLOAT)
         t = np.ascontiguousarray(tets, dtype=INDEX)
-        if x.ndim != 2 or x.shape[1] != 3 or x.shape[0] < 4:
-            raise SoftWorldError(f"{label}: rest_vertices must be (V >= 4, 3), got {x.shape}")
-        if t.ndim != 2 or t.shape[1] != 4 or t.shape[0] < 1:
-            raise SoftWorldError(f"{label}: tets must be (T >= 1, 4), got {t.shape}")
-        if not np.all(np.isfinite(x)):
-            raise SoftWorldError(f"{label}: rest_vertices contain NaN or infinity")
-        if t.min() < 0 or t.max() >= x.shape[0]:
-            raise SoftWorldError(f"{label}: tet indices out of range [0, {x.shape[0]})")
-        if not (density > 0.0 and youngs_modulus > 0.0):
-            raise SoftWorldError(f"{label}: density and Young's modulus must be positive")
-        if not 0.0 <= poisson_ratio < 0.5:
-            raise SoftWorldError(f"{label}: Poisson ratio must be in [0, 0.5), got {poisson_ratio}")
-        if damping < 0.0 or friction < 0.0 or volume_kappa < 0.0:
-            raise SoftWorldError(f"{label}: damping, friction and volume_kappa must be >= 0")
-        try:
-            compute_rest_shape(x, t)
-        except ValueError as exc:
-            raise SoftWorldError(f"{label}: {exc}") from None
+        _check_body(label, x, t, density, youngs_modulus, poisson_ratio, damping, friction, volume_kappa)
         mask = np.zeros(x.shape[0], dtype=bool) if pinned is None else np.asarray(pinned, dtype=bool).copy()
         if mask.shape != (x.shape[0],):
             raise SoftWorldError(f"{label}: pinned must have shape ({x.shape[0]},), got {mask.shape}")
-        if contact_points is None:
-            faces = extract_surface_triangles(t)
-            boundary = np.unique(faces)
-            point_nodes = np.full((len(boundary), 4), -1, dtype=np.int64)
-            point_nodes[:, 0] = boundary
-            point_weights = np.zeros((len(boundary), 4))
-            point_weights[:, 0] = 1.0
-            default_triangles = np.searchsorted(boundary, faces)
-        else:
-            tet_of, point_weights = contact_points
-            tet_of = np.asarray(tet_of, dtype=np.int64).reshape(-1)
-            point_weights = np.ascontiguousarray(point_weights, dtype=FLOAT).reshape(-1, 4)
-            if tet_of.shape[0] != point_weights.shape[0] or (
-                tet_of.size and not 0 <= tet_of.min() <= tet_of.max() < len(t)
-            ):
-                raise SoftWorldError(f"{label}: contact_points must be (tet (P,), weights (P, 4)) with valid tets")
-            point_nodes = t[tet_of].astype(np.int64)
-            default_triangles = np.zeros((0, 3), dtype=np.int64)
-        triangles = default_triangles if contact_triangles is None else np.asarray(contact_triangles, dtype=np.int64)
-        triangles = triangles.reshape(-1, 3)
-        if triangles.size and not 0 <= triangles.min() <= triangles.max() < len(point_nodes):
-            raise SoftWorldError(f"{label}: contact_triangles must index the {len(point_nodes)} contact points")
+        point_nodes, point_weights, triangles = _contact_points(label, t, contact_points, contact_triangles)
         self.bodies.append(
             SoftBodySpec(
                 label, x.copy(), t.copy(), float(density), float(youngs_modulus), float(poisson_ratio),
@@ -327,7 +337,27 @@ class SoftWorld:
         self.affine_count = len(dynamic)
         self.node_count = soft_nodes + 4 * self.affine_count
         self.soft_node_count = soft_nodes
+        tet_lists = self._flatten_bodies(bodies)
+        self._flatten_contact_points(bodies)
+        self._flatten_colliders(colliders)
+        tet_base = sum(len(v) for v in tet_lists[2])
+        self._add_affine_bodies(colliders, dynamic, tet_base, tet_lists)
+        tets, Dm, vol, mu, lam, mat, damp = tet_lists
+        self.tet_indices = np.ascontiguousarray(np.concatenate(tets), dtype=INDEX)
+        self.tet_Dm_inv = np.ascontiguousarray(np.concatenate(Dm))
+        self.tet_rest_volume = np.ascontiguousarray(np.concatenate(vol))
+        self.tet_mu = np.ascontiguousarray(np.concatenate(mu))
+        self.tet_lam = np.ascontiguousarray(np.concatenate(lam))
+        self.tet_material = np.ascontiguousarray(np.concatenate(mat), dtype=np.int64)
+        self.tet_damping = np.ascontiguousarray(np.concatenate(damp))
+        self.soft_tet_count = tet_base
+        self.tet_count = int(self.tet_indices.shape[0])
+        self.length_scale = min(float(np.max(np.ptp(b.rest_vertices, axis=0))) for b in bodies)
+        """The smallest soft body's largest extent [m] (sets the automatic contact thickness)."""
 
+    def _flatten_bodies(self, bodies: list[SoftBodySpec]) -> tuple[list, ...]:
+        """Node and per-body arrays of the soft bodies; returns the per-tet lists ``(tets, Dm_inv, volume, mu,
+        lam, material, damping)`` (one entry per body) that the dynamic boxes' virtual tets are appended to."""
         self.node_rest = np.zeros((self.node_count, 3))
         self.node_mass = np.zeros(self.node_count)
         self.node_pinned = np.zeros(self.node_count, dtype=bool)
@@ -361,7 +391,10 @@ class SoftWorld:
             self.body_volume_model[b] = int(spec.volume_model)
             self.body_rest_volume[b] = float(vol_b.sum())
         self.max_youngs_modulus = max(b.youngs_modulus for b in bodies)
-        # Contact points of all bodies, with global node indices.
+        return tets, Dm, vol, mu, lam, mat, damp
+
+    def _flatten_contact_points(self, bodies: list[SoftBodySpec]) -> None:
+        """Contact points and surface triangles of all bodies, with global node and point indices."""
         nodes = [
             np.where(b.point_nodes >= 0, b.point_nodes + self.body_node_start[i], -1) for i, b in enumerate(bodies)
         ]
@@ -375,6 +408,8 @@ class SoftWorld:
         self.point_body = np.concatenate([np.full(len(b.point_nodes), i) for i, b in enumerate(bodies)])
         self.point_friction = np.array([bodies[i].friction for i in self.point_body], dtype=FLOAT)
 
+    def _flatten_colliders(self, colliders: list[ColliderSpec]) -> None:
+        """Per-collider arrays (shape, size, kind, friction, anisotropy, initial pose)."""
         self.collider_shape = np.array([int(c.shape) for c in colliders], dtype=np.int64)
         self.collider_params = np.array([c.params for c in colliders], dtype=FLOAT).reshape(-1, 3)
         self.collider_kind = np.array([int(c.kind) for c in colliders], dtype=np.int64)
@@ -383,7 +418,11 @@ class SoftWorld:
         self.collider_position = np.array([c.position for c in colliders], dtype=FLOAT).reshape(-1, 3)
         self.collider_orientation = np.array([c.orientation for c in colliders], dtype=FLOAT).reshape(-1, 4)
 
-        # Dynamic boxes as affine bodies.
+    def _add_affine_bodies(self, colliders: list[ColliderSpec], dynamic: list[int], tet_base: int, tet_lists) -> None:
+        """The dynamic boxes as affine bodies (module docstring): four virtual nodes after the soft nodes, their
+        consistent mass, corner weights and initial velocities; one virtual tet each appended to ``tet_lists``
+        (numbered from ``tet_base``)."""
+        tets, Dm, vol, mu, lam, mat, damp = tet_lists
         A = self.affine_count
         self.affine_collider = np.array(dynamic, dtype=np.int64)
         self.affine_nodes = np.zeros((A, 4), dtype=np.int64)
@@ -393,33 +432,10 @@ class SoftWorld:
         self.affine_tet = np.zeros(A, dtype=np.int64)
         self.affine_velocity = np.zeros((A, 4, 3))
         self.affine_half_extents = np.zeros((A, 3))
-        tet_base = sum(len(v) for v in vol)
         for a, ci in enumerate(dynamic):
             spec = colliders[ci]
-            nodes = soft_nodes + 4 * a + np.arange(4)
-            R = _rotation(spec.orientation)
-            half = spec.params
-            scale = float(np.sqrt(np.sum(half * half)))
-            rest = spec.position + (_AFFINE_CORNERS * scale) @ R.T
-            self.affine_nodes[a] = nodes
-            self.affine_rest_nodes[a] = rest
-            self.affine_half_extents[a] = half
-            self.node_rest[nodes] = rest
-            # Barycentric weights are affine in p: w(p) = a0 + B (p - c) with c the centre of mass.
-            D = (rest[1:] - rest[0]).T
-            Dinv = np.linalg.inv(D)
-            w123_c = Dinv @ (spec.position - rest[0])
-            a0 = np.concatenate([[1.0 - w123_c.sum()], w123_c])
-            B = np.vstack([-Dinv.sum(axis=0), Dinv])  # (4, 3): dw/dp
-            S = R @ np.diag(spec.mass * half * half / 3.0) @ R.T  # ∫ rho (p - c)(p - c)^T dV
-            self.affine_mass[a] = spec.mass * np.outer(a0, a0) + B @ S @ B.T
-            signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=FLOAT)
-            corners = spec.position + (signs * half) @ R.T
-            self.affine_corner_weights[a] = a0[None, :] + (corners - spec.position) @ B.T
-            for k in range(4):  # rigid initial velocity of each virtual node
-                self.affine_velocity[a, k] = spec.linear_velocity + np.cross(
-                    spec.angular_velocity, rest[k] - spec.position
-                )
+            nodes = self.soft_node_count + 4 * a + np.arange(4)
+            rest = self._add_affine_box(a, spec, nodes)
             Dm_a, vol_a = compute_rest_shape(rest, np.array([[0, 1, 2, 3]], dtype=INDEX))
             tets.append(nodes[None, :].astype(INDEX))
             Dm.append(Dm_a)
@@ -429,17 +445,32 @@ class SoftWorld:
             mat.append(np.full(1, int(MaterialModel.COROTATED)))
             damp.append(np.zeros(1))
             self.affine_tet[a] = tet_base + a
-        self.tet_indices = np.ascontiguousarray(np.concatenate(tets), dtype=INDEX)
-        self.tet_Dm_inv = np.ascontiguousarray(np.concatenate(Dm))
-        self.tet_rest_volume = np.ascontiguousarray(np.concatenate(vol))
-        self.tet_mu = np.ascontiguousarray(np.concatenate(mu))
-        self.tet_lam = np.ascontiguousarray(np.concatenate(lam))
-        self.tet_material = np.ascontiguousarray(np.concatenate(mat), dtype=np.int64)
-        self.tet_damping = np.ascontiguousarray(np.concatenate(damp))
-        self.soft_tet_count = tet_base
-        self.tet_count = int(self.tet_indices.shape[0])
-        self.length_scale = min(float(np.max(np.ptp(b.rest_vertices, axis=0))) for b in bodies)
-        """The smallest soft body's largest extent [m] (sets the automatic contact thickness)."""
+
+    def _add_affine_box(self, a: int, spec: ColliderSpec, nodes: np.ndarray) -> np.ndarray:
+        """Virtual nodes ``nodes`` (4,) of dynamic box ``a``: rest positions (returned, (4, 3) [m]), consistent
+        mass ``M_kl = ∫ rho w_k w_l dV`` [kg], barycentric weights of the 8 corners, rigid initial velocity."""
+        R = _rotation(spec.orientation)
+        half = spec.params
+        scale = float(np.sqrt(np.sum(half * half)))
+        rest = spec.position + (_AFFINE_CORNERS * scale) @ R.T
+        self.affine_nodes[a] = nodes
+        self.affine_rest_nodes[a] = rest
+        self.affine_half_extents[a] = half
+        self.node_rest[nodes] = rest
+        # Barycentric weights are affine in p: w(p) = a0 + B (p - c) with c the centre of mass.
+        D = (rest[1:] - rest[0]).T
+        Dinv = np.linalg.inv(D)
+        w123_c = Dinv @ (spec.position - rest[0])
+        a0 = np.concatenate([[1.0 - w123_c.sum()], w123_c])
+        B = np.vstack([-Dinv.sum(axis=0), Dinv])  # (4, 3): dw/dp
+        S = R @ np.diag(spec.mass * half * half / 3.0) @ R.T  # ∫ rho (p - c)(p - c)^T dV
+        self.affine_mass[a] = spec.mass * np.outer(a0, a0) + B @ S @ B.T
+        signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=FLOAT)
+        corners = spec.position + (signs * half) @ R.T
+        self.affine_corner_weights[a] = a0[None, :] + (corners - spec.position) @ B.T
+        for k in range(4):  # rigid initial velocity of each virtual node
+            self.affine_velocity[a, k] = spec.linear_velocity + np.cross(spec.angular_velocity, rest[k] - spec.position)
+        return rest
 
     # -------------------------------------------------------------------------------------------
 

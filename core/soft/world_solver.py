@@ -8,13 +8,14 @@ of all nodes (``x = x^n + h v``):
 - ``M``: lumped soft masses plus the consistent 12x12 mass of each dynamic box (affine body);
 - ``Psi``: elastic energy (per-tet material; the dynamic boxes' stiff virtual tets included);
 - ``D``: Rayleigh stiffness damping, ``(beta / 2h) dx^T K^n dx`` per tet (``K^n`` projected, at ``x^n``);
-- ``b``: cubic penalty on the contact elements of :mod:`.kernels_world` (seed 003 eq. 3);
+- ``b``: cubic penalty (:mod:`.kernels_penalty`, seed 003 eq. 3) on the contact elements of :mod:`.contact_elements`;
 - ``F``: lagged smoothed friction (IPC style, normal force and tangent frozen at ``x^n``);
 - ``W_b``: the volume penalty of body ``b`` (seed 003 eqs. 18–21).
 
 Newton: ``A dv = -r`` with ``A = M + h^2 (K_proj + K_damp + contact GN + friction + W'' gV gV^T)``
 (SPD), solved by PCG with a group block-Jacobi preconditioner (3x3 per soft node, 12x12 per dynamic
-box); Armijo backtracking on ``Phi``. Pinned nodes move to their prescribed end-of-step positions.
+box); Armijo backtracking on ``Phi``. The stopping rules and the line search are :mod:`.newton`'s, shared
+with the single-body reference solver. Pinned nodes move to their prescribed end-of-step positions.
 
 Robustness: contact candidates are collected with a velocity margin at the start of the step and
 re-collected at the end; a step whose result enters a new pair or penetrates a collider (``d < 0``)
@@ -28,39 +29,36 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import FLOAT
+from ..contact_solvers.dense import solve_pgs_dense, solve_prox_dense
 from ..enums import RFactorStrategy
 from ..linalg.csr import CsrPattern, assemble_blocks
-from ..solvers.dense import solve_pgs_dense, solve_prox_dense
+from .contact_collection import collect_contacts
+from .contact_elements import ELEMENT_NODES, KIND_POINT_COLLIDER, KIND_POINT_TRIANGLE
 from .kernels_contact import (
-    axpy_velocity,
     finish_newton_matrix,
     flat_dot,
     inertia_energy,
     momentum_residual,
     positions_from_velocity,
 )
-from .kernels_world import (
-    ELEMENT_NODES,
-    KIND_POINT_COLLIDER,
-    KIND_POINT_TRIANGLE,
-    affine_inertia,
-    build_group_preconditioner,
-    collect_contacts,
-    contact_energy,
-    contact_gradient,
+from .kernels_friction import (
     contact_jacobian_apply,
     contact_jacobian_transpose_apply,
-    contact_normal_forces,
-    damping_energy_gradient,
     friction_energy,
     friction_gradient,
     friction_setup,
+)
+from .kernels_operator import build_group_preconditioner, world_pcg
+from .kernels_penalty import contact_energy, contact_gradient, contact_normal_forces
+from .kernels_world import (
+    affine_inertia,
+    damping_energy_gradient,
     project_blocks_psd,
     world_elastic_energy,
     world_elastic_gradient,
     world_elastic_hessian_blocks,
-    world_pcg,
 )
+from .newton import armijo_line_search, linear_forcing, negligible_step, residual_scale
 from .volume import (
     enclosed_volume,
     enclosed_volume_gradient,
@@ -70,9 +68,6 @@ from .volume import (
     volume_work_second_derivative,
 )
 from .world import AFFINE_STIFFNESS_FACTOR, ColliderKind, SoftWorld, SoftWorldState
-
-DECREMENT_TOLERANCE = 1.0e-12
-"""Newton also stops when the decrement ``-r . dv`` falls below this fraction of Phi's scale."""
 
 MAX_STIFFNESS_DOUBLINGS = 6
 """Re-solves of one step with a doubled penalty stiffness when the result penetrates a collider."""
@@ -160,6 +155,20 @@ def resolved_contact_thickness(world: SoftWorld, settings: SoftSettings) -> floa
     return max(1.0e-4, 0.005 * world.length_scale)
 
 
+def _check_settings(s: SoftSettings) -> None:
+    """Raise ValueError on an unknown formulation, friction mode, integrator or dual solver, or BDF2 with DUAL."""
+    if s.formulation not in ("IMPLICIT", "DUAL"):
+        raise ValueError(f"formulation must be 'IMPLICIT' or 'DUAL', got {s.formulation!r}")
+    if s.friction_mode not in ("lagged", "implicit"):
+        raise ValueError(f"friction_mode must be 'lagged' or 'implicit', got {s.friction_mode!r}")
+    if s.integrator not in ("BE", "BDF2"):
+        raise ValueError(f"integrator must be 'BE' or 'BDF2', got {s.integrator!r}")
+    if s.integrator == "BDF2" and s.formulation == "DUAL":
+        raise ValueError("the DUAL formulation steps with backward Euler only")
+    if s.dual_solver not in ("PROX", "PGS"):
+        raise ValueError(f"dual_solver must be 'PROX' or 'PGS', got {s.dual_solver!r}")
+
+
 class SoftWorldSolver:
     """Backward Euler Newton solver of a :class:`SoftWorld` (all scratch allocated once, contact
     arrays grown on demand)."""
@@ -167,58 +176,70 @@ class SoftWorldSolver:
     def __init__(self, world: SoftWorld, settings: SoftSettings | None = None):
         self.world = world
         self.settings = s = settings or SoftSettings()
-        if s.formulation not in ("IMPLICIT", "DUAL"):
-            raise ValueError(f"formulation must be 'IMPLICIT' or 'DUAL', got {s.formulation!r}")
-        if s.friction_mode not in ("lagged", "implicit"):
-            raise ValueError(f"friction_mode must be 'lagged' or 'implicit', got {s.friction_mode!r}")
-        if s.integrator not in ("BE", "BDF2"):
-            raise ValueError(f"integrator must be 'BE' or 'BDF2', got {s.integrator!r}")
-        if s.integrator == "BDF2" and s.formulation == "DUAL":
-            raise ValueError("the DUAL formulation steps with backward Euler only")
-        if s.dual_solver not in ("PROX", "PGS"):
-            raise ValueError(f"dual_solver must be 'PROX' or 'PGS', got {s.dual_solver!r}")
-        w = world
-        N, T = w.node_count, w.tet_count
-        self.delta = resolved_contact_thickness(w, s)
+        _check_settings(s)
+        self.delta = resolved_contact_thickness(world, s)
         self.kappa = s.contact_stiffness if s.contact_stiffness > 0.0 else self.automatic_stiffness()
-        # Dynamic boxes: stiff virtual tets (mu from the contact stiffness, see AFFINE_STIFFNESS_FACTOR).
-        self.tet_mu = w.tet_mu.copy()
+        self.tet_mu = self._tet_mu_with_dynamic_boxes()
+        self.node_free = ~world.node_pinned
+        self.dof_fixed = np.repeat(world.node_pinned, 3)
+        self.has_damping = bool(np.any(world.tet_damping > 0.0))
+        self._init_matrix()
+        self._init_preconditioner_groups()
+        self._init_vectors()
+        self._init_colliders()
+        self._grow(64)
+        self.stats = SoftWorldStats()
+
+    def _tet_mu_with_dynamic_boxes(self) -> np.ndarray:
+        """Per-tet mu [Pa] (T,): the soft tets' own, and for each dynamic box's stiff virtual tet mu from the
+        contact stiffness (see AFFINE_STIFFNESS_FACTOR)."""
+        w = self.world
+        tet_mu = w.tet_mu.copy()
         for a in range(w.affine_count):
             size = float(np.max(w.affine_half_extents[a]))
             E = AFFINE_STIFFNESS_FACTOR * max(w.max_youngs_modulus, self.kappa / size)
-            self.tet_mu[w.affine_tet[a]] = 0.5 * E  # nu = 0: mu = E / 2, lambda = 0
-        self.node_free = ~w.node_pinned
-        self.dof_fixed = np.repeat(w.node_pinned, 3)
-        self.has_damping = bool(np.any(w.tet_damping > 0.0))
+            tet_mu[w.affine_tet[a]] = 0.5 * E  # nu = 0: mu = E / 2, lambda = 0
+        return tet_mu
+
+    def _init_matrix(self) -> None:
+        """CSR pattern of the Newton matrix: tets (soft + virtual), every node's own block and the surface
+        triangles of the volume-penalty bodies; the per-element Hessian scratch and the boxes' mass blocks."""
+        w = self.world
         # Volume penalty: bodies with a compressibility, and their surface triangles in the CSR pattern.
         self.volume_bodies = [b for b in range(w.body_count) if w.body_volume_kappa[b] > 0.0]
         triangles = [w.body_surface[b] for b in self.volume_bodies]
-        # CSR: tets (soft + virtual), every node's own block, surface triangles of volume-penalty bodies.
         self.pattern = CsrPattern.from_element_groups(
-            [w.tet_indices, np.arange(N, dtype=np.int64)[:, None], *triangles], N
+            [w.tet_indices, np.arange(w.node_count, dtype=np.int64)[:, None], *triangles], w.node_count
         )
         self.tet_scatter = self.pattern.scatter_index[0]
         self.triangle_scatter = self.pattern.scatter_index[2:]
         self._triangle_hess = [np.empty((len(t), 9, 9)) for t in triangles]
         self._data = self.pattern.zeros()
-        self._tet_hess = np.empty((T, 12, 12))
-        self._damp_hess = np.empty((T, 12, 12)) if self.has_damping else np.empty((0, 12, 12))
+        self._tet_hess = np.empty((w.tet_count, 12, 12))
+        self._damp_hess = np.empty((w.tet_count, 12, 12)) if self.has_damping else np.empty((0, 12, 12))
         self._affine_blocks = np.zeros((w.affine_count, 12, 12))
         for a in range(w.affine_count):
             self._affine_blocks[a] = np.kron(w.affine_mass[a], np.eye(3))
-        # Preconditioner groups: one per soft node, one per dynamic box.
+
+    def _init_preconditioner_groups(self) -> None:
+        """Preconditioner groups: one per soft node (3x3 block), one per dynamic box (its 4 nodes, 12x12)."""
+        w = self.world
         G = w.soft_node_count + w.affine_count
         self.group_nodes = np.full((G, 4), -1, dtype=np.int64)
         self.group_nodes[: w.soft_node_count, 0] = np.arange(w.soft_node_count)
         self.group_size = np.ones(G, dtype=np.int64)
-        self.node_group = np.arange(N, dtype=np.int64)
+        self.node_group = np.arange(w.node_count, dtype=np.int64)
         for a in range(w.affine_count):
             g = w.soft_node_count + a
             self.group_nodes[g] = w.affine_nodes[a]
             self.group_size[g] = 4
             self.node_group[w.affine_nodes[a]] = g
         self._inv = np.zeros((G, 12, 12))
-        # Vectors.
+
+    def _init_vectors(self) -> None:
+        """Per-node vectors (N, 3) / flat (3N,) of the step, the BDF2 history and the volume-penalty scratch."""
+        w = self.world
+        N = w.node_count
         n = 3 * N
         self._x = np.empty((N, 3))
         self._x_n = np.empty((N, 3))
@@ -239,11 +260,14 @@ class SoftWorldSolver:
         self._dv = np.empty(n)
         self._pcg_work = np.empty((4, n))
         self._margin = np.zeros(N)
-        # Volume penalty scratch.
         self._vol_grad = np.zeros((N, 3))
         self._vol_tmp = np.zeros((N, 3))
         self._vol_curv = np.zeros(w.body_count if self.volume_bodies else 0)
-        # Colliders: start/end poses of the current step.
+
+    def _init_colliders(self) -> None:
+        """Collider poses at the start/end of the current step, the dynamic boxes' rest poses and the surface
+        triangles of soft-soft contact (when there are several bodies)."""
+        w = self.world
         C = w.collider_count
         self.col_pos0 = w.collider_position.copy()
         self.col_rot0 = np.array([_rotation(q) for q in w.collider_orientation]).reshape(C, 3, 3)
@@ -251,10 +275,8 @@ class SoftWorldSolver:
         self.col_rot1 = self.col_rot0.copy()
         self.aff_rest_center = w.collider_position[w.affine_collider].reshape(-1, 3).copy()
         self.aff_rest_rot = self.col_rot0[w.affine_collider].reshape(-1, 3, 3).copy()
-        # Soft-soft contact: the surface triangles of every body, when there are several bodies.
-        self._triangles = w.triangle_points if (s.soft_soft and w.body_count > 1) else np.zeros((0, 3), np.int64)
-        self._grow(64)
-        self.stats = SoftWorldStats()
+        soft_soft = self.settings.soft_soft and w.body_count > 1
+        self._triangles = w.triangle_points if soft_soft else np.zeros((0, 3), np.int64)
 
     # -------------------------------------------------------------------------------------------
 
@@ -537,8 +559,6 @@ class SoftWorldSolver:
         (Newton), then ``u = u_free + A^-1 J^T r`` with contact impulses ``r`` [N s] solving the Coulomb
         problem on ``u_c = W r + q``, ``W = J A^-1 J^T`` (one PCG solve per contact row), ``A`` the
         PSD-projected Newton matrix at ``u_free`` and ``q = J u_free - (collider velocity) + gap / h``."""
-        w = self.world
-        s = self.settings
         stats = SoftWorldStats()
         self.begin_step(state_in, h, pin_targets)
         m = self.el_count
@@ -548,56 +568,76 @@ class SoftWorldSolver:
         self._newton(v, h, stats)
         self._residual(v, h, True, True)
         u_free = v.reshape(-1).copy()
-        pat = self.pattern
-        csr = (pat.indptr, pat.indices, self._data)
-        precond = (self.node_group, self.group_nodes, self.group_size, self._inv)
+        csr, precond = self._operator()
         terms = self._terms()
         build_group_preconditioner(
             csr, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size, self._inv
         )
         impulse = np.zeros(3 * m)
         if m:
-            frame = (self.el_nodes, self.el_fcoef, self.el_normal, self.el_tangent)
-            n = u_free.shape[0]
-            W = np.empty((3 * m, 3 * m))
-            unit = np.zeros(3 * m)
-            rhs = np.empty(n)
-            y = np.empty(n)
-            for row in range(3 * m):
-                unit[row] = 1.0
-                rhs[:] = 0.0
-                contact_jacobian_transpose_apply(unit, m, *frame, rhs)
-                unit[row] = 0.0
-                y[:] = 0.0
-                iters, _, _ = world_pcg(csr, terms, self._beta**2, precond, rhs, y, 1e-10, s.pcg_max_iterations,
-                                        self._pcg_work)  # fmt: skip
-                stats.pcg_iterations += iters
-                contact_jacobian_apply(y, m, *frame, W[:, row])
-            W = 0.5 * (W + W.T)
-            q = np.empty(3 * m)
-            contact_jacobian_apply(u_free, m, *frame, q)
-            slip = self.el_slip[:m] / h  # collider surface velocity at the contact
-            q[0::3] -= np.einsum("ei,ei->e", self.el_normal[:m], slip)
-            q[1::3] -= np.einsum("ei,ei->e", self.el_tangent[:m, :, 0], slip)
-            q[2::3] -= np.einsum("ei,ei->e", self.el_tangent[:m, :, 1], slip)
-            gap = self.el_gap[:m]
-            q[0::3] += np.where(gap >= 0.0, gap, s.dual_stabilization * gap) / h
-            result = np.zeros(3)
-            if s.dual_solver == "PGS":
-                solve_pgs_dense(W, q, self.el_mu[:m].copy(), s.dual_iterations, s.dual_tolerance, impulse, result)
-            else:
-                solve_prox_dense(W, q, self.el_mu[:m].copy(), int(RFactorStrategy.GLOBAL), s.dual_iterations,
-                                 s.dual_tolerance, 0.9, np.zeros(3 * m), impulse, result)  # fmt: skip
-            stats.dual_sweeps = int(result[0])
-            rhs[:] = 0.0
-            contact_jacobian_transpose_apply(impulse, m, *frame, rhs)
-            y[:] = 0.0
-            iters, _, _ = world_pcg(
-                csr, terms, self._beta**2, precond, rhs, y, 1e-10, s.pcg_max_iterations, self._pcg_work
-            )
-            stats.pcg_iterations += iters
-            v.reshape(-1)[:] = u_free + y
+            v.reshape(-1)[:] = u_free + self._dual_correction(u_free, m, h, csr, terms, precond, impulse, stats)
         stats.contact_count = m
+        self._dual_contact_forces(impulse, m, h, stats)
+        self.el_count = m
+        stats.contact_stiffness = 0.0
+        positions_from_velocity(self._x_base, v, self._beta, self._x)
+        stats.max_penetration = self._penetration(self._x, end=True)
+        positions_from_velocity(self._x_base, v, self._beta, state_out.x)
+        state_out.v[:] = v
+        self.stats = stats
+        return stats
+
+    def _dual_correction(self, u_free, m: int, h: float, csr, terms, precond, impulse, stats) -> np.ndarray:
+        """Solve the Coulomb problem of the ``m`` contact elements for ``impulse`` (3m,) [N s] (normal, two
+        tangents per element) and return the velocity correction ``A^-1 J^T r`` (3N,) [m/s]."""
+        s = self.settings
+        frame = (self.el_nodes, self.el_fcoef, self.el_normal, self.el_tangent)
+        W = self._delassus(m, u_free.shape[0], frame, csr, terms, precond, stats)
+        q = np.empty(3 * m)
+        contact_jacobian_apply(u_free, m, *frame, q)
+        slip = self.el_slip[:m] / h  # collider surface velocity at the contact
+        q[0::3] -= np.einsum("ei,ei->e", self.el_normal[:m], slip)
+        q[1::3] -= np.einsum("ei,ei->e", self.el_tangent[:m, :, 0], slip)
+        q[2::3] -= np.einsum("ei,ei->e", self.el_tangent[:m, :, 1], slip)
+        gap = self.el_gap[:m]
+        q[0::3] += np.where(gap >= 0.0, gap, s.dual_stabilization * gap) / h
+        result = np.zeros(3)
+        if s.dual_solver == "PGS":
+            solve_pgs_dense(W, q, self.el_mu[:m].copy(), s.dual_iterations, s.dual_tolerance, impulse, result)
+        else:
+            solve_prox_dense(W, q, self.el_mu[:m].copy(), int(RFactorStrategy.GLOBAL), s.dual_iterations,
+                             s.dual_tolerance, 0.9, np.zeros(3 * m), impulse, result)  # fmt: skip
+        stats.dual_sweeps = int(result[0])
+        rhs = np.zeros(u_free.shape[0])
+        contact_jacobian_transpose_apply(impulse, m, *frame, rhs)
+        y = np.zeros(u_free.shape[0])
+        iters, _, _ = world_pcg(csr, terms, self._beta**2, precond, rhs, y, 1e-10, s.pcg_max_iterations,
+                                self._pcg_work)  # fmt: skip
+        stats.pcg_iterations += iters
+        return y
+
+    def _delassus(self, m: int, n: int, frame, csr, terms, precond, stats) -> np.ndarray:
+        """The Delassus operator ``W = J A^-1 J^T`` (3m, 3m), one PCG solve per contact row, symmetrised."""
+        W = np.empty((3 * m, 3 * m))
+        unit = np.zeros(3 * m)
+        rhs = np.empty(n)
+        y = np.empty(n)
+        for row in range(3 * m):
+            unit[row] = 1.0
+            rhs[:] = 0.0
+            contact_jacobian_transpose_apply(unit, m, *frame, rhs)
+            unit[row] = 0.0
+            y[:] = 0.0
+            iters, _, _ = world_pcg(csr, terms, self._beta**2, precond, rhs, y, 1e-10, self.settings.pcg_max_iterations,
+                                    self._pcg_work)  # fmt: skip
+            stats.pcg_iterations += iters
+            contact_jacobian_apply(y, m, *frame, W[:, row])
+        return 0.5 * (W + W.T)
+
+    def _dual_contact_forces(self, impulse, m: int, h: float, stats: SoftWorldStats) -> None:
+        """``stats.contact_force`` (B, C, 3) and ``stats.body_contact_force`` (B, B, 3) [N] from the normal
+        impulses of the ``m`` contact elements (box corners, which belong to no soft body, are skipped)."""
+        w = self.world
         stats.contact_force = np.zeros((w.body_count, w.collider_count, 3))
         stats.body_contact_force = np.zeros((w.body_count, w.body_count, 3))
         for e in range(m):
@@ -610,14 +650,6 @@ class SoftWorldSolver:
                 continue
             c = self.el_target[e] if self.el_kind[e] == KIND_POINT_COLLIDER else w.affine_collider[self.el_target[e]]
             stats.contact_force[body, c] -= impulse[3 * e] * self.el_normal[e] / h
-        self.el_count = m
-        stats.contact_stiffness = 0.0
-        positions_from_velocity(self._x_base, v, self._beta, self._x)
-        stats.max_penetration = self._penetration(self._x, end=True)
-        positions_from_velocity(self._x_base, v, self._beta, state_out.x)
-        state_out.v[:] = v
-        self.stats = stats
-        return stats
 
     def _implicit_friction(self, v, h: float, stats: SoftWorldStats) -> None:
         """Friction evaluated at the end of the step (seed 003 eq. 23) by fixed-point iteration: take the
@@ -660,11 +692,10 @@ class SoftWorldSolver:
         _ = w
 
     def _newton(self, v, h, stats: SoftWorldStats) -> None:
+        """Minimise ``Phi`` over ``v`` (N, 3) [m/s] in place from its current value (module docstring); adds to
+        ``stats``. Stopping rules and line search: :mod:`.newton`."""
         s = self.settings
         w = self.world
-        pat = self.pattern
-        csr = (pat.indptr, pat.indices, self._data)
-        precond = (self.node_group, self.group_nodes, self.group_size, self._inv)
         weight = float(np.sqrt(np.sum(w.node_mass[self.node_free] ** 2)) * np.linalg.norm(w.gravity))
         phi = self._potential(v, h)
         stats.energy_history.append(phi)
@@ -676,51 +707,54 @@ class SoftWorldSolver:
         for it in range(s.max_newton_iterations):
             r_norm, _ = self._residual(v, h, True, project)
             if it == 0:
-                r_scale = max(r_norm, self._beta * weight, 1.0e-300)
+                r_scale = residual_scale(r_norm, self._beta, weight)
             stats.residual = r_norm / r_scale
             stats.residual_history.append(stats.residual)
             if r_norm <= s.residual_tolerance * r_scale:
                 stats.converged = True
                 return
             np.negative(self._r, out=self._rhs)
-            forcing = max(s.pcg_tolerance, min(0.1, 0.1 * (r_norm / r_scale) ** 0.5))
-            while True:
-                terms = self._terms()
-                build_group_preconditioner(
-                    csr, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size, self._inv
-                )
-                self._dv[:] = 0.0
-                iters, _, indefinite = world_pcg(csr, terms, self._beta**2, precond, self._rhs, self._dv, forcing,
-                                                 s.pcg_max_iterations, self._pcg_work)  # fmt: skip
-                stats.pcg_iterations += iters
-                if not indefinite or project:
-                    break
-                project = True
-                stats.projected = True
-                self._residual(v, h, True, True)
+            project = self._solve_newton_system(v, h, linear_forcing(r_norm, r_scale, s.pcg_tolerance), project, stats)
             stats.newton_iterations += 1
             slope = flat_dot(self._r, self._dv)
             if not slope < 0.0:
                 return
-            full = axpy_velocity(v, self._dv, 1.0, self._v_trial)
-            if full <= s.velocity_tolerance or -slope <= DECREMENT_TOLERANCE * phi_scale:
+            if negligible_step(v, self._dv, self._v_trial, s.velocity_tolerance, slope, phi_scale):
                 v[:] = self._v_trial
                 stats.converged = True
                 return
-            alpha = 1.0
-            accepted = False
-            for _ in range(s.max_line_search):
-                axpy_velocity(v, self._dv, alpha, self._v_trial)
-                phi_trial = self._potential(self._v_trial, h)
-                if phi_trial <= phi + 1.0e-4 * alpha * slope:
-                    accepted = True
-                    break
-                alpha *= 0.5
+            accepted, phi_trial = armijo_line_search(
+                v, self._dv, self._v_trial, s.max_line_search, lambda trial: self._potential(trial, h), phi, slope
+            )
             if not accepted:
                 return
             v[:] = self._v_trial
             phi = phi_trial
             stats.energy_history.append(phi)
+
+    def _operator(self):
+        """``(csr, preconditioner)`` arguments of :func:`~.kernels_operator.world_pcg` for the current matrix."""
+        pat = self.pattern
+        return (pat.indptr, pat.indices, self._data), (self.node_group, self.group_nodes, self.group_size, self._inv)
+
+    def _solve_newton_system(self, v, h, forcing: float, project: bool, stats: SoftWorldStats) -> bool:
+        """``dv = A^-1 rhs`` by PCG to the relative tolerance ``forcing``; when PCG meets negative curvature of
+        the exact tangent, re-assemble with PSD projection at ``v`` and solve again. Returns ``project``."""
+        csr, precond = self._operator()
+        while True:
+            terms = self._terms()
+            build_group_preconditioner(
+                csr, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size, self._inv
+            )
+            self._dv[:] = 0.0
+            iters, _, indefinite = world_pcg(csr, terms, self._beta**2, precond, self._rhs, self._dv, forcing,
+                                             self.settings.pcg_max_iterations, self._pcg_work)  # fmt: skip
+            stats.pcg_iterations += iters
+            if not indefinite or project:
+                return project
+            project = True
+            stats.projected = True
+            self._residual(v, h, True, True)
 
 
 def _rotation(q) -> np.ndarray:

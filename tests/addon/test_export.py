@@ -5,7 +5,8 @@ import types
 import numpy as np
 import pytest
 from contact_lab.addon import units
-from contact_lab.addon.scene_export import BakeError, validate_objects
+from contact_lab.addon.errors import BakeError
+from contact_lab.addon.scene import validate_objects
 
 
 def random_quats(n, seed=0):

@@ -4,8 +4,9 @@ import types
 
 import numpy as np
 import pytest
-from contact_lab.addon import friction_export, properties, registration
-from contact_lab.addon.scene_export import BakeError
+from contact_lab import registration
+from contact_lab.addon import friction_export, properties
+from contact_lab.addon.errors import BakeError
 from contact_lab.core.friction.surface import StructureSource, SurfaceFrictionModel
 from contact_lab.operators import preview
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from contact_lab.addon import keyframes
+from contact_lab.addon.output import keyframes
 
 
 class FakeKeyframePoints:

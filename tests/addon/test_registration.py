@@ -4,7 +4,8 @@ import sys
 import types
 
 import pytest
-from contact_lab.addon import jitcache, properties, registration
+from contact_lab import registration
+from contact_lab.addon import jitcache, properties
 from contact_lab.operators import bake as op_bake
 from contact_lab.operators import preview
 from contact_lab.panels import physics

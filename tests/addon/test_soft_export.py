@@ -4,8 +4,9 @@ import types
 
 import numpy as np
 import pytest
-from contact_lab.addon import bake, properties, soft_export, units
-from contact_lab.addon.scene_export import BakeError
+from contact_lab.addon import bake, properties, units
+from contact_lab.addon.errors import BakeError
+from contact_lab.addon.soft import export as soft_export
 
 CUBE_VERTICES = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
 CUBE_QUADS = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]

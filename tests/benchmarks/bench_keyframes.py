@@ -7,7 +7,7 @@ Run with the project's virtual environment (real Blender as the ``bpy`` module):
 
 1000 objects × 250 frames of random location + quaternion trajectories are keyed twice:
 
-* **bulk**: ``contact_lab.addon.keyframes.write_transform_keyframes`` (``keyframe_points.add`` +
+* **bulk**: ``contact_lab.addon.output.keyframes.write_transform_keyframes`` (``keyframe_points.add`` +
   ``foreach_set``, the path every Contact Lab bake uses), for all bodies;
 * **naive**: per frame set ``obj.location`` / ``obj.rotation_quaternion`` and call
   ``obj.keyframe_insert("location", frame=f)`` and ``obj.keyframe_insert("rotation_quaternion", frame=f)``.
@@ -28,7 +28,7 @@ import time
 
 import bpy
 import numpy as np
-from contact_lab.addon.keyframes import fcurves_of, write_transform_keyframes
+from contact_lab.addon.output.keyframes import fcurves_of, write_transform_keyframes
 
 CHANNELS = 7  # location xyz + rotation_quaternion wxyz
 

@@ -76,13 +76,12 @@ def bench(cells: int) -> dict:
     scratch = np.zeros((2, RESOLUTION * RESOLUTION, 5))
     work = np.zeros((8, 3))
     window = max(PATCH, DEPTH_WINDOW_MIN)
-    args = (*pool.lookup_arrays(), *pool.frame_arrays(), *pool.image_arrays(), *pool.normal_map_arrays())
 
     def run(i):
         t = np.array([np.cos(psi[i]), np.sin(psi[i]), 0.0])
         b = np.array([-np.sin(psi[i]), np.cos(psi[i]), 0.0])
         return texture_patch_coefficients(
-            *args, 0, eye, zero, 1, eye, zero, points[i], n, t, b, STANDARD_DIRECTIONS,
+            pool, 0, eye, zero, 1, eye, zero, points[i], n, t, b, STANDARD_DIRECTIONS,
             PATCH, RESOLUTION, PLOWING_THETA, window, out, scratch, work,
         )  # fmt: skip
 

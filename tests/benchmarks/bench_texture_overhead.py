@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from contact_lab.core import BodyKind, CollisionPipeline, ModelBuilder
 from contact_lab.core.friction.surface import SurfaceFriction, SurfaceFrictionModel, SurfaceMesh, TextureImage
-from contact_lab.core.solvers import make_solver
+from contact_lab.core.rigid.solvers import make_solver
 
 BODIES = 200
 HALF = 0.1
@@ -78,7 +78,7 @@ def build(textured: bool):
 
 
 def run(model, solver: str, frames: int) -> dict:
-    """The loop of ``core.simulate.iter_simulate`` with timers around collision, friction generation and solve."""
+    """The loop of ``core.rigid.frame_loop.iter_simulate``, timed around collision, friction generation and solve."""
     step_solver = make_solver(model, solver, iterations=ITERATIONS, tolerance=TOLERANCE)
     pipeline = CollisionPipeline(model)
     contacts = model.contacts()

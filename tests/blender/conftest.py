@@ -97,7 +97,7 @@ def build_drop_scene(unit=1.0, frame_end=24):
 
 def keyed_transform(obj):
     """(frames (F,), location (F, 3), quaternion (F, 4)) read back from the object's F-curves."""
-    from contact_lab.addon import keyframes
+    from contact_lab.addon.output import keyframes
 
     curves = {(fc.data_path, fc.array_index): fc for fc in keyframes.fcurves_of(obj)}
     assert set(curves) == {("location", i) for i in range(3)} | {("rotation_quaternion", i) for i in range(4)}
@@ -116,7 +116,7 @@ def keyed_transform(obj):
 
 def snapshot(scene):
     """Everything a failed bake must not change: transforms, actions, key counts, data-block counts."""
-    from contact_lab.addon import keyframes
+    from contact_lab.addon.output import keyframes
 
     state = {"actions": sorted(a.name for a in bpy.data.actions), "frame": scene.frame_current}
     for obj in scene.objects:

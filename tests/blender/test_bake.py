@@ -7,8 +7,9 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import bake as addon_bake  # noqa: E402
-from contact_lab.addon import scene_export, units  # noqa: E402
+from contact_lab.addon import units  # noqa: E402
+from contact_lab.addon.rigid import export as scene_export  # noqa: E402
+from contact_lab.addon.rigid import job as addon_bake  # noqa: E402
 from contact_lab.core import DivergenceError, simulate  # noqa: E402
 
 pytestmark = pytest.mark.blender
@@ -105,7 +106,7 @@ def test_clear_restores_previous_action(lab):
 
 
 def lab_fcurves(obj):
-    from contact_lab.addon import keyframes
+    from contact_lab.addon.output import keyframes
 
     return keyframes.fcurves_of(obj)
 

@@ -7,8 +7,9 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import deform_output, keyframes  # noqa: E402
-from contact_lab.core import pc2  # noqa: E402
+from contact_lab.addon.output import deform as deform_output  # noqa: E402
+from contact_lab.addon.output import keyframes  # noqa: E402
+from contact_lab.core.formats import pc2  # noqa: E402
 
 pytestmark = pytest.mark.blender
 

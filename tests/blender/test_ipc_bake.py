@@ -1,6 +1,6 @@
 """IPC bakes through real Blender, compared with the core IPC simulation run directly.
 
-Each scene is exported once by :func:`contact_lab.addon.ipc_export.export_ipc_scene`; the export itself is
+Each scene is exported once by :func:`contact_lab.addon.ipc.export.export_ipc_scene`; the export itself is
 checked against independently built data (the lattice of the mesh, the evaluated collider mesh posed by the
 object's world matrix, the scene's settings in metres), and its world is simulated with ``iter_simulate_ipc``
 directly, the embedding applied with numpy. The bake must write exactly those positions (float32 storage).
@@ -16,11 +16,11 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import ipc_export  # noqa: E402
-from contact_lab.core.fem.lattice import tetrahedralize_lattice  # noqa: E402
-from contact_lab.core.fem.world import ColliderKind  # noqa: E402
+from contact_lab.addon.ipc import export as ipc_export  # noqa: E402
+from contact_lab.core.ipc.frame_loop import iter_simulate_ipc  # noqa: E402
 from contact_lab.core.ipc.ipc_solver import IpcSolver  # noqa: E402
-from contact_lab.core.ipc.simulate_ipc import iter_simulate_ipc  # noqa: E402
+from contact_lab.core.soft.lattice import tetrahedralize_lattice  # noqa: E402
+from contact_lab.core.soft.world import ColliderKind  # noqa: E402
 
 pytestmark = pytest.mark.blender
 

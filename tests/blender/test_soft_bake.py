@@ -1,7 +1,7 @@
 """Soft-body bakes through real Blender, compared with the core soft simulation run directly.
 
 The references below build the soft world themselves (lattice of the mesh, embedding, pins, colliders) from
-the same inputs, without :mod:`contact_lab.addon.soft_export`, run ``iter_simulate_soft`` and apply the
+the same inputs, without :mod:`contact_lab.addon.soft.export`, run ``iter_simulate_soft`` and apply the
 embedding with numpy. Scenes are small (lattice resolution 2–3, a few frames): this tier runs on three Blenders.
 """
 
@@ -16,12 +16,14 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import deform_output, soft_export  # noqa: E402
-from contact_lab.core import DivergenceError, pc2  # noqa: E402
+from contact_lab.addon.output import deform as deform_output  # noqa: E402
+from contact_lab.addon.soft import export as soft_export  # noqa: E402
+from contact_lab.core import DivergenceError  # noqa: E402
 from contact_lab.core.enums import ShapeType  # noqa: E402
-from contact_lab.core.fem import simulate_soft  # noqa: E402
-from contact_lab.core.fem.lattice import tetrahedralize_lattice  # noqa: E402
-from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder  # noqa: E402
+from contact_lab.core.formats import pc2  # noqa: E402
+from contact_lab.core.soft import frame_loop as simulate_soft  # noqa: E402
+from contact_lab.core.soft.lattice import tetrahedralize_lattice  # noqa: E402
+from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder  # noqa: E402
 
 pytestmark = pytest.mark.blender
 

@@ -5,8 +5,8 @@ import time
 import numpy as np
 import pytest
 import reference_geometry as ref
-from contact_lab.core.collision.broad_phase import sweep_and_prune
-from contact_lab.core.collision.narrow_phase import compute_shape_aabbs
+from contact_lab.core.rigid.collision.broad_phase import sweep_and_prune
+from contact_lab.core.rigid.collision.narrow_phase import compute_shape_aabbs
 
 
 def random_scene(rng, n, planes=1, extent=4.0):

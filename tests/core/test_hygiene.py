@@ -37,14 +37,12 @@ PLAIN_PYTHON_MODULES = (
     "builder.py",
     "model.py",
     "trajectory.py",
-    "simulate.py",
+    "frame_loop.py",
     "world.py",
     "world_solver.py",
-    "simulate_soft.py",
     "primitives.py",
     "ipc_world.py",
     "ipc_solver.py",
-    "simulate_ipc.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 

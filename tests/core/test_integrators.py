@@ -2,14 +2,14 @@
 
 import numpy as np
 import pytest
-from contact_lab.core.fem.integrators import (
+from contact_lab.core.linalg import dense_to_csr
+from contact_lab.core.soft.integrators import (
     LinearSecondOrderSystem,
     backward_euler_step,
     dense_solve,
     integrate_linear,
     newton_solve,
 )
-from contact_lab.core.linalg import dense_to_csr
 
 OMEGA = 2.0
 """Angular frequency of the scalar oscillator [1/s]."""

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import reference_geometry as ref
-from contact_lab.core.collision.narrow_phase import FEATURE_MAX, generate_contacts
+from contact_lab.core.rigid.collision.narrow_phase import FEATURE_MAX, generate_contacts
 
 Shape = ref.Shape
 SPHERE, BOX, CAPSULE, PLANE = ref.SPHERE, ref.BOX, ref.CAPSULE, ref.PLANE

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 from contact_lab.core import BodyKind, FrictionSet, ModelBuilder, simulate
-from contact_lab.core.solvers.kernels_newton import (
+from contact_lab.core.contact_solvers.kernels_newton import (
     LOCAL_OK,
     contact_fb_jacobian,
     contact_fb_residual,

@@ -5,7 +5,7 @@ import struct
 
 import numpy as np
 import pytest
-from contact_lab.core import pc2
+from contact_lab.core.formats import pc2
 
 
 def _positions(n_frames=5, n_verts=7, seed=0):

@@ -7,9 +7,9 @@ import h5py
 import numpy as np
 import pytest
 from contact_lab.core import CollisionPipeline, RFactorStrategy, make_solver
+from contact_lab.core.contact_solvers.dense import solve_prox_dense
+from contact_lab.core.contact_solvers.kernels import is_sweep_rejected
 from contact_lab.core.friction.models import project_disk
-from contact_lab.core.solvers.dense import solve_prox_dense
-from contact_lab.core.solvers.kernels import is_sweep_rejected
 
 FCLIB = Path(__file__).resolve().parents[3] / "shared" / "data" / "fclib" / "local_problem_test.hdf5"
 

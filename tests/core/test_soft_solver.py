@@ -1,20 +1,21 @@
-"""Implicit soft-body step (core/fem/soft_solver.py) against closed-form references."""
+"""The single-body reference solver (core/soft/reference_single_body.py) against closed-form references."""
 
 import math
 
 import numpy as np
 import pytest
-from contact_lab.core.fem.kernels_contact import (
+from contact_lab.core.linalg.bicgstab import bicgstab_solve
+from contact_lab.core.linalg.csr import dense_to_csr
+from contact_lab.core.soft.kernels_contact import (
     implicit_friction_gradient_jacobian,
     lagged_friction_energy,
     lagged_friction_gradient_hessian,
     plane_penalty_energy,
     plane_penalty_gradient_hessian,
 )
-from contact_lab.core.fem.materials import MaterialModel
-from contact_lab.core.fem.soft_solver import SoftBody, SolverSoftImplicit, box_tet_mesh
-from contact_lab.core.linalg.bicgstab import bicgstab_solve
-from contact_lab.core.linalg.csr import dense_to_csr
+from contact_lab.core.soft.materials import MaterialModel
+from contact_lab.core.soft.primitives import box_tet_mesh
+from contact_lab.core.soft.reference_single_body import SoftBody, SolverSoftImplicit
 
 G = 9.81
 

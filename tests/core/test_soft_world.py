@@ -9,14 +9,13 @@ from collections import deque
 import numpy as np
 import pytest
 from contact_lab.core.enums import ShapeType
-from contact_lab.core.fem.kernels_world import closest_point_on_triangle, shape_signed_distance
-from contact_lab.core.fem.lattice import tetrahedralize_lattice
-from contact_lab.core.fem.primitives import icosphere
-from contact_lab.core.fem.simulate_soft import SoftSettings, iter_simulate_soft
-from contact_lab.core.fem.soft_solver import box_tet_mesh
-from contact_lab.core.fem.volume import VolumeModel, enclosed_volume, kappa_per_pa
-from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder, SoftWorldError
-from contact_lab.core.fem.world_solver import SoftWorldSolver
+from contact_lab.core.soft.frame_loop import SoftSettings, iter_simulate_soft
+from contact_lab.core.soft.kernels_world import closest_point_on_triangle, shape_signed_distance
+from contact_lab.core.soft.lattice import tetrahedralize_lattice
+from contact_lab.core.soft.primitives import box_tet_mesh, icosphere
+from contact_lab.core.soft.volume import VolumeModel, enclosed_volume, kappa_per_pa
+from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder, SoftWorldError
+from contact_lab.core.soft.world_solver import SoftWorldSolver
 
 G = 9.81
 
@@ -578,7 +577,7 @@ def test_implicit_friction_equals_the_single_body_fully_implicit_solver(friction
     friction (fixed point on end-of-step normal forces) reproduces the single-body solver's fully
     implicit friction (seed 003 eq. 23, Newton on the non-symmetric system) to 1e-9 m; lagged friction
     visibly differs (the check that the comparison can fail)."""
-    from contact_lab.core.fem.soft_solver import SoftBody, SolverSoftImplicit
+    from contact_lab.core.soft.reference_single_body import SoftBody, SolverSoftImplicit
 
     theta, mu, v0, kappa, delta, h = np.radians(10.0), 0.2, 0.3, 2e5, 0.001, 1.0 / 60.0
     rot = np.array([[np.cos(theta), 0, np.sin(theta)], [0, 1, 0], [-np.sin(theta), 0, np.cos(theta)]])

@@ -11,7 +11,7 @@ counts the rest, so even the truncated output is deterministic.
 
 import numpy as np
 
-from ..jit import njit_kernel
+from ...jit import njit_kernel
 
 HUGE_EXTENT = 1.0e20
 """Boxes at least this long [m] along any axis (planes) bypass the sweep."""
@@ -102,35 +102,39 @@ def choose_sweep_axis(aabb_lower, aabb_upper, is_huge):
 
 
 @njit_kernel
-def sweep_and_prune(aabb_lower, aabb_upper, shape_body, body_kind, pairs, counts):
-    """Write overlapping candidate pairs into ``pairs`` in lexicographic order.
+def _push_candidate(i, j, n, shape_body, body_kind, keys, stored, dropped, heaped):
+    """Push the pair {i, j} as key ``min * n + max`` if it is a candidate; returns (stored, dropped, heaped)."""
+    a, b = min(i, j), max(i, j)
+    if is_candidate_pair(a, b, shape_body, body_kind):
+        return _push_pair_key(keys, np.int64(a) * n + b, stored, dropped, heaped)
+    return stored, dropped, heaped
 
-    Args:
-        aabb_lower, aabb_upper: world boxes, shape (shape_count, 3) [m], already expanded by the margin.
-        shape_body: body of each shape, shape (shape_count,), int32.
-        body_kind: ``BodyKind`` of each body, shape (body_count,), int32; 1 = dynamic.
-        pairs: output shape indices (a, b) with a < b, shape (pair_max, 2), int32.
-        counts: output [stored, dropped], shape (2,), int64; dropped pairs did not fit into ``pairs``.
 
-    Pairs on the same body and pairs whose bodies are both non-dynamic are skipped.
-    """
-    n = aabb_lower.shape[0]
-    cap = pairs.shape[0]
-    # Scratch, allocated once per call (never inside the sweep).
-    keys = np.empty(cap, np.int64)
-    is_huge = np.zeros(n, np.bool_)
+@njit_kernel
+def _mark_huge(aabb_lower, aabb_upper, out_is_huge):
+    """Flag boxes at least ``HUGE_EXTENT`` long on some axis (or not finite) in ``out_is_huge``; returns their count."""
     huge_count = 0
-    for s in range(n):
+    for s in range(aabb_lower.shape[0]):
         for k in range(3):
             ext = aabb_upper[s, k] - aabb_lower[s, k]
             if not ext < HUGE_EXTENT:  # also catches NaN / inf
-                is_huge[s] = True
-        if is_huge[s]:
+                out_is_huge[s] = True
+        if out_is_huge[s]:
             huge_count += 1
+    return huge_count
+
+
+@njit_kernel
+def _sweep_bounded(aabb_lower, aabb_upper, is_huge, huge_count, shape_body, body_kind, keys):
+    """Sweep the bounded boxes along the axis of largest centre variance; returns (stored, dropped, heaped).
+
+    Boxes enter in order of their lower bound; the active list keeps those not yet ended, and each survivor is
+    tested on the two other axes (O(n log n + k)).
+    """
+    n = aabb_lower.shape[0]
     axis = choose_sweep_axis(aabb_lower, aabb_upper, is_huge)
     u = (axis + 1) % 3
     v = (axis + 2) % 3
-
     bounded = np.empty(n - huge_count, np.int64)
     m = 0
     for s in range(n):
@@ -157,12 +161,32 @@ def sweep_and_prune(aabb_lower, aabb_upper, shape_body, body_kind, pairs, counts
                 continue
             if aabb_lower[i, v] > aabb_upper[j, v] or aabb_lower[j, v] > aabb_upper[i, v]:
                 continue
-            a, b = min(i, j), max(i, j)
-            if is_candidate_pair(a, b, shape_body, body_kind):
-                stored, dropped, heaped = _push_pair_key(keys, np.int64(a) * n + b, stored, dropped, heaped)
+            stored, dropped, heaped = _push_candidate(i, j, n, shape_body, body_kind, keys, stored, dropped, heaped)
         active_count = w
         active[active_count] = i
         active_count += 1
+    return stored, dropped, heaped
+
+
+@njit_kernel
+def sweep_and_prune(aabb_lower, aabb_upper, shape_body, body_kind, pairs, counts):
+    """Write overlapping candidate pairs into ``pairs`` in lexicographic order.
+
+    Args:
+        aabb_lower, aabb_upper: world boxes, shape (shape_count, 3) [m], already expanded by the margin.
+        shape_body: body of each shape, shape (shape_count,), int32.
+        body_kind: ``BodyKind`` of each body, shape (body_count,), int32; 1 = dynamic.
+        pairs: output shape indices (a, b) with a < b, shape (pair_max, 2), int32.
+        counts: output [stored, dropped], shape (2,), int64; dropped pairs did not fit into ``pairs``.
+
+    Pairs on the same body and pairs whose bodies are both non-dynamic are skipped.
+    """
+    n = aabb_lower.shape[0]
+    # Scratch, allocated once per call (never inside the sweep).
+    keys = np.empty(pairs.shape[0], np.int64)
+    is_huge = np.zeros(n, np.bool_)
+    huge_count = _mark_huge(aabb_lower, aabb_upper, is_huge)
+    stored, dropped, heaped = _sweep_bounded(aabb_lower, aabb_upper, is_huge, huge_count, shape_body, body_kind, keys)
 
     # Unbounded boxes (planes) against everything; each huge-huge pair once.
     if huge_count > 0:
@@ -172,11 +196,10 @@ def sweep_and_prune(aabb_lower, aabb_upper, shape_body, body_kind, pairs, counts
             for s in range(n):
                 if s == h or (is_huge[s] and s < h):
                     continue
-                if not has_aabb_overlap(h, s, aabb_lower, aabb_upper):
-                    continue
-                a, b = min(h, s), max(h, s)
-                if is_candidate_pair(a, b, shape_body, body_kind):
-                    stored, dropped, heaped = _push_pair_key(keys, np.int64(a) * n + b, stored, dropped, heaped)
+                if has_aabb_overlap(h, s, aabb_lower, aabb_upper):
+                    stored, dropped, heaped = _push_candidate(
+                        h, s, n, shape_body, body_kind, keys, stored, dropped, heaped
+                    )
 
     sorted_keys = np.sort(keys[:stored])
     for q in range(stored):

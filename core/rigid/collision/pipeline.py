@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...enums import FrictionSet
+from ...friction.generate import add_texture_friction, compute_contact_structure, generate_friction_sets
+from ...friction.models import combine_coefficient
+from ...friction.texture import STANDARD_DIRECTIONS
+from ...jit import njit_kernel
+from ...math.quat import quat_mul, quat_rotate, quat_to_matrix
 from ..contacts import Contacts
-from ..enums import FrictionSet
-from ..friction.generate import add_texture_friction, compute_contact_structure, generate_friction_sets
-from ..friction.models import combine_coefficient
-from ..friction.texture import STANDARD_DIRECTIONS
-from ..jit import njit_kernel
-from ..math.quat import quat_mul, quat_rotate, quat_to_matrix
 from ..model import Model
 from .broad_phase import sweep_and_prune
 from .narrow_phase import FEATURE_MAX, compute_shape_aabbs, generate_contacts
@@ -119,6 +119,25 @@ class CollisionPipeline:
     def collide(self, state, contacts: Contacts) -> None:
         """Replace ``contacts`` with the contacts of ``state``, sorted by (shape0, shape1, feature)."""
         m = self.model
+        self._place_shapes(state)
+        pair_count = self._find_pairs()
+        count = self._generate_contacts(pair_count, contacts)
+        self._sort_contacts(contacts, count)
+        # Isotropic Coulomb unless a friction generator says otherwise (course ch. 6).
+        contacts.contact_friction_set[:count] = int(FrictionSet.CONE)
+        contacts.contact_mu4[:count] = contacts.contact_mu[:count, None]
+        contacts.contact_tangent_fixed[:count] = False
+        if m.has_friction_generators and count:
+            self._generate_friction(contacts, count)
+        if m.has_spin_friction and count:
+            combine_spin_coefficients(
+                m.shape_contensou, contacts.contact_shape0, contacts.contact_shape1, count, m.friction_combine,
+                contacts.contact_mu_spin,
+            )  # fmt: skip
+
+    def _place_shapes(self, state) -> None:
+        """World poses and AABBs (inflated by the contact margin) of every shape."""
+        m = self.model
         compute_shape_world_poses(
             m.shape_body,
             m.shape_pos_local,
@@ -137,13 +156,24 @@ class CollisionPipeline:
             self.aabb_lower,
             self.aabb_upper,
         )
+
+    def _find_pairs(self) -> int:
+        """Broad phase into ``self.pairs``; returns the number of candidate pairs."""
+        m = self.model
         sweep_and_prune(self.aabb_lower, self.aabb_upper, m.shape_body, m.body_kind, self.pairs, self.pair_counts)
         if self.pair_counts[1] > 0:  # grow once and redo: never drop candidate pairs silently
             self.pair_max = int(self.pair_counts[0] + self.pair_counts[1]) * 2
             self.pairs = np.zeros((self.pair_max, 2), np.int32)
             sweep_and_prune(self.aabb_lower, self.aabb_upper, m.shape_body, m.body_kind, self.pairs, self.pair_counts)
         self.pair_overflow = int(self.pair_counts[1])
-        pair_count = int(self.pair_counts[0])
+        return int(self.pair_counts[0])
+
+    def _generate_contacts(self, pair_count: int, contacts: Contacts) -> int:
+        """Narrow phase into the raw buffers, then ids, combined coefficients and keys into ``contacts``.
+
+        Returns the contact count (unsorted yet); sets ``contacts.contact_overflow``.
+        """
+        m = self.model
         generate_contacts(
             m.shape_type,
             m.shape_params,
@@ -180,7 +210,10 @@ class CollisionPipeline:
             contacts.contact_restitution,
             contacts.contact_key,
         )
-        # Deterministic order independent of the broad phase: sort by key (stable).
+        return count
+
+    def _sort_contacts(self, contacts: Contacts, count: int) -> None:
+        """Deterministic order independent of the broad phase: sort by key (stable)."""
         order = np.argsort(contacts.contact_key[:count], kind="stable")
         for name in (
             "contact_shape0",
@@ -198,24 +231,13 @@ class CollisionPipeline:
         contacts.contact_gap[:count] = self._raw_gap[:count][order]
         contacts.contact_feature[:count] = self._raw_feature[:count][order]
         contacts.contact_count = count
-        # Isotropic Coulomb unless a friction generator says otherwise (course ch. 6).
-        contacts.contact_friction_set[:count] = int(FrictionSet.CONE)
-        contacts.contact_mu4[:count] = contacts.contact_mu[:count, None]
-        contacts.contact_tangent_fixed[:count] = False
-        if m.has_friction_generators and count:
-            self._generate_friction(contacts, count)
-        if m.has_spin_friction and count:
-            combine_spin_coefficients(
-                m.shape_contensou, contacts.contact_shape0, contacts.contact_shape1, count, m.friction_combine,
-                contacts.contact_mu_spin,
-            )  # fmt: skip
 
     def _generate_friction(self, contacts: Contacts, count: int) -> None:
         """Friction sets of non-Coulomb surfaces (course §6.1: generator evaluated outside the solver)."""
         m = self.model
-        pool = m.surface_pool
+        surfaces = m.surface_pool
         compute_contact_structure(
-            *pool.structure_arrays(), self.shape_world_pos, self.shape_world_rot,
+            surfaces, self.shape_world_pos, self.shape_world_rot,
             contacts.contact_shape0, contacts.contact_shape1, contacts.contact_point, count,
             self._structure0, self._structure1,
         )  # fmt: skip
@@ -228,8 +250,7 @@ class CollisionPipeline:
         )  # fmt: skip
         if m.has_texture_friction:
             self.texture_samples = add_texture_friction(
-                *pool.lookup_arrays(), *pool.frame_arrays(), *pool.image_arrays(), *pool.normal_map_arrays(),
-                pool.surface_patch_size, pool.surface_patch_resolution, self.shape_world_pos, self.shape_world_rot,
+                surfaces, self.shape_world_pos, self.shape_world_rot,
                 contacts.contact_shape0, contacts.contact_shape1, contacts.contact_point, contacts.contact_normal,
                 contacts.contact_friction_set, contacts.contact_key, count, STANDARD_DIRECTIONS, m.plowing_law,
                 self._tex_key, self._tex_local, self._tex_plowing, self._tex_count,

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import config
-from ..contacts import Contacts
-from ..control import Control
-from ..enums import FrictionSet, SolverStatus
-from ..model import Model
-from ..rigid.contact_rows import (
+from ... import config
+from ...contact_solvers.rows import accumulate_impulses, accumulate_spin_impulses, row_operator
+from ...enums import FrictionSet, SolverStatus
+from ..contact_rows import (
     SPIN_COLUMNS,
-    accumulate_impulses,
-    accumulate_spin_impulses,
     compute_contact_rows,
     compute_spin_rows,
     store_spin_impulses,
@@ -20,9 +16,11 @@ from ..rigid.contact_rows import (
     warm_start_impulses,
     warm_start_spin,
 )
-from ..rigid.integrate import compute_free_velocities, integrate_positions
+from ..contacts import Contacts
+from ..control import Control
+from ..integrate import compute_free_velocities, finish_step, integrate_positions
+from ..model import Model
 from ..state import State
-from .kernels import finish_step
 
 
 class SolverBase:
@@ -100,6 +98,13 @@ class SolverBase:
 
     def _solve(self, contacts: Contacts) -> None:
         raise NotImplementedError
+
+    def _rows(self, contacts: Contacts) -> tuple:
+        """This step's matrix-free Delassus operator (:func:`row_operator`) for the row solvers."""
+        return row_operator(
+            contacts.contact_body0, contacts.contact_body1, self.model.body_inv_mass,
+            contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._b,
+        )  # fmt: skip
 
     def step(self, state_in: State, state_out: State, control: Control, contacts: Contacts, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` using ``contacts`` found at ``state_in``."""

@@ -2,11 +2,11 @@
 
 import numpy as np
 
+from ...contact_solvers.kernels_newton import solve_newton_gs
+from ...enums import FrictionSet
 from ..contacts import Contacts
-from ..enums import FrictionSet
 from ..model import Model
 from .base import SolverBase
-from .kernels_newton import solve_newton_gs
 
 
 class SolverNewton(SolverBase):
@@ -57,9 +57,7 @@ class SolverNewton(SolverBase):
     def _solve(self, contacts: Contacts) -> None:
         n = contacts.contact_count
         solve_newton_gs(
-            contacts.contact_body0, contacts.contact_body1, n,
-            contacts.contact_friction_set, contacts.contact_mu4, self.model.body_inv_mass,
-            contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._D, self._b,
+            self._rows(contacts), n, contacts.contact_friction_set, contacts.contact_mu4, self._D,
             self.iterations, self.tolerance, self.local_iterations, self.local_tolerance,
             contacts.contact_impulse, self._dv, self._dw, self._result, self._stats,
         )  # fmt: skip

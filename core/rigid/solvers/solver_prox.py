@@ -2,11 +2,11 @@
 
 import numpy as np
 
+from ...contact_solvers.kernels import compute_r_factors, solve_prox_gs
+from ...enums import FrictionSet, RFactorStrategy
 from ..contacts import Contacts
-from ..enums import FrictionSet, RFactorStrategy
 from ..model import Model
 from .base import SolverBase
-from .kernels import compute_r_factors, solve_prox_gs
 
 
 class SolverProx(SolverBase):
@@ -42,9 +42,7 @@ class SolverProx(SolverBase):
         n = contacts.contact_count
         compute_r_factors(self._D, n, int(self.r_strategy), self._r_row)
         solve_prox_gs(
-            contacts.contact_body0, contacts.contact_body1, n,
-            contacts.contact_friction_set, contacts.contact_mu4, self.model.body_inv_mass,
-            contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._b, self._r_row,
+            self._rows(contacts), n, contacts.contact_friction_set, contacts.contact_mu4, self._r_row,
             self._row_spin, self.has_spin, self.iterations, self.tolerance, self.nu,
             self._saved_impulse, self._saved_spin,
             contacts.contact_impulse, contacts.contact_spin_impulse, self._dv, self._dw, self._result,

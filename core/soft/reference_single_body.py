@@ -1,4 +1,14 @@
-"""Implicit (backward Euler) soft-body step: tet FEM + cubic penalty contact with kinematic planes
+"""Reference single-body soft solver (seed 003): kept for the tests, **not used by the engine**.
+
+The engine's soft step is :class:`~.world_solver.SoftWorldSolver` (the frame loop :mod:`.frame_loop` and the
+Blender bake use it). This module keeps seed 003's single-body solver because the tests use it as a
+reference: its fully implicit friction (Newton on the non-symmetric system, seed 003 eq. 23) checks the world
+solver's fixed-point implicit friction to 1e-9 m, and its trapezoidal rule and the plane-contact block slide
+reproduce seed 003's analytic results. Both solvers share the Newton stopping rules and line searches of
+:mod:`.newton`; what is specific here is the single-body system (kinematic planes, CSR assembly, block-Jacobi
+PCG / BiCGSTAB).
+
+Implicit (backward Euler) soft-body step: tet FEM + cubic penalty contact with kinematic planes
 + optional lagged smoothed friction, solved by Newton with PSD-projected Hessians, CSR assembly,
 block-Jacobi PCG and a backtracking line search on the incremental potential.
 
@@ -69,13 +79,16 @@ from .kernels_contact import (
     plane_penalty_gradient_hessian,
     positions_from_velocity,
 )
-from .lattice import KUHN_TETS
 from .materials import MaterialModel, elastic_energy, elastic_gradient, elastic_hessian_blocks
+from .newton import (
+    ARMIJO_FRACTION,
+    armijo_line_search,
+    backtracking_line_search,
+    linear_forcing,
+    negligible_step,
+    residual_scale,
+)
 from .tet_mesh import compute_rest_shape, lame_parameters, lumped_vertex_mass
-
-DECREMENT_TOLERANCE = 1.0e-12
-"""Newton also stops when the decrement ``dv^T A dv = -r . dv`` [J] falls below this fraction of
-the potential's scale: Phi can then no longer decrease measurably in float64."""
 
 
 class SoftBody:
@@ -134,30 +147,18 @@ class SoftBody:
 
     def elastic_energy(self, x) -> float:
         """``Psi(x)`` [J]."""
-        return elastic_energy(
-            np.ascontiguousarray(x, dtype=FLOAT),
-            self.tet_indices,
-            self.tet_Dm_inv,
-            self.tet_rest_volume,
-            self.mu,
-            self.lam,
-            int(self.material),
-        )
+        return elastic_energy(*self._elastic_arguments(x))
 
     def elastic_gradient(self, x) -> np.ndarray:
         """``dPsi/dx`` (V, 3) [N] (minus the elastic forces)."""
         out = np.empty((self.vertex_count, 3))
-        elastic_gradient(
-            np.ascontiguousarray(x, dtype=FLOAT),
-            self.tet_indices,
-            self.tet_Dm_inv,
-            self.tet_rest_volume,
-            self.mu,
-            self.lam,
-            int(self.material),
-            out,
-        )
+        elastic_gradient(*self._elastic_arguments(x), out)
         return out
+
+    def _elastic_arguments(self, x) -> tuple:
+        """``(x, tets, Dm_inv, rest volumes, mu, lam, material)`` of the batch elastic kernels at positions ``x``."""
+        x = np.ascontiguousarray(x, dtype=FLOAT)
+        return x, self.tet_indices, self.tet_Dm_inv, self.tet_rest_volume, self.mu, self.lam, int(self.material)
 
 
 @dataclass
@@ -194,30 +195,29 @@ class SoftStepStats:
     """Root-finding modes: BiCGSTAB solves that missed their tolerance."""
 
 
-def box_tet_mesh(cells, lower, upper):
-    """Structured tet mesh of an axis-aligned box: ``cells = (nx, ny, nz)`` cubes, 6 Kuhn tets each.
+def _check_modes(friction_mode: str, integrator: str, friction_coefficient: float) -> None:
+    """Raise ValueError on an unknown friction mode or integrator, or TR with lagged friction."""
+    if friction_mode not in ("lagged", "implicit"):
+        raise ValueError(f"friction_mode must be 'lagged' or 'implicit', got {friction_mode!r}")
+    if integrator not in ("BE", "TR"):
+        raise ValueError(f"integrator must be 'BE' or 'TR', got {integrator!r}")
+    if integrator == "TR" and friction_mode == "lagged" and friction_coefficient > 0.0:
+        raise ValueError("integrator='TR' with friction requires friction_mode='implicit'")
 
-    Returns (vertices (V, 3) float64, tets (6 nx ny nz, 4) int32), all tets positively oriented.
-    """
-    nx, ny, nz = (int(c) for c in cells)
-    lower = np.asarray(lower, dtype=FLOAT)
-    upper = np.asarray(upper, dtype=FLOAT)
-    gx, gy, gz = np.meshgrid(
-        np.linspace(lower[0], upper[0], nx + 1),
-        np.linspace(lower[1], upper[1], ny + 1),
-        np.linspace(lower[2], upper[2], nz + 1),
-        indexing="ij",
-    )
-    vertices = np.stack([gx.ravel(), gy.ravel(), gz.ravel()], axis=1)
 
-    def vid(i, j, k):
-        return (i * (ny + 1) + j) * (nz + 1) + k
-
-    ci, cj, ck = np.meshgrid(np.arange(nx), np.arange(ny), np.arange(nz), indexing="ij")
-    ci, cj, ck = ci.ravel(), cj.ravel(), ck.ravel()
-    corners = np.stack([vid(ci + (b & 1), cj + ((b >> 1) & 1), ck + ((b >> 2) & 1)) for b in range(8)], axis=1)
-    tets = corners[:, KUHN_TETS].reshape(-1, 4)
-    return vertices, tets.astype(INDEX)
+def _planes(plane_points, plane_normals) -> tuple[np.ndarray, np.ndarray]:
+    """Validated kinematic half-spaces: points (P, 3) [m] and unit normals (P, 3) (none when both are None)."""
+    if plane_points is None:
+        plane_points = np.zeros((0, 3))
+        plane_normals = np.zeros((0, 3))
+    points = np.ascontiguousarray(plane_points, dtype=FLOAT).reshape(-1, 3)
+    normals = np.ascontiguousarray(plane_normals, dtype=FLOAT).reshape(-1, 3)
+    if normals.shape != points.shape:
+        raise ValueError("plane_points and plane_normals must both be (P, 3)")
+    lengths = np.sqrt(np.einsum("pi,pi->p", normals, normals))
+    if np.any(lengths <= 0.0):
+        raise ValueError("plane normals must be non-zero")
+    return points, normals / lengths[:, None]
 
 
 class SolverSoftImplicit:
@@ -261,17 +261,7 @@ class SolverSoftImplicit:
     ):
         self.body = body
         self.gravity = np.asarray(gravity, dtype=FLOAT).reshape(3).copy()
-        if plane_points is None:
-            plane_points = np.zeros((0, 3))
-            plane_normals = np.zeros((0, 3))
-        self.plane_points = np.ascontiguousarray(plane_points, dtype=FLOAT).reshape(-1, 3)
-        normals = np.ascontiguousarray(plane_normals, dtype=FLOAT).reshape(-1, 3)
-        if normals.shape != self.plane_points.shape:
-            raise ValueError("plane_points and plane_normals must both be (P, 3)")
-        lengths = np.sqrt(np.einsum("pi,pi->p", normals, normals))
-        if np.any(lengths <= 0.0):
-            raise ValueError("plane normals must be non-zero")
-        self.plane_normals = normals / lengths[:, None]
+        self.plane_points, self.plane_normals = _planes(plane_points, plane_normals)
         self.contact_stiffness = float(contact_stiffness)
         self.contact_thickness = float(contact_thickness)
         self.friction_coefficient = float(friction_coefficient)
@@ -282,17 +272,16 @@ class SolverSoftImplicit:
         self.pcg_tolerance = float(pcg_tolerance)
         self.pcg_max_iterations = int(pcg_max_iterations)
         self.max_line_search = int(max_line_search)
-        if friction_mode not in ("lagged", "implicit"):
-            raise ValueError(f"friction_mode must be 'lagged' or 'implicit', got {friction_mode!r}")
-        if integrator not in ("BE", "TR"):
-            raise ValueError(f"integrator must be 'BE' or 'TR', got {integrator!r}")
-        if integrator == "TR" and friction_mode == "lagged" and self.friction_coefficient > 0.0:
-            raise ValueError("integrator='TR' with friction requires friction_mode='implicit'")
+        _check_modes(friction_mode, integrator, self.friction_coefficient)
         self.friction_mode = friction_mode
         self.integrator = integrator
         self._root_finding = friction_mode == "implicit" or integrator == "TR"
         self.stats = SoftStepStats()
+        self._allocate()
 
+    def _allocate(self) -> None:
+        """Scratch of the Newton loops (V vertices, T tets, P planes), allocated once."""
+        body = self.body
         V, T, n = body.vertex_count, body.tet_count, 3 * body.vertex_count
         P = self.plane_points.shape[0]
         self._x = np.empty((V, 3))
@@ -331,16 +320,22 @@ class SolverSoftImplicit:
     def contact_forces(self, x) -> np.ndarray:
         """Penalty normal force magnitudes ``lambda`` (P, V) [N] at positions ``x``."""
         out = np.zeros((self.plane_points.shape[0], self.body.vertex_count))
-        plane_normal_forces(
-            np.ascontiguousarray(x, dtype=FLOAT),
-            self.body.vertex_free,
-            self.plane_points,
-            self.plane_normals,
-            self.contact_stiffness,
-            self.contact_thickness,
-            out,
-        )
+        plane_normal_forces(*self._plane_contact_arguments(np.ascontiguousarray(x, dtype=FLOAT)), out)
         return out
+
+    def _plane_contact_arguments(self, x) -> tuple:
+        """``(x, vertex_free, plane_points, plane_normals, kappa, delta)``: the leading arguments of the plane
+        penalty kernels at positions ``x`` (V, 3) [m]."""
+        b = self.body
+        return x, b.vertex_free, self.plane_points, self.plane_normals, self.contact_stiffness, self.contact_thickness
+
+    def _lagged_friction_arguments(self, x_start, h: float) -> tuple:
+        """``(x, x^n, plane_normals, lambda^n, mu, eps_v h)``: the leading arguments of the lagged friction kernels
+        at the current positions ``self._x`` for a step of ``h`` [s]."""
+        return (
+            self._x, x_start, self.plane_normals, self._lambda_lag, self.friction_coefficient,
+            self.friction_velocity * h,
+        )  # fmt: skip
 
     def _potential(self, v, x_start, v_start, h) -> float:
         b = self.body
@@ -349,22 +344,10 @@ class SolverSoftImplicit:
         phi += elastic_energy(self._x, b.tet_indices, b.tet_Dm_inv, b.tet_rest_volume, b.mu, b.lam, self._material)
         if self.plane_points.shape[0]:
             phi += plane_penalty_energy(
-                self._x,
-                b.vertex_free,
-                self.plane_points,
-                self.plane_normals,
-                self.contact_stiffness,
-                self.contact_thickness,
+                *self._plane_contact_arguments(self._x),
             )
             if self.friction_coefficient > 0.0:
-                phi += lagged_friction_energy(
-                    self._x,
-                    x_start,
-                    self.plane_normals,
-                    self._lambda_lag,
-                    self.friction_coefficient,
-                    self.friction_velocity * h,
-                )
+                phi += lagged_friction_energy(*self._lagged_friction_arguments(x_start, h))
         return phi
 
     def _residual_and_hessian(self, v, x_start, v_start, h, with_hessian: bool) -> float:
@@ -377,25 +360,13 @@ class SolverSoftImplicit:
         self._vertex_hess[:] = 0.0
         if self.plane_points.shape[0]:
             plane_penalty_gradient_hessian(
-                self._x,
-                b.vertex_free,
-                self.plane_points,
-                self.plane_normals,
-                self.contact_stiffness,
-                self.contact_thickness,
+                *self._plane_contact_arguments(self._x),
                 self._grad,
                 self._vertex_hess,
             )
             if self.friction_coefficient > 0.0:
                 lagged_friction_gradient_hessian(
-                    self._x,
-                    x_start,
-                    self.plane_normals,
-                    self._lambda_lag,
-                    self.friction_coefficient,
-                    self.friction_velocity * h,
-                    self._grad,
-                    self._vertex_hess,
+                    *self._lagged_friction_arguments(x_start, h), self._grad, self._vertex_hess
                 )
         r_norm = momentum_residual(b.vertex_mass, b.vertex_free, v, v_start, self.gravity, self._grad, h, self._r)
         if with_hessian:
@@ -430,17 +401,21 @@ class SolverSoftImplicit:
         v_start[b.vertex_pinned] = 0.0
         if self.friction_coefficient > 0.0 and self.plane_points.shape[0]:
             plane_normal_forces(
-                x_start,
-                b.vertex_free,
-                self.plane_points,
-                self.plane_normals,
-                self.contact_stiffness,
-                self.contact_thickness,
+                *self._plane_contact_arguments(x_start),
                 self._lambda_lag,
             )
         v = self._v
         v[:] = v_start
         stats = SoftStepStats()
+        self._minimise_potential(v, x_start, v_start, h, stats)
+        positions_from_velocity(x_start, v, h, state_out.x)
+        state_out.v[:] = v
+        self.stats = stats
+        return stats
+
+    def _minimise_potential(self, v, x_start, v_start, h: float, stats: SoftStepStats) -> None:
+        """Newton on ``Phi(v)`` (lagged BE, module docstring) from ``v`` (V, 3) [m/s] in place; fills ``stats``."""
+        b = self.body
         weight = np.sqrt(np.sum(b.vertex_mass[b.vertex_free] ** 2)) * np.sqrt(np.sum(self.gravity**2))
         phi = self._potential(v, x_start, v_start, h)
         stats.energy_history.append(phi)
@@ -448,59 +423,30 @@ class SolverSoftImplicit:
         phi_scale = abs(phi) + 0.5 * float(np.sum(b.vertex_mass * (h * h * np.sum(self.gravity**2))))
         phi_scale += 0.5 * float(np.sum(b.vertex_mass[:, None] * v_start**2))
         r_scale = 0.0
-        pat = b.pattern
         for it in range(self.max_newton_iterations):
             r_norm = self._residual_and_hessian(v, x_start, v_start, h, True)
             if it == 0:
-                r_scale = max(r_norm, h * weight, 1.0e-300)
+                r_scale = residual_scale(r_norm, h, weight)
             stats.residual = r_norm / r_scale
             if r_norm <= self.residual_tolerance * r_scale:
                 stats.converged = True
-                break
-            np.negative(self._r, out=self._rhs)
-            block3_jacobi_inverse(pat.indptr, pat.indices, self._data, self._inv_blocks)
-            self._dv[:] = 0.0
-            # Inexact Newton (Eisenstat-Walker flavour): loose linear solves far from the solution.
-            forcing = min(0.1, 0.1 * (r_norm / r_scale) ** 0.5)
-            pcg_iters, _ = pcg_solve_preconditioned(
-                pat.indptr,
-                pat.indices,
-                self._data,
-                self._rhs,
-                self._dv,
-                self._inv_diag,
-                self._inv_blocks,
-                max(self.pcg_tolerance, forcing),
-                self.pcg_max_iterations,
-                self._pcg_r,
-                self._pcg_z,
-                self._pcg_p,
-                self._pcg_q,
-                self._dv,
-            )
-            stats.pcg_iterations += pcg_iters
+                return
+            stats.pcg_iterations += self._solve_pcg(linear_forcing(r_norm, r_scale, self.pcg_tolerance))
             stats.newton_iterations = it + 1
             slope = flat_dot(self._r, self._dv)  # dPhi/dalpha at 0 (< 0 for SPD A)
             if not slope < 0.0:
                 stats.line_search_failures += 1
-                break
-            full_step = axpy_velocity(v, self._dv, 1.0, self._v_trial)
-            if full_step <= self.velocity_tolerance or -slope <= DECREMENT_TOLERANCE * phi_scale:
+                return
+            if negligible_step(v, self._dv, self._v_trial, self.velocity_tolerance, slope, phi_scale):
                 # The Newton correction is below the velocity tolerance: take it and stop.
                 v[:] = self._v_trial
                 stats.energy_history.append(self._potential(v, x_start, v_start, h))
                 stats.converged = True
-                break
-            alpha = 1.0
-            accepted = False
-
-            for _ in range(self.max_line_search):
-                axpy_velocity(v, self._dv, alpha, self._v_trial)
-                phi_trial = self._potential(self._v_trial, x_start, v_start, h)
-                if phi_trial <= phi + 1.0e-4 * alpha * slope:
-                    accepted = True
-                    break
-                alpha *= 0.5
+                return
+            accepted, phi_trial = armijo_line_search(
+                v, self._dv, self._v_trial, self.max_line_search,
+                lambda trial: self._potential(trial, x_start, v_start, h), phi, slope,
+            )  # fmt: skip
             if not accepted:
                 # Near convergence Phi changes at round-off level and Armijo cannot see progress:
                 # accept the full step if it reduces the residual norm instead.
@@ -508,16 +454,24 @@ class SolverSoftImplicit:
                 r_trial = self._residual_and_hessian(self._v_trial, x_start, v_start, h, False)
                 if not r_trial < r_norm:
                     stats.line_search_failures += 1
-                    break
+                    return
                 axpy_velocity(v, self._dv, 1.0, self._v_trial)
                 phi_trial = self._potential(self._v_trial, x_start, v_start, h)
             v[:] = self._v_trial
             phi = phi_trial
             stats.energy_history.append(phi)
-        positions_from_velocity(x_start, v, h, state_out.x)
-        state_out.v[:] = v
-        self.stats = stats
-        return stats
+
+    def _solve_pcg(self, tolerance: float) -> int:
+        """``A dv = -r`` by block-Jacobi PCG from ``dv = 0`` to the relative ``tolerance``; returns the iterations."""
+        pat = self.body.pattern
+        np.negative(self._r, out=self._rhs)
+        block3_jacobi_inverse(pat.indptr, pat.indices, self._data, self._inv_blocks)
+        self._dv[:] = 0.0
+        iterations, _ = pcg_solve_preconditioned(
+            pat.indptr, pat.indices, self._data, self._rhs, self._dv, self._inv_diag, self._inv_blocks, tolerance,
+            self.pcg_max_iterations, self._pcg_r, self._pcg_z, self._pcg_p, self._pcg_q, self._dv,
+        )  # fmt: skip
+        return iterations
 
     # ---------------------------------------------------------------------------------------
     # Root finding: fully implicit friction and/or trapezoidal rule
@@ -529,24 +483,20 @@ class SolverSoftImplicit:
         out_hess[:] = 0.0
         if self.plane_points.shape[0]:
             plane_penalty_gradient_hessian(
-                x,
-                b.vertex_free,
-                self.plane_points,
-                self.plane_normals,
-                self.contact_stiffness,
-                self.contact_thickness,
+                *self._plane_contact_arguments(x),
                 out_grad,
                 out_hess,
             )
             if self.friction_coefficient > 0.0:
+                _, free, points, normals, kappa, delta = self._plane_contact_arguments(x)
                 implicit_friction_gradient_jacobian(
                     x,
                     v,
-                    b.vertex_free,
-                    self.plane_points,
-                    self.plane_normals,
-                    self.contact_stiffness,
-                    self.contact_thickness,
+                    free,
+                    points,
+                    normals,
+                    kappa,
+                    delta,
                     self.friction_coefficient,
                     self.friction_velocity,
                     beta,
@@ -569,6 +519,7 @@ class SolverSoftImplicit:
         return r_norm
 
     def _step_root_finding(self, state_in: SoftBodyState, state_out: SoftBodyState, h: float) -> SoftStepStats:
+        """BE or TR step with fully implicit friction (module docstring) by Newton on the residual."""
         b = self.body
         x_start, v_start = self._x_n, self._v_n
         x_start[:] = state_in.x
@@ -584,76 +535,67 @@ class SolverSoftImplicit:
         v = self._v
         v[:] = v_start
         stats = SoftStepStats()
-        weight = self._weight
-        pat = b.pattern
+        self._find_root(v, v_start, h, beta, stats)
+        positions_from_velocity(self._x_base, v, beta, state_out.x)
+        state_out.v[:] = v
+        self.stats = stats
+        return stats
+
+    def _find_root(self, v, v_start, h: float, beta: float, stats: SoftStepStats) -> None:
+        """Newton on ``r(v) = 0`` from ``v`` (V, 3) [m/s] in place: BiCGSTAB solves, backtracking on ``||r||``."""
         r_scale = 0.0
         r_norm = self._root_residual(v, v_start, h, beta, True)
         stats.merit_history.append(r_norm)
         for it in range(self.max_newton_iterations):
             if it == 0:
-                r_scale = max(r_norm, h * weight, 1.0e-300)
+                r_scale = residual_scale(r_norm, h, self._weight)
             stats.residual = r_norm / r_scale
             if r_norm <= self.residual_tolerance * r_scale:
                 stats.converged = True
-                break
-            np.negative(self._r, out=self._rhs)
-            block3_jacobi_inverse(pat.indptr, pat.indices, self._data, self._inv_blocks)
-            self._dv[:] = 0.0
-            forcing = max(self.pcg_tolerance, min(0.1, 0.1 * (r_norm / r_scale) ** 0.5))
-            w = self._bicg
-            lin_iters, lin_res = bicgstab_solve_preconditioned(
-                pat.indptr,
-                pat.indices,
-                self._data,
-                self._rhs,
-                self._dv,
-                self._no_diag,
-                self._inv_blocks,
-                forcing,
-                self.pcg_max_iterations,
-                w[0],
-                w[1],
-                w[2],
-                w[3],
-                w[4],
-                w[5],
-                w[6],
-                self._dv,
-            )
+                return
+            forcing = linear_forcing(r_norm, r_scale, self.pcg_tolerance)
+            lin_iters, lin_res = self._solve_bicgstab(forcing)
             stats.pcg_iterations += lin_iters
             stats.newton_iterations = it + 1
             if not lin_res <= forcing:
                 stats.linear_failures += 1
                 if not lin_res < 1.0:
                     stats.line_search_failures += 1
-                    break
-            full_step = axpy_velocity(v, self._dv, 1.0, self._v_trial)
-            if full_step <= self.velocity_tolerance:
+                    return
+            if negligible_step(v, self._dv, self._v_trial, self.velocity_tolerance):
                 v[:] = self._v_trial
                 r_norm = self._root_residual(v, v_start, h, beta, False)
                 stats.merit_history.append(r_norm)
                 stats.residual = r_norm / r_scale
                 stats.converged = True
-                break
-            alpha = 1.0
-            accepted = False
-            for _ in range(self.max_line_search):
-                axpy_velocity(v, self._dv, alpha, self._v_trial)
-                r_trial = self._root_residual(self._v_trial, v_start, h, beta, False)
-                if r_trial <= (1.0 - 1.0e-4 * alpha * (1.0 - lin_res)) * r_norm:
-                    accepted = True
-                    break
-                alpha *= 0.5
-            if not accepted:
+                return
+            if not self._merit_line_search(v, v_start, h, beta, r_norm, lin_res):
                 stats.line_search_failures += 1
-                break
+                return
             v[:] = self._v_trial
             r_norm = self._root_residual(v, v_start, h, beta, True)
             stats.merit_history.append(r_norm)
-        else:
-            stats.residual = r_norm / r_scale
-            stats.converged = r_norm <= self.residual_tolerance * r_scale
-        positions_from_velocity(self._x_base, v, beta, state_out.x)
-        state_out.v[:] = v
-        self.stats = stats
-        return stats
+        stats.residual = r_norm / r_scale
+        stats.converged = r_norm <= self.residual_tolerance * r_scale
+
+    def _solve_bicgstab(self, tolerance: float) -> tuple[int, float]:
+        """``J dv = -r`` by block-Jacobi BiCGSTAB from ``dv = 0``; returns (iterations, relative residual)."""
+        pat = self.body.pattern
+        np.negative(self._r, out=self._rhs)
+        block3_jacobi_inverse(pat.indptr, pat.indices, self._data, self._inv_blocks)
+        self._dv[:] = 0.0
+        w = self._bicg
+        return bicgstab_solve_preconditioned(
+            pat.indptr, pat.indices, self._data, self._rhs, self._dv, self._no_diag, self._inv_blocks, tolerance,
+            self.pcg_max_iterations, w[0], w[1], w[2], w[3], w[4], w[5], w[6], self._dv,
+        )  # fmt: skip
+
+    def _merit_line_search(self, v, v_start, h: float, beta: float, r_norm: float, lin_res: float) -> bool:
+        """Backtracking on the merit ``||r||``: accept ``alpha`` when ``||r(v + alpha dv)|| <= (1 - 1e-4 alpha
+        (1 - eta_lin)) ||r(v)||`` (``eta_lin`` = ``lin_res``); ``_v_trial`` holds the accepted velocities."""
+        accepted, _ = backtracking_line_search(
+            v, self._dv, self._v_trial, self.max_line_search,
+            lambda trial: self._root_residual(trial, v_start, h, beta, False),
+            lambda alpha, r_trial: r_trial <= (1.0 - ARMIJO_FRACTION * alpha * (1.0 - lin_res)) * r_norm,
+        )  # fmt: skip
+        return accepted

@@ -1,0 +1,114 @@
+"""The IPC engine's bake: :func:`core.ipc.frame_loop.iter_simulate` → the soft engine's outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BakeError
+from ..job import BakeJob
+from ..soft.job import SoftBakeJob
+from .export import export_ipc_scene
+
+
+class IpcBakeJob(SoftBakeJob):
+    """IPC engine: :func:`core.ipc.frame_loop.iter_simulate` on the soft engine's scene → the same outputs
+    as :class:`SoftBakeJob` (shape keys or PC2 caches, keyframes of the dynamic boxes)."""
+
+    engine = "IPC"
+
+    def __init__(self, scene, export):
+        super().__init__(scene, export)
+        from ...core.ipc.trajectory import IpcTrajectory
+
+        self.trajectory = IpcTrajectory(self.frame_count, 0)  # empty until the first frame: reports read zeros
+
+    @classmethod
+    def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
+        """Validate and export the IPC engine's scene (:func:`.export.export_ipc_scene`)."""
+        return export_ipc_scene(scene, frame_start=frame_start, frame_end=frame_end)
+
+    def _simulation(self):
+        from ...core.ipc import frame_loop
+
+        ex = self.export
+        return frame_loop.iter_simulate(
+            ex.ipc_world,
+            frame_count=self.frame_count,
+            fps=ex.fps,
+            settings=ex.solver_settings(),
+            pin_tracks=ex.pin_tracks,
+            collider_tracks=ex.ipc_collider_tracks,
+        )
+
+    def step(self, *, max_frames: int | None = 1, time_budget: float | None = None) -> bool:
+        """:meth:`BakeJob.step`; a start state IPC cannot take (touching or intersecting surfaces) is an input
+        error naming the problem, raised by the first step (nothing was simulated or written)."""
+        from ...core.errors import IpcInputError
+
+        try:
+            return super().step(max_frames=max_frames, time_budget=time_budget)
+        except BakeError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, IpcInputError):
+                raise
+            names = [b.object_name for b in self.export.bodies]
+            culprit = next((n for n in names if f"{n}" in str(cause)), names[0] if names else None)
+            frame = int(self.export.frames[0])
+            raise BakeError(
+                f"{cause}. Move the objects apart at frame {frame} (IPC surfaces must start with a gap); nothing "
+                "was changed",
+                object_name=culprit,
+                frame=frame,
+            ) from cause
+
+    def status_text(self) -> str:
+        if self.frames_done <= 1:
+            return "Compiling the IPC solver (first run only)…"
+        return BakeJob.status_text(self)
+
+    def _settings_report(self) -> dict:
+        ex = self.export
+        return {
+            "substeps": ex.substeps,
+            "dhat": ex.resolved_dhat(),
+            "dhat_automatic": ex.dhat <= 0.0,
+            "kappa": ex.kappa,
+            "kappa_automatic": ex.kappa <= 0.0,
+            "eps_v": ex.eps_v,
+            "tolerance": ex.tolerance,
+            "max_iterations": ex.max_iterations,
+            "check_intersections": ex.check_intersections,
+            "output": ex.output,
+            "cache_dir": ex.cache_dir,
+        }
+
+    def _engine_report(self) -> dict:
+        report = super()._engine_report()
+        stats = report["stats"]
+        del stats["max_penetration"]  # IPC never penetrates; the checker below verifies it
+        traj = self.trajectory
+        steps = slice(1, self.frames_done)
+        closest = traj.min_distance[steps]
+        closest = closest[np.isfinite(closest)]
+        stats["min_distance"] = float(closest.min()) if closest.size else None
+        stepped = self.frames_done > 1
+        # the largest barrier stiffness used [Pa/m]: the automatic or set value, grown while surfaces approach
+        stats["max_kappa"] = float(traj.kappa[steps].max()) if stepped else 0.0
+        stats["max_friction_contacts"] = int(traj.friction_count[steps].max()) if stepped else 0
+        if self.export.check_intersections:
+            stats["checked_frames"] = self.frames_done
+            stats["intersections"] = int(traj.intersections[: self.frames_done].sum())
+            stats["inverted"] = int(traj.inverted[: self.frames_done].sum())
+        return report
+
+    def per_frame_stats(self) -> dict:
+        done, traj = self.frames_done, self.trajectory
+        out = super().per_frame_stats()
+        del out["max_penetration"]
+        out["friction_count"] = traj.friction_count[:done].tolist()
+        out["min_distance"] = [float(d) if np.isfinite(d) else None for d in traj.min_distance[:done]]
+        out["kappa"] = traj.kappa[:done].tolist()
+        if self.export.check_intersections:
+            out["intersections"] = traj.intersections[:done].tolist()
+            out["inverted"] = traj.inverted[:done].tolist()
+        return out

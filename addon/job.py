@@ -1,0 +1,215 @@
+"""A bake in progress, whatever the engine: progress, time-budgeted stepping, cancel, report.
+
+:class:`BakeJob` drives an engine's ``iter_simulate`` generator; each engine's bridge subclasses it
+(:class:`~.rigid.job.RigidBakeJob`, :class:`~.soft.job.SoftBakeJob`, :class:`~.ipc.job.IpcBakeJob`) to
+export its scene (:meth:`BakeJob.start`), record each frame, write the results and add its part of the
+report. :mod:`.bake` picks the subclass from ``scene.contact_lab.engine``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+
+import bpy
+
+from ..core.errors import DivergenceError
+from .errors import BakeError
+
+
+def _now() -> float:
+    return time.perf_counter()
+
+
+def diverged(frame: int, names: list[str]) -> BakeError:
+    """The error of a simulation that stopped being finite at scene frame ``frame`` in objects ``names``."""
+    shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
+    return BakeError(
+        f"Simulation diverged at frame {frame} (objects: {shown}); nothing was changed",
+        object_name=names[0] if names else None,
+        frame=frame,
+    )
+
+
+class BakeJob:
+    """One bake in progress: a validated export and its simulation generator, advanced on demand.
+
+    Engine-independent; subclasses provide the generator (:meth:`_simulation`), record each yielded frame
+    (:meth:`_record`), write the results (:meth:`_write`) and add their part of the report
+    (:meth:`_engine_report`). ``export`` needs ``frames`` (scene frame numbers, shape (F,)), ``fps``,
+    ``length_scale`` and ``timings``.
+    """
+
+    engine = ""
+    """``scene.contact_lab.engine`` value of this kind of job."""
+
+    def __init__(self, scene, export):
+        self.scene_name = scene.name
+        self.export = export
+        self.frames_done = 0
+        """Rows recorded so far (1 after the initial state)."""
+        self.finished = False
+        self.timings = dict(export.timings)
+        self.timings.setdefault("simulate", 0.0)
+        self._iterator = self._simulation()
+
+    # to be provided by the engines -------------------------------------------------------------
+    @classmethod
+    def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
+        """Validate ``scene`` for this engine and export it (changes nothing); raises :class:`BakeError`."""
+        raise NotImplementedError
+
+    def _simulation(self) -> Iterator:
+        raise NotImplementedError
+
+    def _record(self, item) -> None:
+        """Keep what one yielded frame carries and advance :attr:`frames_done`."""
+        raise NotImplementedError
+
+    def _divergence_error(self, exc: DivergenceError) -> BakeError:
+        return diverged(int(self.export.frames[min(exc.frame, self.frame_count - 1)]), exc.body_label)
+
+    def _write(self, scene) -> None:
+        """Write the finished simulation into ``scene`` (all checks first, then the changes)."""
+        raise NotImplementedError
+
+    def _engine_report(self) -> dict:
+        return {}
+
+    def per_frame_stats(self) -> dict:
+        """Per-frame solver statistics (lists, JSON-compatible), for detailed reports."""
+        return {}
+
+    # progress -----------------------------------------------------------------------------------
+    @property
+    def frame_count(self) -> int:
+        return int(self.export.frames.shape[0])
+
+    @property
+    def progress(self) -> float:
+        """Fraction of frames simulated, in [0, 1]."""
+        return self.frames_done / self.frame_count if self.frame_count else 1.0
+
+    @property
+    def current_frame(self) -> int:
+        """Scene frame of the last recorded row (the start frame before anything ran)."""
+        return int(self.export.frames[max(self.frames_done - 1, 0)])
+
+    def status_text(self) -> str:
+        if self.frames_done <= 1:
+            return "Compiling solver (first run only)…"
+        return f"Frame {self.current_frame} ({self.frames_done}/{self.frame_count})"
+
+    def scene(self):
+        scene = bpy.data.scenes.get(self.scene_name)
+        if scene is None:
+            raise BakeError(f"scene '{self.scene_name}' no longer exists")
+        return scene
+
+    # simulation ---------------------------------------------------------------------------------
+    def step(self, *, max_frames: int | None = 1, time_budget: float | None = None) -> bool:
+        """Simulate up to ``max_frames`` frames or until ``time_budget`` [s] is used; True when done.
+
+        Raises:
+            BakeError: the simulation diverged or failed (names the scene frame and the objects).
+        """
+        if self.finished:
+            return True
+        t0 = _now()
+        pulled = 0
+        try:
+            while True:
+                try:
+                    item = next(self._iterator)
+                except StopIteration:
+                    self.finished = True
+                    break
+                self._record(item)
+                pulled += 1
+                if max_frames is not None and pulled >= max_frames:
+                    break
+                if time_budget is not None and _now() - t0 >= time_budget:
+                    break
+        except DivergenceError as exc:
+            raise self._divergence_error(exc) from exc
+        except (ValueError, ArithmeticError) as exc:
+            frame = int(self.export.frames[min(self.frames_done, self.frame_count - 1)])
+            raise BakeError(f"Simulation failed at frame {frame}: {exc}", frame=frame) from exc
+        finally:
+            self.timings["simulate"] += _now() - t0
+        if self.frames_done >= self.frame_count:
+            self.finished = True
+        return self.finished
+
+    def run(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Simulate to the end; ``progress(frames_done, frame_count)`` is called after every frame."""
+        while not self.step(max_frames=1):
+            if progress is not None:
+                progress(self.frames_done, self.frame_count)
+        if progress is not None:
+            progress(self.frames_done, self.frame_count)
+
+    # results ------------------------------------------------------------------------------------
+    def report(self, status: str, *, error: str | None = None) -> dict:
+        """Machine-readable summary (JSON-compatible) of this job in its current state."""
+        ex = self.export
+        report = {
+            "status": status,
+            "engine": self.engine,
+            "scene": self.scene_name,
+            "frames": {
+                "start": int(ex.frames[0]),
+                "end": int(ex.frames[-1]),
+                "count": self.frame_count,
+                "simulated": self.frames_done,
+            },
+            "fps": ex.fps,
+            "unit_scale": ex.length_scale,
+        }
+        report.update(self._engine_report())
+        report["timings"] = {k: round(float(v), 6) for k, v in self.timings.items()}
+        if error is not None:
+            report["error"] = error
+        return report
+
+    def finish(self) -> dict:
+        """Write the results, store and return the report.
+
+        Raises:
+            BakeError: the simulation is not complete, produced non-finite values, or an object vanished or
+                changed; nothing was changed then.
+        """
+        if not self.finished or self.frames_done < self.frame_count:
+            raise BakeError("the simulation has not finished")
+        scene = self.scene()
+        t0 = _now()
+        self._write(scene)
+        self.timings["write"] = _now() - t0
+        self.timings["total"] = sum(v for k, v in self.timings.items() if k != "total")
+        report = self.report("FINISHED")
+        store_report(scene, report)
+        scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)  # show the baked pose
+        return report
+
+    def cancel(self, reason: str = "cancelled by the user") -> dict:
+        """Stop the simulation and discard its result; nothing but the scene's last report changes."""
+        self._iterator.close()
+        self.finished = True
+        report = self.report("CANCELLED", error=f"Bake cancelled at frame {self.current_frame}: {reason}")
+        scene = bpy.data.scenes.get(self.scene_name)
+        if scene is not None:
+            store_report(scene, report)
+        return report
+
+
+def scene_object(scene, name: str):
+    obj = scene.objects.get(name)
+    if obj is None:
+        raise BakeError(f"'{name}' was removed during the bake; nothing was changed")
+    return obj
+
+
+def store_report(scene, report: dict) -> None:
+    """Keep ``report`` as JSON on ``scene.contact_lab.last_report`` for the panel."""
+    scene.contact_lab.last_report = json.dumps(report)

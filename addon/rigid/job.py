@@ -1,0 +1,114 @@
+"""The rigid engine's bake: :func:`core.rigid.iter_simulate` → location/rotation keyframes of the active objects."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core import iter_simulate
+from ..errors import BakeError
+from ..job import BakeJob, diverged, scene_object
+from ..output.actions import ACTION_SUFFIX, key_transforms
+from ..scene import contact_objects, mesh_shape_problems, raise_problems
+from .export import SceneExport, export_scene
+
+__all__ = ["ACTION_SUFFIX", "RigidBakeJob"]
+"""``ACTION_SUFFIX``: the baked actions are named ``<object name><ACTION_SUFFIX>``."""
+
+
+class RigidBakeJob(BakeJob):
+    """Rigid engine: :func:`core.iter_simulate` → location/rotation keyframes of the active objects."""
+
+    engine = "RIGID"
+
+    def __init__(self, scene, export: SceneExport):
+        self.trajectory = None
+        super().__init__(scene, export)
+
+    @classmethod
+    def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SceneExport:
+        """Refuse soft bodies and Mesh shapes (other engines' objects), then export the rigid scene."""
+        soft = sorted(o.name for o in scene.objects if getattr(getattr(o, "contact_lab", None), "role", None) == "SOFT")
+        if soft:
+            raise BakeError(
+                f"'{soft[0]}' is a Soft body but the scene's Engine is Rigid: set Physics ▸ Contact Lab Bake ▸ Engine "
+                "to Soft or IPC, or change its Role",
+                object_name=soft[0],
+            )
+        active, passive = contact_objects(scene)
+        raise_problems(mesh_shape_problems(active + passive, "Rigid"))
+        return export_scene(scene, frame_start=frame_start, frame_end=frame_end)
+
+    def _simulation(self):
+        return iter_simulate(self.export.model, **self.export.simulate_kwargs())
+
+    def _record(self, item) -> None:
+        _, self.trajectory = item
+        self.frames_done = self.trajectory.frames_done
+
+    def _engine_report(self) -> dict:
+        ex = self.export
+        return {
+            "bodies": {
+                "active": [b.object_name for b in ex.active_bodies],
+                "passive": [b.object_name for b in ex.passive_bodies],
+            },
+            "settings": {
+                "solver": ex.solver,
+                "substeps": ex.substeps,
+                "iterations": ex.iterations,
+                "tolerance": ex.tolerance,
+                "friction_combine": ex.friction_combine,
+                "restitution_combine": ex.restitution_combine,
+            },
+            "stats": _stats_summary(self.trajectory, self.frames_done),
+        }
+
+    def per_frame_stats(self) -> dict:
+        traj, done = self.trajectory, self.frames_done
+        if traj is None:
+            return {}
+        return {
+            "frame": [int(f) for f in self.export.frames[:done]],
+            "contact_count": traj.contact_count[:done].tolist(),
+            "solver_iterations": traj.solver_iterations[:done].tolist(),
+            "solver_residual": traj.solver_residual[:done].tolist(),
+            "max_penetration": traj.max_penetration[:done].tolist(),
+            "contact_overflow": traj.contact_overflow[:done].tolist(),
+        }
+
+    def _check_finite(self) -> None:
+        traj = self.trajectory
+        index = [b.body_index for b in self.export.active_bodies]
+        ok = np.isfinite(traj.body_pos[:, index]).all(axis=2) & np.isfinite(traj.body_quat[:, index]).all(axis=2)
+        if not ok.all():
+            f, k = np.argwhere(~ok)[0]
+            frame = int(self.export.frames[f])
+            name = self.export.active_bodies[k].object_name
+            raise diverged(frame, [name])
+
+    def _write(self, scene) -> None:
+        if self.trajectory is None:
+            raise BakeError("the simulation has not finished")
+        self._check_finite()
+        transforms = self.export.object_transforms(self.trajectory)
+        objects = [scene_object(scene, body.object_name) for body in self.export.active_bodies]
+        key_transforms(objects, self.export.frames, [transforms[obj.name] for obj in objects])
+
+
+def _stats_summary(traj, done: int) -> dict:
+    if traj is None or done <= 1:
+        return {
+            "max_contacts": 0,
+            "max_iterations": 0,
+            "max_residual": 0.0,
+            "max_penetration": 0.0,
+            "contact_overflow": 0,
+        }
+    sl = slice(1, done)
+    return {
+        "max_contacts": int(traj.contact_count[sl].max()),
+        "max_iterations": int(traj.solver_iterations[sl].max()),
+        "max_residual": float(traj.solver_residual[sl].max()),
+        "max_penetration": float(traj.max_penetration[sl].max()),
+        "contact_overflow": int(traj.contact_overflow[sl].sum()),
+    }

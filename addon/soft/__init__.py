@@ -1,0 +1,1 @@
+"""The soft engine's bridge: Blender objects → :mod:`...core.soft` world (``export``) and its bake job."""

@@ -1,0 +1,198 @@
+"""The soft engine's bake: :func:`core.soft.frame_loop.iter_simulate` → shape keys or PC2 caches."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...core.soft.trajectory import SoftTrajectory
+from .. import units
+from ..errors import BakeError
+from ..job import BakeJob, diverged, scene_object
+from ..output import deform as deform_output
+from ..output.actions import key_transforms
+from .export import export_soft_scene
+
+
+class SoftBakeJob(BakeJob):
+    """Soft engine: :func:`core.soft.frame_loop.iter_simulate` → shape keys or PC2 caches of the soft
+    objects and location/rotation keyframes of the dynamic (active) boxes."""
+
+    engine = "SOFT"
+
+    def __init__(self, scene, export):
+        ex = export
+        F = int(ex.frames.shape[0])
+        self.trajectory = SoftTrajectory(F, 0)
+        """The core's :class:`~contact_lab.core.soft.trajectory.SoftTrajectory` (positions, per-frame statistics);
+        an empty one until the first frame, so a report before then reads zeros."""
+        dynamic = ex.dynamic_colliders
+        self.box_position = np.empty((F, len(dynamic), 3))
+        """Dynamic boxes' centre of mass per frame [m], (F, D, 3)."""
+        self.box_quaternion = np.empty((F, len(dynamic), 4))
+        """Dynamic boxes' orientation per frame (wxyz), (F, D, 4)."""
+        self.frame_seconds = np.zeros(F)
+        """Wall-clock time spent on each frame [s]."""
+        self._frame_clock = None
+        self.written_files: list[str] = []
+        super().__init__(scene, export)
+
+    @classmethod
+    def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
+        """Validate and export the soft engine's scene (:func:`.export.export_soft_scene`)."""
+        return export_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
+
+    def _simulation(self):
+        from ...core.soft import frame_loop
+
+        ex = self.export
+        return frame_loop.iter_simulate(
+            ex.world,
+            frame_count=self.frame_count,
+            fps=ex.fps,
+            settings=ex.solver_settings(),
+            pin_tracks=ex.pin_tracks,
+            collider_tracks=ex.collider_tracks,
+        )
+
+    def _record(self, item) -> None:
+        frame, self.trajectory = item
+        ex = self.export
+        now = time.perf_counter()
+        if self._frame_clock is not None:
+            self.frame_seconds[frame] = now - self._frame_clock
+        self._frame_clock = now
+        for d, collider in enumerate(ex.dynamic_colliders):
+            pose = ex.world.collider_pose(self.trajectory.state, collider.collider_index)
+            self.box_position[frame, d], self.box_quaternion[frame, d] = pose
+        self.frames_done = frame + 1
+
+    def tet_positions(self) -> list[np.ndarray]:
+        """Per soft body: lattice vertex positions in the world per frame [m], (F, V_tet, 3) (views)."""
+        world, node_pos = self.export.world, self.trajectory.node_pos
+        starts = world.body_node_start
+        return [node_pos[:, starts[b.body_index] : starts[b.body_index + 1]] for b in self.export.bodies]
+
+    def status_text(self) -> str:
+        if self.frames_done <= 1:
+            return "Compiling the soft solver (first run only)…"
+        return super().status_text()
+
+    def _settings_report(self) -> dict:
+        from ...core.soft.world_solver import resolved_contact_thickness
+
+        ex = self.export
+        return {
+            "substeps": ex.substeps,
+            "contact": ex.contact,
+            "integrator": ex.integrator,
+            "dual_solver": ex.dual_solver,
+            "contact_thickness": resolved_contact_thickness(ex.world, ex.solver_settings()),
+            "contact_thickness_automatic": ex.contact_thickness <= 0.0,
+            "output": ex.output,
+            "cache_dir": ex.cache_dir,
+        }
+
+    def _engine_report(self) -> dict:
+        ex = self.export
+        done, traj = self.frames_done, self.trajectory
+        steps = slice(1, done)
+        newton = traj.newton_iterations[steps]
+        seconds = self.frame_seconds[steps]
+        return {
+            "bodies": {
+                "soft": [b.object_name for b in ex.bodies],
+                "active": [c.object_name for c in ex.dynamic_colliders],
+                "passive": [c.object_name for c in ex.passive_colliders],
+            },
+            "settings": self._settings_report(),
+            "stats": {
+                "soft_bodies": [
+                    {
+                        "object": b.object_name,
+                        "tets": b.tet_count,
+                        "tet_vertices": b.tet_vertex_count,
+                        "render_vertices": b.render_vertex_count,
+                        "pinned_vertices": int(b.pinned.sum()),
+                    }
+                    for b in ex.bodies
+                ],
+                "tets": int(sum(b.tet_count for b in ex.bodies)),
+                "vertices": int(sum(b.tet_vertex_count for b in ex.bodies)),
+                "render_vertices": int(sum(b.render_vertex_count for b in ex.bodies)),
+                "max_newton_iterations": int(newton.max()) if newton.size else 0,
+                "mean_newton_iterations": float(newton.mean()) if newton.size else 0.0,
+                "unconverged_frames": int((~traj.converged[steps]).sum()),
+                "max_contacts": int(traj.contact_count[steps].max()) if newton.size else 0,
+                "max_penetration": float(traj.max_penetration[steps].max()) if newton.size else 0.0,
+                "seconds_per_frame": float(seconds.mean()) if seconds.size else 0.0,
+            },
+            "warnings": list(ex.warnings),
+            "files": list(self.written_files),
+        }
+
+    def per_frame_stats(self) -> dict:
+        done, traj = self.frames_done, self.trajectory
+        return {
+            "frame": [int(f) for f in self.export.frames[:done]],
+            "newton_iterations": traj.newton_iterations[:done].tolist(),
+            "pcg_iterations": traj.pcg_iterations[:done].tolist(),
+            "contact_count": traj.contact_count[:done].tolist(),
+            "max_penetration": traj.max_penetration[:done].tolist(),
+            "seconds": self.frame_seconds[:done].tolist(),
+        }
+
+    # writing --------------------------------------------------------------------------------------
+    def _check_finite(self) -> None:
+        ex = self.export
+        for body, positions in zip(ex.bodies, self.tet_positions(), strict=True):
+            bad = np.flatnonzero(~np.isfinite(positions).all(axis=(1, 2)))
+            if bad.size:
+                frame = int(ex.frames[bad[0]])
+                raise diverged(frame, [body.object_name])
+
+    def _write(self, scene) -> None:
+        ex = self.export
+        self._check_finite()
+        # 1. everything that can fail, before any change: objects still there and unchanged, positions
+        soft_objects = []
+        for body in ex.bodies:
+            obj = scene_object(scene, body.object_name)
+            if obj.type != "MESH" or len(obj.data.vertices) != body.render_vertex_count:
+                raise BakeError(
+                    f"'{obj.name}': its mesh changed during the bake; nothing was changed", object_name=obj.name
+                )
+            soft_objects.append(obj)
+        boxes = [scene_object(scene, c.object_name) for c in ex.dynamic_colliders]
+        positions = [
+            body.local_positions(tets, ex.length_scale)
+            for body, tets in zip(ex.bodies, self.tet_positions(), strict=True)
+        ]
+        for body, local in zip(ex.bodies, positions, strict=True):
+            if not np.isfinite(local).all():
+                raise BakeError(
+                    f"'{body.object_name}': the baked positions are not finite in single precision; nothing was "
+                    "changed",
+                    object_name=body.object_name,
+                )
+        transforms = []
+        for d, collider in enumerate(ex.dynamic_colliders):
+            com = self.box_position[:, d] / ex.length_scale
+            quat = units.make_quat_continuous(self.box_quaternion[:, d])
+            location = units.body_to_object_location(com, quat, collider.centre_local, collider.scale)
+            transforms.append((location, quat))
+        frames = ex.frames.astype(np.float64)
+        # 2. cache files: each written atomically next to its target, renamed over it once all are written
+        if ex.output == "PC2":
+            self.written_files = deform_output.write_pc2_files(scene, ex, soft_objects, positions)
+        # 3. Blender data
+        key_transforms(boxes, ex.frames, transforms)
+        for obj, local, path in zip(
+            soft_objects, positions, self.written_files or [None] * len(soft_objects), strict=True
+        ):
+            deform_output.remove_deform_output(obj)
+            if ex.output == "PC2":
+                deform_output.attach_pc2(obj, path, frame_start=int(ex.frames[0]))
+            else:
+                deform_output.write_shape_keys(obj, frames, local, hold_ends=True)

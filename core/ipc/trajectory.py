@@ -1,0 +1,36 @@
+"""IpcTrajectory: the soft engine's per-frame record plus what IPC measures (distances, stiffness, checks)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..soft.trajectory import SoftTrajectory
+
+
+class IpcTrajectory(SoftTrajectory):
+    """Per-frame positions and statistics of :func:`~.frame_loop.iter_simulate` (IPC)."""
+
+    def __init__(self, frame_count: int, node_count: int):
+        super().__init__(frame_count, node_count)
+        self.friction_count = np.zeros(frame_count, dtype=np.int64)
+        """Friction pairs at the end of the frame's last step, shape (frame_count,)."""
+        self.min_distance = np.full(frame_count, np.inf)
+        """Smallest surface distance within dhat at the end of each frame [m] (inf: no pair within dhat)."""
+        self.kappa = np.zeros(frame_count)
+        """Barrier stiffness used at the end of each frame [Pa/m]."""
+        self.intersections = np.zeros(frame_count, dtype=np.int64)
+        """Intersecting triangle pairs found by the independent checker per frame (``check_intersections``)."""
+        self.inverted = np.zeros(frame_count, dtype=np.int64)
+        """Inverted tets found by the independent checker per frame (``check_intersections``)."""
+
+    def _record_stats(self, frame: int, stats) -> None:
+        if frame > 0:
+            self.newton_iterations[frame] = stats.newton_iterations
+            self.pcg_iterations[frame] = stats.pcg_iterations
+            self.contact_count[frame] = stats.contact_count
+            self.friction_count[frame] = stats.friction_count
+            self.min_distance[frame] = stats.min_distance
+            self.kappa[frame] = stats.kappa
+            self.converged[frame] = stats.converged
+        self.intersections[frame] = stats.intersections  # the checker also checks the start (frame 0)
+        self.inverted[frame] = stats.inverted

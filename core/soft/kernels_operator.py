@@ -1,0 +1,221 @@
+"""The soft world's Newton operator, applied matrix-free, its group block-Jacobi preconditioner and PCG.
+
+``A = CSR + h^2 (contact + friction + volume rank-one)``. The CSR holds ``M + h^2 (K_elastic + K_damping)``
+and the dynamic boxes' consistent mass; the contact (:mod:`.kernels_penalty`), friction
+(:mod:`.kernels_friction`) and volume terms are applied matrix-free. Rows of pinned nodes are identity (the
+coefficients of pinned nodes are zeroed). Vectors are flat (3N,).
+"""
+
+import math
+
+import numpy as np
+
+from ..jit import njit_kernel
+from ..linalg.csr import csr_matvec, csr_matvec_serial
+from .contact_elements import ELEMENT_NODES
+from .kernels_contact import flat_dot
+
+PARALLEL_MATVEC_ROWS = 30000
+"""Below this many rows the operator's CSR product runs serially: a parallel region costs more than it
+saves on small systems (and much more when the cores are busy)."""
+
+
+@njit_kernel
+def operator_apply(csr, terms, h2, p, out):
+    """``out = A p`` with ``csr = (indptr, indices, data)`` and ``terms = (el_count (1,), el_nodes,
+    el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vol_grad, vol_curv)``.
+
+    ``vol_grad`` (N, 3) is the gradient of each body's enclosed volume at its nodes and ``vol_curv``
+    (B,) the penalty's ``W''(V)`` (0 without penalty): the rank-one term ``W'' g g^T``.
+    """
+    indptr, indices, data = csr
+    el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
+    if indptr.shape[0] > PARALLEL_MATVEC_ROWS:
+        csr_matvec(indptr, indices, data, p, out)
+    else:
+        csr_matvec_serial(indptr, indices, data, p, out)
+    for e in range(el_count_arr[0]):
+        s = el_stiff[e]
+        if s > 0.0:
+            acc = 0.0
+            for k in range(ELEMENT_NODES):
+                node = el_nodes[e, k]
+                if node >= 0:
+                    acc += el_coef[e, k] * (el_g[e, 0] * p[3 * node] + el_g[e, 1] * p[3 * node + 1]
+                                            + el_g[e, 2] * p[3 * node + 2])  # fmt: skip
+            acc *= h2 * s
+            for k in range(ELEMENT_NODES):
+                node = el_nodes[e, k]
+                if node >= 0 and el_coef[e, k] != 0.0:
+                    for i in range(3):
+                        out[3 * node + i] += acc * el_coef[e, k] * el_g[e, i]
+        if el_h2[e, 0, 0] > 0.0 or el_h2[e, 1, 1] > 0.0:
+            t0 = 0.0
+            t1 = 0.0
+            for k in range(ELEMENT_NODES):
+                node = el_nodes[e, k]
+                if node >= 0:
+                    f = el_fcoef[e, k]
+                    for i in range(3):
+                        t0 += f * el_tangent[e, i, 0] * p[3 * node + i]
+                        t1 += f * el_tangent[e, i, 1] * p[3 * node + i]
+            w0 = h2 * (el_h2[e, 0, 0] * t0 + el_h2[e, 0, 1] * t1)
+            w1 = h2 * (el_h2[e, 1, 0] * t0 + el_h2[e, 1, 1] * t1)
+            for k in range(ELEMENT_NODES):
+                node = el_nodes[e, k]
+                if node >= 0 and el_fcoef[e, k] != 0.0:
+                    f = el_fcoef[e, k]
+                    for i in range(3):
+                        out[3 * node + i] += f * (el_tangent[e, i, 0] * w0 + el_tangent[e, i, 1] * w1)
+    if vc.shape[0] > 0:
+        dots = np.zeros(vc.shape[0])
+        for n in range(vg.shape[0]):
+            b = node_body[n]
+            if b >= 0 and vc[b] > 0.0 and node_free[n]:
+                dots[b] += vg[n, 0] * p[3 * n] + vg[n, 1] * p[3 * n + 1] + vg[n, 2] * p[3 * n + 2]
+        for n in range(vg.shape[0]):
+            b = node_body[n]
+            if b >= 0 and vc[b] > 0.0 and node_free[n]:
+                for i in range(3):
+                    out[3 * n + i] += h2 * vc[b] * dots[b] * vg[n, i]
+
+
+@njit_kernel
+def _invert_spd_block(B, size, out):
+    """Gauss–Jordan inverse of the leading ``size x size`` block of ``B`` into ``out``; falls back to
+    the inverse diagonal when a pivot is not positive. ``B`` is destroyed."""
+    for i in range(size):
+        for j in range(size):
+            out[i, j] = 1.0 if i == j else 0.0
+    diag = np.empty(size)
+    for i in range(size):
+        diag[i] = B[i, i]
+    for col in range(size):
+        piv = B[col, col]
+        if not piv > 0.0:
+            for i in range(size):
+                for j in range(size):
+                    out[i, j] = (1.0 / diag[i] if diag[i] > 0.0 else 1.0) if i == j else 0.0
+            return
+        inv = 1.0 / piv
+        for j in range(size):
+            B[col, j] *= inv
+            out[col, j] *= inv
+        for r in range(size):
+            if r != col:
+                f = B[r, col]
+                if f != 0.0:
+                    for j in range(size):
+                        B[r, j] -= f * B[col, j]
+                        out[r, j] -= f * out[col, j]
+
+
+@njit_kernel
+def build_group_preconditioner(csr, terms, h2, node_group, group_nodes, group_size, out_inv):
+    """Inverse of each group's diagonal block of ``A`` into ``out_inv`` (G, 12, 12).
+
+    A group is one soft node (3x3) or the four nodes of a dynamic box (12x12). The block gathers the
+    CSR entries and the contact/friction/volume terms whose two nodes are in the same group.
+    """
+    indptr, indices, data = csr
+    el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
+    G = group_nodes.shape[0]
+    blocks = np.zeros((G, 12, 12))
+    local = np.full(node_group.shape[0], -1, dtype=np.int64)
+    for grp in range(G):
+        for k in range(group_size[grp]):
+            local[group_nodes[grp, k]] = k
+    for row in range(indptr.shape[0] - 1):
+        n = row // 3
+        grp = node_group[n]
+        for q in range(indptr[row], indptr[row + 1]):
+            m = indices[q] // 3
+            if node_group[m] == grp:
+                blocks[grp, 3 * local[n] + row % 3, 3 * local[m] + indices[q] % 3] += data[q]
+    for e in range(el_count_arr[0]):
+        for k in range(ELEMENT_NODES):
+            nk = el_nodes[e, k]
+            if nk < 0:
+                continue
+            for j in range(ELEMENT_NODES):
+                nl = el_nodes[e, j]
+                if nl < 0 or node_group[nl] != node_group[nk]:
+                    continue
+                grp = node_group[nk]
+                ck = el_coef[e, k] * el_coef[e, j] * el_stiff[e] * h2
+                fk = el_fcoef[e, k] * el_fcoef[e, j] * h2
+                for i in range(3):
+                    for j in range(3):
+                        val = ck * el_g[e, i] * el_g[e, j]
+                        for a in range(2):
+                            for b in range(2):
+                                val += fk * el_tangent[e, i, a] * el_h2[e, a, b] * el_tangent[e, j, b]
+                        blocks[grp, 3 * local[nk] + i, 3 * local[nl] + j] += val
+    if vc.shape[0] > 0:
+        for n in range(vg.shape[0]):
+            b = node_body[n]
+            if b >= 0 and vc[b] > 0.0 and node_free[n]:
+                grp = node_group[n]
+                for i in range(3):
+                    for j in range(3):
+                        blocks[grp, 3 * local[n] + i, 3 * local[n] + j] += h2 * vc[b] * vg[n, i] * vg[n, j]
+    for grp in range(G):
+        _invert_spd_block(blocks[grp], 3 * group_size[grp], out_inv[grp])
+
+
+@njit_kernel
+def apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, out):
+    """``out = P^-1 r`` with the group inverses of :func:`build_group_preconditioner`."""
+    for grp in range(group_nodes.shape[0]):
+        size = 3 * group_size[grp]
+        for i in range(size):
+            acc = 0.0
+            for j in range(size):
+                acc += inv[grp, i, j] * r[3 * group_nodes[grp, j // 3] + j % 3]
+            out[3 * group_nodes[grp, i // 3] + i % 3] = acc
+
+
+@njit_kernel
+def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
+    """Preconditioned CG for ``A x = rhs`` (``x`` holds the start and the result; ``work`` (4, n)).
+
+    ``precond = (node_group, group_nodes, group_size, inv)``. Returns ``(iterations, relative residual,
+    indefinite)``; stops at ``||rhs - A x|| <= tolerance ||rhs||`` or when ``p^T A p <= 0`` (then
+    ``indefinite`` is True and ``x`` holds the last iterate, still a descent direction if A is SPD on
+    the explored subspace).
+    """
+    node_group, group_nodes, group_size, inv = precond
+    r = work[0]
+    z = work[1]
+    p = work[2]
+    q = work[3]
+    operator_apply(csr, terms, h2, x, q)
+    for i in range(r.shape[0]):
+        r[i] = rhs[i] - q[i]
+    b_norm = math.sqrt(flat_dot(rhs, rhs))
+    if b_norm == 0.0:
+        x[:] = 0.0
+        return 0, 0.0, False
+    apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, z)
+    p[:] = z
+    rz = flat_dot(r, z)
+    res = math.sqrt(flat_dot(r, r)) / b_norm
+    it = 0
+    while it < max_iterations and res > tolerance:
+        operator_apply(csr, terms, h2, p, q)
+        pq = flat_dot(p, q)
+        if not pq > 0.0:
+            return it, res, True
+        alpha = rz / pq
+        for i in range(x.shape[0]):
+            x[i] += alpha * p[i]
+            r[i] -= alpha * q[i]
+        it += 1
+        res = math.sqrt(flat_dot(r, r)) / b_norm
+        apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, z)
+        rz_new = flat_dot(r, z)
+        beta = rz_new / rz
+        rz = rz_new
+        for i in range(x.shape[0]):
+            p[i] = z[i] + beta * p[i]
+    return it, res, False
