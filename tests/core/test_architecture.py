@@ -1,0 +1,155 @@
+"""The README's architecture picture is current, and the layering it shows holds in the code."""
+
+import ast
+import functools
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "docs" / "architecture.py"
+ENGINES = ("rigid", "soft", "ipc")
+ALLOWED_ENGINE_IMPORTS = {("ipc", "soft")}  # the IPC engine is built on the soft engine's world
+UI_NAMES = {("operators",), ("panels",), ("registration",), ("__main__",), ()}  # () is the package root
+CORE_ONLY = "core imports only core/ (never addon/, operators/, panels/)"
+NO_BPY = "core never imports bpy, mathutils or bmesh"
+SHARED = "the shared core pieces import no engine"
+SIBLINGS = "engines import no other engine, except ipc -> soft"
+ADDON = "addon/ imports neither operators/ nor panels/"
+
+
+@functools.cache
+def architecture():
+    """docs/architecture.py imported as a module from its path."""
+    spec = importlib.util.spec_from_file_location("contact_lab_docs_architecture", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.cache
+def drawing() -> str:
+    """What docs/architecture.py draws from the tree now."""
+    return architecture().render(ROOT)
+
+
+def core_piece(parts: tuple[str, ...]) -> str | None:
+    """The piece of core/ a module belongs to (``rigid``, ``friction``, ``jit``, ``__init__``), else None."""
+    if parts[:1] != ("core",):
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"  # ("core",) is the package facade, core/__init__.py
+
+
+@functools.cache
+def violations(root: Path) -> dict[str, list[str]]:
+    """Every import of the tree at ``root`` that breaks a layering rule, by rule (found with ``ast``)."""
+    found = {rule: [] for rule in (CORE_ONLY, NO_BPY, SHARED, SIBLINGS, ADDON)}
+    for source, target in architecture().imports(root):
+        edge = f"{'/'.join(source)} -> {'/'.join(target) or '(package root)'}"
+        src, tgt = core_piece(source), core_piece(target)
+        if src and tgt is None:
+            found[CORE_ONLY].append(edge)
+        if src and src not in (*ENGINES, "__init__") and tgt in (*ENGINES, "__init__"):  # the facade imports rigid
+            found[SHARED].append(edge)
+        if src in ENGINES and tgt in (*ENGINES, "__init__") and tgt != src and (src, tgt) not in ALLOWED_ENGINE_IMPORTS:
+            found[SIBLINGS].append(edge)
+        if source[:1] == ("addon",) and target[:1] in UI_NAMES:
+            found[ADDON].append(edge)
+    for path in sorted((root / "core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            bad = [n for n in names if n.split(".")[0] in ("bpy", "mathutils", "bmesh")]
+            found[NO_BPY] += [f"{path.relative_to(root).as_posix()} -> {n}" for n in bad]
+    return found
+
+
+def test_committed_svg_is_what_the_tree_gives():
+    """docs/architecture.svg equals what docs/architecture.py draws from the tree now (else re-run the script)."""
+    committed = (ROOT / "docs" / "architecture.svg").read_text(encoding="utf-8")
+    assert committed == drawing(), "stale: run .venv/bin/python docs/architecture.py"
+
+
+def test_check_flag_fails_on_a_stale_svg(tmp_path, monkeypatch):
+    """``docs/architecture.py --check`` exits 1 when the SVG differs from the tree and 0 when it matches."""
+    module = architecture()
+    monkeypatch.setattr(module, "SVG_PATH", tmp_path / "architecture.svg")
+    monkeypatch.setattr(module, "render", lambda root: drawing())  # the tree's drawing, computed once
+    module.SVG_PATH.write_text(drawing().replace("core/soft/", "core/fem/"), encoding="utf-8")
+    assert module.main(["--check"]) == 1
+    assert module.main([]) == 0 and module.main(["--check"]) == 0
+
+
+def test_picture_shows_every_engine_and_package_folder():
+    """Every engine (with its builder, model and result) and every package folder of core/ and addon/ is drawn."""
+    svg = drawing()
+    engines = architecture().engines(ROOT)
+    assert set(ENGINES) <= set(engines)
+    assert all(name in svg for shape in engines.values() for name in shape)
+    folders = [
+        p.parent.relative_to(ROOT).as_posix() for top in ("core", "addon") for p in (ROOT / top).rglob("__init__.py")
+    ]
+    assert all(f"{Path(f).name}/" in svg for f in folders if f not in ("core", "addon"))
+
+
+def test_import_graph_sees_the_imports_it_checks():
+    """The ast import graph finds known imports, so an empty list of violations is not vacuous."""
+    edges = architecture().imports(ROOT)
+    tops = {(source[:2], target[:2]) for source, target in edges}
+    assert (("core", "ipc"), ("core", "soft")) in tops
+    assert any(s[:1] == ("addon",) and t[:1] == ("core",) for s, t in tops)
+    assert any(s[:1] == ("operators",) and t[:1] == ("addon",) for s, t in tops)
+    assert len(edges) > 100
+
+
+def test_core_imports_nothing_outside_core():
+    """core/ never imports from addon/, operators/, panels/ or the package root."""
+    assert violations(ROOT)[CORE_ONLY] == []
+
+
+def test_core_never_imports_bpy():
+    """No module under core/ imports bpy, mathutils or bmesh."""
+    assert violations(ROOT)[NO_BPY] == []
+
+
+def test_shared_core_pieces_import_no_engine():
+    """friction, contact_solvers, math, linalg, formats, jit, config, enums, errors import no engine."""
+    assert violations(ROOT)[SHARED] == []
+
+
+def test_engines_import_no_sibling_engine_except_ipc_on_soft():
+    """rigid and soft import neither each other nor ipc; ipc imports soft but not rigid."""
+    assert violations(ROOT)[SIBLINGS] == []
+
+
+def test_addon_imports_neither_operators_nor_panels():
+    """addon/ (the bridge) never imports the UI: operators/, panels/, registration.py, the package root."""
+    assert violations(ROOT)[ADDON] == []
+
+
+def test_layering_rules_catch_violations(tmp_path):
+    """On a small tree that breaks every rule once, each rule reports exactly that import."""
+    files = {
+        "core/__init__.py": "from .rigid import a\n",
+        "core/jit.py": "from .soft import world\n",
+        "core/rigid/__init__.py": "",
+        "core/rigid/a.py": "import bpy\nfrom ..soft import world\nfrom ...addon import units\n",
+        "core/soft/__init__.py": "",
+        "core/soft/world.py": "from ..ipc import b\nfrom .. import jit\n",
+        "core/ipc/__init__.py": "",
+        "core/ipc/b.py": "from ..soft.world import World\n",
+        "addon/__init__.py": "",
+        "addon/units.py": "from ..operators import bake\nfrom ..core.soft import world\n",
+        "operators/__init__.py": "",
+        "operators/bake.py": "from ..addon import units\n",
+        "panels/__init__.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert violations(tmp_path) == {
+        CORE_ONLY: ["core/rigid/a -> addon/units"],
+        NO_BPY: ["core/rigid/a.py -> bpy"],
+        SHARED: ["core/jit -> core/soft/world"],
+        SIBLINGS: ["core/rigid/a -> core/soft/world", "core/soft/world -> core/ipc/b"],
+        ADDON: ["addon/units -> operators/bake"],
+    }
