@@ -12,9 +12,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..errors import DivergenceError, IpcInputError
-from ..math.quat import quat_slerp
-from ..soft.frame_loop import collider_frames, pin_frames
+from ..errors import IpcInputError
+from ..soft.frame_loop import check_finite, start_run, substep_targets
 from ..soft.world import SoftWorldState
 from .intersection import check_frame
 from .ipc_solver import IpcSettings, IpcSolver, IpcStats
@@ -85,20 +84,13 @@ def iter_simulate_ipc(
     with a positive gap, :class:`DivergenceError` if positions stop being finite.
     """
     settings = settings or IpcSettings()
-    if frame_count < 1:
-        raise ValueError("frame_count must be at least 1")
-    if settings.substeps < 1 or fps <= 0.0:
-        raise ValueError("substeps must be >= 1 and fps > 0")
-    solver = IpcSolver(world, settings)
-    sw = world.soft
     state = state or world.state()
+    pos, quat, pins = start_run(
+        world, world.soft, state, frame_count=frame_count, fps=fps, substeps=settings.substeps,
+        pin_tracks=pin_tracks, collider_tracks=collider_tracks,
+    )  # fmt: skip
+    solver = IpcSolver(world, settings)
     K = world.collider_count
-    pos, quat = collider_frames(world, collider_tracks, frame_count)
-    pins = pin_frames(sw, pin_tracks, frame_count)
-    state.collider_position = pos[0].copy()
-    state.collider_orientation = quat[0].copy()
-    for nodes, targets in pins.values():
-        state.x[nodes] = targets[0]
     _kinematic_targets(world, pos[0], quat[0], state.x)
     _check_start(world, solver, state.x)
     state.stats = IpcStats()
@@ -110,18 +102,14 @@ def iter_simulate_ipc(
     for frame in range(frame_count - 1):
         for sub in range(settings.substeps):
             alpha = (sub + 1) / settings.substeps
-            end_pos = (1.0 - alpha) * pos[frame] + alpha * pos[frame + 1]
-            end_quat = np.array([quat_slerp(quat[frame, c], quat[frame + 1, c], alpha) for c in range(K)]).reshape(K, 4)
-            for nodes, targets in pins.values():
-                target[nodes] = (1.0 - alpha) * targets[frame] + alpha * targets[frame + 1]
+            end_pos, end_quat = substep_targets(pos, quat, pins, frame, alpha, target)
+            end_quat = end_quat.reshape(K, 4)
             _kinematic_targets(world, end_pos, end_quat, target)
             solver.set_collider_axes(state.collider_orientation)
             state.stats = solver.step(state, dt, target)
             state.collider_position = end_pos
             state.collider_orientation = end_quat
-            if not (np.isfinite(state.x).all() and np.isfinite(state.v).all()):
-                bad = sorted({int(sw.node_body[i]) for i in np.flatnonzero(~np.isfinite(state.x[: sw.node_count]))})
-                raise DivergenceError(frame + 1, bad, [sw.body_names[b] if b >= 0 else "dynamic box" for b in bad])
+            check_finite(world.soft, state, frame + 1)
         if settings.check_intersections:
             _record_check(world, state)
         yield frame + 1, state

@@ -65,6 +65,50 @@ def collider_frames(world, collider_tracks, frame_count: int) -> tuple[np.ndarra
     return pos, quat
 
 
+def start_run(world, soft_world: SoftWorld, state, *, frame_count, fps, substeps, pin_tracks, collider_tracks):
+    """Check a run's arguments and put ``state`` at frame 0 (colliders at their first pose, pins on target).
+
+    ``world`` owns the colliders (a soft or an IPC world), ``soft_world`` the pinned nodes. Returns the
+    collider poses per frame and the pin targets: ``(positions (F, C, 3) [m], quaternions (F, C, 4), pins)``
+    as :func:`collider_frames` and :func:`pin_frames` give them.
+    """
+    if frame_count < 1:
+        raise ValueError("frame_count must be at least 1")
+    if substeps < 1 or fps <= 0.0:
+        raise ValueError("substeps must be >= 1 and fps > 0")
+    pos, quat = collider_frames(world, collider_tracks, frame_count)
+    pins = pin_frames(soft_world, pin_tracks, frame_count)
+    state.collider_position = pos[0].copy()
+    state.collider_orientation = quat[0].copy()
+    for nodes, targets in pins.values():
+        state.x[nodes] = targets[0]
+    return pos, quat, pins
+
+
+def substep_targets(pos, quat, pins, frame: int, alpha: float, out_targets) -> tuple[np.ndarray, np.ndarray]:
+    """Targets at ``frame + alpha`` (0 < alpha <= 1): pinned nodes into ``out_targets`` (linear between
+    frames); returns the colliders' ``(positions (C, 3) [m], quaternions)`` (linear and slerp; the
+    quaternions as ``np.array`` of the C slerps)."""
+    end_pos = (1.0 - alpha) * pos[frame] + alpha * pos[frame + 1]
+    end_quat = np.array([quat_slerp(quat[frame, c], quat[frame + 1, c], alpha) for c in range(pos.shape[1])])
+    for nodes, targets in pins.values():
+        out_targets[nodes] = (1.0 - alpha) * targets[frame] + alpha * targets[frame + 1]
+    return end_pos, end_quat
+
+
+def check_finite(soft_world: SoftWorld, state, frame: int) -> None:
+    """Raise :class:`DivergenceError` for ``frame`` naming the bodies with a non-finite node position.
+
+    Checks every unknown of ``state`` (positions and velocities); names the soft bodies (or "dynamic box")
+    that own the first ``soft_world.node_count`` unknowns with a non-finite position.
+    """
+    if np.isfinite(state.x).all() and np.isfinite(state.v).all():
+        return
+    bad_nodes = np.flatnonzero(~np.isfinite(state.x[: soft_world.node_count]).all(axis=1))
+    bad = sorted({int(soft_world.node_body[i]) for i in bad_nodes})
+    raise DivergenceError(frame, bad, [soft_world.body_names[b] if b >= 0 else "dynamic box" for b in bad])
+
+
 def iter_simulate_soft(
     world: SoftWorld,
     *,
@@ -93,20 +137,14 @@ def iter_simulate_soft(
     positions stop being finite.
     """
     settings = settings or SoftSettings()
-    if frame_count < 1:
-        raise ValueError("frame_count must be at least 1")
-    if settings.substeps < 1 or fps <= 0.0:
-        raise ValueError("substeps must be >= 1 and fps > 0")
-    solver = SoftWorldSolver(world, settings)
     state = state or world.state()
+    pos, quat, pins = start_run(
+        world, world, state, frame_count=frame_count, fps=fps, substeps=settings.substeps,
+        pin_tracks=pin_tracks, collider_tracks=collider_tracks,
+    )  # fmt: skip
+    solver = SoftWorldSolver(world, settings)
     C = world.collider_count
-    pos, quat = collider_frames(world, collider_tracks, frame_count)
-    pins = pin_frames(world, pin_tracks, frame_count)
-    state.collider_position = pos[0].copy()
-    state.collider_orientation = quat[0].copy()
     state.stats = SoftWorldStats()
-    for nodes, targets in pins.values():
-        state.x[nodes] = targets[0]
     yield 0, state
     dt = 1.0 / (fps * settings.substeps)
     pin_targets = state.x.copy()
@@ -114,19 +152,14 @@ def iter_simulate_soft(
     for frame in range(frame_count - 1):
         for sub in range(settings.substeps):
             alpha = (sub + 1) / settings.substeps
-            end_pos = (1.0 - alpha) * pos[frame] + alpha * pos[frame + 1]
-            end_quat = np.array([quat_slerp(quat[frame, c], quat[frame + 1, c], alpha) for c in range(C)])
+            end_pos, end_quat = substep_targets(pos, quat, pins, frame, alpha, pin_targets)
             rot_end = rotations(end_quat).reshape(C, 3, 3)
             solver.set_collider_poses(state.collider_position, rot_start, end_pos, rot_end)
-            for nodes, targets in pins.values():
-                pin_targets[nodes] = (1.0 - alpha) * targets[frame] + alpha * targets[frame + 1]
             state.stats = solver.step(state, state, dt, pin_targets)
             state.collider_position = end_pos
             state.collider_orientation = end_quat.reshape(C, 4)
             rot_start = rot_end
-            if not (np.isfinite(state.x).all() and np.isfinite(state.v).all()):
-                bad = sorted({int(world.node_body[i]) for i in np.flatnonzero(~np.isfinite(state.x).all(axis=1))})
-                raise DivergenceError(frame + 1, bad, [world.body_names[b] if b >= 0 else "dynamic box" for b in bad])
+            check_finite(world, state, frame + 1)
         yield frame + 1, state
 
 

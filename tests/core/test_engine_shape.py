@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from contact_lab.core import ipc, rigid, soft
 from contact_lab.core.enums import ShapeType
+from contact_lab.core.errors import DivergenceError
+from contact_lab.core.soft.frame_loop import check_finite
 from contact_lab.core.soft.primitives import box_tet_mesh
 
 
@@ -80,3 +82,22 @@ def test_ipc_trajectory_records_the_frame_loop_bit_for_bit():
             assert traj.min_distance[f] == stats.min_distance
             assert traj.kappa[f] == stats.kappa
     assert np.isfinite(traj.min_distance[1:]).any()  # the cube came within dhat of the plane
+
+
+def test_divergence_names_the_body_whose_node_stopped_being_finite():
+    """A non-finite node of the second of two bodies names that body, in a soft and in an IPC state.
+
+    Regression: the IPC frame loop looked up bodies by flat (node, axis) indices, so it named the wrong body
+    or failed with an IndexError; both loops now share ``check_finite``.
+    """
+    b = soft.SoftWorldBuilder()
+    for k, name in enumerate(("left", "right")):
+        V, T = box_tet_mesh((2, 2, 2), np.array([0.3 * k, 0.0, 0.01]), np.array([0.3 * k + 0.1, 0.1, 0.11]))
+        b.add_soft_body(V, T, name=name)
+    world = b.finalize()
+    for state in (world.state(), ipc.IpcWorld(world).state()):
+        last = int(world.body_node_start[2]) - 1  # the right cube's last node: its flat z index is far past the nodes
+        state.x[last, 2] = np.nan
+        with pytest.raises(DivergenceError) as info:
+            check_finite(world, state, 3)
+        assert info.value.frame == 3 and info.value.body_label == ["right"] and info.value.body_index == [1]
