@@ -15,6 +15,16 @@ class ShapeType(IntEnum):
     """``shape_params = (radius, half_height, 0)`` [m]; segment along the shape's local z axis."""
     PLANE = 4
     """Infinite half-space below the shape frame's xy plane; outward normal = local +z. Never dynamic."""
+    CYLINDER = 5
+    """``shape_params = (radius, half_height, 0)`` [m]; axis along the shape's local z, centred on the origin."""
+    CONE = 6
+    """``shape_params = (radius, half_height, 0)`` [m]; base disc at local z = -half_height, apex at +half_height
+    (Blender's Cone collision shape); the origin is the middle of the axis, not the centroid (z = -half_height/2)."""
+    CONVEX = 7
+    """Convex hull: ``Model.shape_hull`` indexes :class:`~.rigid.hull.HullArrays`; ``shape_params = (r, 0, 0)``
+    with r the largest distance of a hull vertex from the shape origin [m]."""
+    MESH = 8
+    """Triangle mesh (passive: a BVH over its triangles; active: a signed distance field plus surface samples)."""
 
 
 class BodyKind(IntEnum):
