@@ -28,6 +28,9 @@ PYTEST_SPEC      := pytest>=8,<10
 RUFF_SPEC        := ruff==0.17.6
 # test-only: reads the FCLIB reference problem (shared/data/fclib)
 H5PY_SPEC        := h5py>=3.10
+# test-only: the Flexible Collision Library and trimesh, references for the rigid shapes' contacts and mass properties
+FCL_SPEC         := python-fcl==0.7.0.11
+TRIMESH_SPEC     := trimesh==5.2.0
 # test-only: the IPC Toolkit, reference for the IPC distances, barrier and CCD (tests/core/test_ipc_*.py)
 IPCTK_SPEC       := ipctk==1.6.1
 
@@ -73,7 +76,8 @@ $(STAMP): pyproject.toml Makefile
 	if [ ! -x $(PY) ]; then echo ">> creating $(VENV) with $$py"; "$$py" -m venv $(VENV); fi
 	@echo ">> installing bpy==$(BPY_VERSION) numba==$(NUMBA_VERSION) pytest ruff into $(VENV)"
 	$(PY) $(PIP_INSTALL) "bpy==$(BPY_VERSION)" "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)" \
-	    "$(PYTEST_SPEC)" "$(RUFF_SPEC)" "$(H5PY_SPEC)" "$(IPCTK_SPEC)"
+	    "$(PYTEST_SPEC)" "$(RUFF_SPEC)" "$(H5PY_SPEC)" "$(IPCTK_SPEC)" \
+	    "$(FCL_SPEC)" "$(TRIMESH_SPEC)"
 	$(PY) $(PIP_INSTALL) -e . --no-deps
 	@touch $@
 

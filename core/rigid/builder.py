@@ -254,6 +254,7 @@ class ModelBuilder:
         m.shape_quat_local = np.array([_as_quat(self._shapes[s]["quat"]) for s in order], np.float64).reshape(ns, 4)
         m.shape_mu = np.array([self._shapes[s]["mu"] for s in order], np.float64).reshape(ns)
         m.shape_restitution = np.array([self._shapes[s]["restitution"] for s in order], np.float64).reshape(ns)
+        m.shape_hull = np.full(ns, -1, np.int32)
         return order
 
     def _validate_shapes(self) -> None:

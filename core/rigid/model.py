@@ -10,6 +10,7 @@ import numpy as np
 
 from .contacts import Contacts
 from .control import Control
+from .hull import HullArrays, empty_hull_arrays
 from .state import State
 
 
@@ -46,6 +47,10 @@ class Model:
         """Shape origin in its body frame [m], shape (shape_count, 3)."""
         self.shape_quat_local: np.ndarray = np.zeros((0, 4))
         """Shape orientation in its body frame (wxyz), shape (shape_count, 4)."""
+        self.shape_hull: np.ndarray = np.zeros(0, np.int32)
+        """Index into :attr:`hulls` of each CONVEX shape, -1 for every other shape, shape (shape_count,), int32."""
+        self.hulls: HullArrays = empty_hull_arrays()
+        """Every convex hull of the model (:class:`~.hull.HullArrays`, shape-frame coordinates)."""
         self.shape_mu: np.ndarray = np.zeros(0)
         """Friction coefficient mu of each surface [dimensionless], shape (shape_count,)."""
         self.shape_restitution: np.ndarray = np.zeros(0)
