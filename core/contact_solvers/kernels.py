@@ -15,20 +15,12 @@ from ..jit import njit_kernel
 from .rows import (
     accumulate_impulses,
     accumulate_spin_impulses,
-    apply_contact_impulse,
+    apply_block_impulse,
+    apply_row_impulse,
     apply_spin_impulse,
-    contact_velocity,
+    row_velocity,
     spin_velocity,
 )
-
-
-@njit_kernel
-def _row_velocity(k, d, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw):
-    c = contact_frame[k, d]
-    s = row_b[k, d]
-    for j in range(3):
-        s += c[j] * (dv[b1, j] - dv[b0, j]) + row_rc1[k, d, j] * dw[b1, j] - row_rc0[k, d, j] * dw[b0, j]
-    return s
 
 
 @njit_kernel
@@ -89,7 +81,6 @@ def solve_pgs(
     ``result`` receives ``[sweeps, merit, 0]``.
     """
     contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
-    d_lambda = np.zeros(3)
     merit = 0.0
     sweeps = 0
     for it in range(iterations):
@@ -99,7 +90,7 @@ def solve_pgs(
             b0 = contact_body0[k]
             b1 = contact_body1[k]
             for d in range(3):
-                v = _row_velocity(k, d, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
+                v = row_velocity(k, d, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
                 old = impulse[k, d]
                 new = old - v / row_D[k, d, d]
                 if d == 0:
@@ -111,9 +102,7 @@ def solve_pgs(
                 delta = new - old
                 if delta != 0.0:
                     impulse[k, d] = new
-                    d_lambda[:] = 0.0
-                    d_lambda[d] = delta
-                    apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
+                    apply_row_impulse(k, d, b0, b1, delta, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
                     merit = max(merit, abs(delta))
             if has_spin and row_spin[k, 0] > 0.0:
                 v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
@@ -256,41 +245,37 @@ def _prox_friction(k, b0, b1, friction_set, mu4, ln, zt, zb, r_f, scale, spin, c
     return lt, lb, d_tau
 
 
-@njit_kernel
-def _prox_block(rows, k, friction_set, mu4, r_row, row_spin, has_spin, scale, v, d_lambda, impulse, spin_impulse,
+@njit_kernel(inline="always")
+def _prox_block(rows, k, friction_set, mu4, r_row, row_spin, has_spin, scale, impulse, spin_impulse,
                 dv, dw, merit):  # fmt: skip
     """One PROX block update of contact ``k``; returns the sweep merit updated with its changes [N·s].
 
     ``z = lambda - s R v`` with the current velocity ``v = b + J (dv, dw)``; ``lambda_n = max(0, z_n)``, then
     the friction block is projected with the NEW normal impulse and the accumulators take the change.
-    ``v``, ``d_lambda`` (3,): scratch.
     """
-    contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
+    contact_body0, contact_body1, body_inv_mass, frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
     b0 = contact_body0[k]
     b1 = contact_body1[k]
-    contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, v)
-    zn = impulse[k, 0] - scale * r_row[k, 0] * v[0]
-    zt = impulse[k, 1] - scale * r_row[k, 1] * v[1]
-    zb = impulse[k, 2] - scale * r_row[k, 2] * v[2]
+    zn = impulse[k, 0] - scale * r_row[k, 0] * row_velocity(k, 0, b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw)
+    zt = impulse[k, 1] - scale * r_row[k, 1] * row_velocity(k, 1, b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw)
+    zb = impulse[k, 2] - scale * r_row[k, 2] * row_velocity(k, 2, b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw)
     ln = max(zn, 0.0)
     spin = has_spin and row_spin[k, 0] > 0.0
     lt, lb, d_tau = _prox_friction(
-        k, b0, b1, friction_set, mu4, ln, zt, zb, r_row[k, 1], scale, spin, contact_frame, row_spin, spin_impulse, dw
+        k, b0, b1, friction_set, mu4, ln, zt, zb, r_row[k, 1], scale, spin, frame, row_spin, spin_impulse, dw
     )
     if d_tau != 0.0:
         spin_impulse[k] += d_tau
         apply_spin_impulse(k, b0, b1, d_tau, row_spin, dw)
         merit = max(merit, abs(d_tau) / row_spin[k, 3])
-    d_lambda[0] = ln - impulse[k, 0]
-    d_lambda[1] = lt - impulse[k, 1]
-    d_lambda[2] = lb - impulse[k, 2]
+    d0 = ln - impulse[k, 0]
+    d1 = lt - impulse[k, 1]
+    d2 = lb - impulse[k, 2]
     impulse[k, 0] = ln
     impulse[k, 1] = lt
     impulse[k, 2] = lb
-    apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
-    for d in range(3):
-        merit = max(merit, abs(d_lambda[d]))
-    return merit
+    apply_block_impulse(k, b0, b1, d0, d1, d2, body_inv_mass, frame, row_irc0, row_irc1, dv, dw)
+    return max(merit, abs(d0), abs(d1), abs(d2))
 
 
 @njit_kernel
@@ -341,8 +326,6 @@ def solve_prox_gs(
     is projected onto the Coulomb–Contensou ellipsoid with semi-axes ``(mu_t, mu_b, mu_spin) lambda_n`` (one
     r for the block, spin rescaled by ``ell``); texture boxes clamp the spin impulse on its own.
     """
-    v = np.empty(3)
-    d_lambda = np.empty(3)
     window, accepted, last_merit = merit_window()
     merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
     for it in range(iterations):
@@ -352,7 +335,7 @@ def solve_prox_gs(
         for i in range(contact_count):
             k = sweep_index(i, it, contact_count)
             merit = _prox_block(
-                rows, k, contact_friction_set[k], contact_mu4[k], r_row, row_spin, has_spin, scale, v, d_lambda,
+                rows, k, contact_friction_set[k], contact_mu4[k], r_row, row_spin, has_spin, scale,
                 impulse, spin_impulse, dv, dw, merit,
             )  # fmt: skip
         # Convergence is judged on the step normalised by the r back-off: after many rejections a

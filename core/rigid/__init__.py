@@ -8,15 +8,26 @@ The same shape as its siblings :mod:`..soft` and :mod:`..ipc`:
 
 Inside: ``model``/``state``/``control``/``contacts`` (structure-of-arrays data), ``collision`` (broad and
 narrow phase, contact generation), ``contact_rows`` (contact frames, Jacobian rows, warm start),
-``integrate`` (semi-implicit Newton–Euler) and ``solvers`` (one step: free motion, rows, a contact solver
-of :mod:`..contact_solvers`, integration).
+``hull`` (convex hulls and their packed arrays), ``mass_properties`` (volume, centroid and inertia of meshes,
+primitives and unions), ``integrate`` (semi-implicit Newton–Euler with Bullet-style damping) and ``solvers``
+(one step: free motion, rows, a contact solver of :mod:`..contact_solvers`, integration).
 """
 
-from .builder import ModelBuilder, shape_inertia, shape_volume
+from .builder import ModelBuilder
 from .collision.pipeline import CollisionPipeline
 from .contacts import Contacts
 from .control import Control
 from .frame_loop import KinematicTrack, iter_simulate, simulate
+from .hull import Hull, HullArrays, convex_hull, pack_hulls
+from .mass_properties import (
+    MassProperties,
+    combine_mass_properties,
+    is_closed_mesh,
+    mesh_mass_properties,
+    primitive_mass_properties,
+    shape_inertia,
+    shape_volume,
+)
 from .model import Model
 from .solvers import SOLVER_NAMES, SolverNewton, SolverPGS, SolverProx, make_solver
 from .state import State
@@ -24,13 +35,22 @@ from .trajectory import Trajectory
 
 __all__ = [
     "CollisionPipeline",
+    "combine_mass_properties",
     "Contacts",
     "Control",
+    "convex_hull",
+    "Hull",
+    "HullArrays",
+    "is_closed_mesh",
     "iter_simulate",
     "KinematicTrack",
     "make_solver",
+    "MassProperties",
+    "mesh_mass_properties",
     "Model",
     "ModelBuilder",
+    "pack_hulls",
+    "primitive_mass_properties",
     "shape_inertia",
     "shape_volume",
     "simulate",

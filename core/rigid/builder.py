@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import config
@@ -11,8 +9,13 @@ from ..enums import BodyKind, CombineMode, ShapeType
 from ..errors import ModelError
 from ..friction.lookup import pack_surfaces
 from ..friction.surface import StructureSource, SurfaceFriction, SurfaceFrictionModel
+from .hull import convex_hull, pack_hulls
+from .mass_properties import primitive_mass_properties, shape_inertia, shape_volume
 from .model import Model
 from .state import State
+
+_CENTRED_SHAPES = (ShapeType.SPHERE, ShapeType.BOX, ShapeType.CAPSULE, ShapeType.CYLINDER, ShapeType.PLANE)
+"""Shape types whose centroid is their origin (the others' inertia needs the centroid's offset)."""
 
 
 def _as_quat(q) -> np.ndarray:
@@ -32,41 +35,6 @@ def _rotation(q: np.ndarray) -> np.ndarray:
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
         ]
     )
-
-
-def shape_volume(shape_type: int, params) -> float:
-    """Volume [m³] of a primitive (0 for planes)."""
-    a, b, c = (float(p) for p in params)
-    if shape_type == ShapeType.SPHERE:
-        return 4.0 / 3.0 * math.pi * a**3
-    if shape_type == ShapeType.BOX:
-        return 8.0 * a * b * c
-    if shape_type == ShapeType.CAPSULE:
-        return math.pi * a * a * 2.0 * b + 4.0 / 3.0 * math.pi * a**3
-    return 0.0
-
-
-def shape_inertia(shape_type: int, params, mass: float) -> np.ndarray:
-    """Inertia tensor [kg·m²] of a solid primitive of ``mass`` about its centre, in its own frame."""
-    a, b, c = (float(p) for p in params)
-    if shape_type == ShapeType.SPHERE:
-        return np.eye(3) * (0.4 * mass * a * a)
-    if shape_type == ShapeType.BOX:
-        # full edge lengths 2a, 2b, 2c: I_xx = m/12 ((2b)^2 + (2c)^2) = m/3 (b^2 + c^2)
-        return np.diag([mass / 3.0 * (b * b + c * c), mass / 3.0 * (a * a + c * c), mass / 3.0 * (a * a + b * b)])
-    if shape_type == ShapeType.CAPSULE:
-        r, height = a, 2.0 * b
-        v_cyl = math.pi * r * r * height
-        v_sph = 4.0 / 3.0 * math.pi * r**3
-        m_cyl = mass * v_cyl / (v_cyl + v_sph)
-        m_sph = mass - m_cyl
-        i_axis = m_cyl * r * r / 2.0 + m_sph * 0.4 * r * r
-        # two hemispheres offset by height/2 plus their own centroid offset 3r/8
-        i_perp = m_cyl * (r * r / 4.0 + height * height / 12.0) + m_sph * (
-            0.4 * r * r + height * height / 4.0 + 3.0 * height * r / 8.0
-        )
-        return np.diag([i_perp, i_perp, i_axis])
-    return np.zeros((3, 3))
 
 
 def _validated_surface(label: str, surface: SurfaceFriction):
@@ -126,6 +94,8 @@ class ModelBuilder:
         inertia=None,
         kind: BodyKind = BodyKind.DYNAMIC,
         label: str = "",
+        linear_damping: float = 0.0,
+        angular_damping: float = 0.0,
     ) -> int:
         """Add a body whose frame origin is its centre of mass; returns its index.
 
@@ -137,6 +107,9 @@ class ModelBuilder:
                 body's shapes as uniform solids of total ``mass``.
             kind: DYNAMIC or KINEMATIC.
             label: name used in error messages and reports.
+            linear_damping, angular_damping: fraction of the linear / angular velocity lost per second, in
+                [0, 1] [dimensionless]; each step scales v by ``(1 - linear_damping) ** dt`` and w likewise
+                (Bullet's ``btRigidBody::applyDamping``, so Blender's rigid body damping means the same).
         """
         index = len(self._bodies)
         self._bodies.append(
@@ -149,14 +122,15 @@ class ModelBuilder:
                 inertia=None if inertia is None else np.asarray(inertia, np.float64).reshape(3, 3),
                 kind=int(kind),
                 label=label or f"body{index}",
+                linear_damping=float(linear_damping),
+                angular_damping=float(angular_damping),
             )
         )
         return index
 
     # shapes ---------------------------------------------------------------------------------
-    def _add_shape(self, body, shape_type, params, pos, quat, mu, restitution) -> int:
-        if not 0 <= body < len(self._bodies):
-            raise ModelError(f"shape refers to unknown body {body}")
+    def _add_shape(self, body, shape_type, params, pos, quat, mu, restitution, hull=None) -> int:
+        self._check_body(body)
         self._shapes.append(
             dict(
                 body=int(body),
@@ -166,9 +140,15 @@ class ModelBuilder:
                 quat=np.asarray(quat, np.float64).reshape(4),
                 mu=float(mu),
                 restitution=float(restitution),
+                hull=hull,
             )
         )
         return len(self._shapes) - 1
+
+    def _check_body(self, body) -> None:
+        """Raise ModelError unless ``body`` is the index of an added body."""
+        if not 0 <= body < len(self._bodies):
+            raise ModelError(f"shape refers to unknown body {body}")
 
     def add_shape_sphere(self, body, radius, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0) -> int:
         """Sphere of ``radius`` [m] centred at ``pos`` in the body frame."""
@@ -183,6 +163,34 @@ class ModelBuilder:
     ) -> int:
         """Capsule: segment of length ``2 half_height`` [m] along local z, swept by ``radius`` [m]."""
         return self._add_shape(body, ShapeType.CAPSULE, (radius, half_height, 0.0), pos, quat, mu, restitution)
+
+    def add_shape_cylinder(
+        self, body, radius, half_height, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0
+    ) -> int:
+        """Solid cylinder of ``radius`` [m] along local z from ``-half_height`` to ``+half_height`` [m]."""
+        return self._add_shape(body, ShapeType.CYLINDER, (radius, half_height, 0.0), pos, quat, mu, restitution)
+
+    def add_shape_cone(
+        self, body, radius, half_height, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0
+    ) -> int:
+        """Solid cone: base disc of ``radius`` [m] at local z = ``-half_height``, apex at ``+half_height`` [m].
+
+        The shape origin is the middle of the axis (Blender's Cone shape); the centroid lies at
+        ``z = -half_height / 2``, which the derived inertia accounts for.
+        """
+        return self._add_shape(body, ShapeType.CONE, (radius, half_height, 0.0), pos, quat, mu, restitution)
+
+    def add_shape_convex(self, body, vertices, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0) -> int:
+        """Convex hull of ``vertices`` (N, 3) [m], given in the shape frame; computed now.
+
+        Raises:
+            ModelError: naming the body, when the points are not finite or span no volume (see
+                :func:`~.hull.convex_hull`).
+        """
+        self._check_body(body)
+        hull = convex_hull(vertices, label=self._bodies[body]["label"])
+        radius = float(np.sqrt(np.max(np.sum(hull.vertices * hull.vertices, axis=1))))
+        return self._add_shape(body, ShapeType.CONVEX, (radius, 0.0, 0.0), pos, quat, mu, restitution, hull)
 
     def add_shape_plane(self, body, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0) -> int:
         """Infinite ground plane through ``pos``; solid below, outward normal = local +z. Kinematic bodies only."""
@@ -211,7 +219,7 @@ class ModelBuilder:
 
         Raises:
             ModelError: non-positive mass or size, a plane on a dynamic body, a dynamic
-                body without shapes, non-finite input.
+                body without shapes, non-finite input, damping outside [0, 1].
         """
         nb, ns = len(self._bodies), len(self._shapes)
         if nb == 0:
@@ -255,6 +263,12 @@ class ModelBuilder:
         m.shape_mu = np.array([self._shapes[s]["mu"] for s in order], np.float64).reshape(ns)
         m.shape_restitution = np.array([self._shapes[s]["restitution"] for s in order], np.float64).reshape(ns)
         m.shape_hull = np.full(ns, -1, np.int32)
+        hulls = []
+        for i, s in enumerate(order):
+            if self._shapes[s]["hull"] is not None:
+                m.shape_hull[i] = len(hulls)
+                hulls.append(self._shapes[s]["hull"])
+        m.hulls = pack_hulls(hulls)
         return order
 
     def _validate_shapes(self) -> None:
@@ -264,7 +278,7 @@ class ModelBuilder:
             if not np.all(np.isfinite(s["params"])) or not np.all(np.isfinite(s["pos"])):
                 raise ModelError(f"{label}: non-finite shape size or offset")
             if s["type"] != ShapeType.PLANE:
-                n_size = {ShapeType.SPHERE: 1, ShapeType.BOX: 3, ShapeType.CAPSULE: 1}[ShapeType(s["type"])]
+                n_size = {ShapeType.BOX: 3, ShapeType.CYLINDER: 2, ShapeType.CONE: 2}.get(ShapeType(s["type"]), 1)
                 if np.any(s["params"][:n_size] <= 0.0):
                     raise ModelError(f"{label}: shape size must be positive, got {s['params'][:n_size]}")
                 if s["type"] == ShapeType.CAPSULE and s["params"][1] < 0.0:
@@ -277,11 +291,16 @@ class ModelBuilder:
     def _finalize_bodies(self, m: Model, shapes_of: list[list[int]]) -> State:
         """Validate the bodies, fill mass and inertia [kg, kg·m²] of the dynamic ones; returns the initial state."""
         state = State(m.body_count)
+        m.body_linear_damping = np.array([b["linear_damping"] for b in self._bodies], np.float64)
+        m.body_angular_damping = np.array([b["angular_damping"] for b in self._bodies], np.float64)
         for i, b in enumerate(self._bodies):
             label = b["label"]
             for key in ("pos", "vel", "omega"):
                 if not np.all(np.isfinite(b[key])):
                     raise ModelError(f"{label}: non-finite {key}")
+            for key in ("linear_damping", "angular_damping"):
+                if not 0.0 <= b[key] <= 1.0:
+                    raise ModelError(f"{label}: {key.replace('_', ' ')} must lie in [0, 1], got {b[key]}")
             state.body_pos[i] = b["pos"]
             state.body_quat[i] = _as_quat(b["quat"])
             state.body_vel[i] = b["vel"]
@@ -346,15 +365,20 @@ class ModelBuilder:
             m.surface_pool = pool
 
     def _derived_inertia(self, shape_indices, mass) -> np.ndarray:
-        """Uniform-density inertia of the union of a body's shapes about the body origin."""
-        volumes = np.array([shape_volume(self._shapes[s]["type"], self._shapes[s]["params"]) for s in shape_indices])
+        """Uniform-density inertia [kg·m²] of the union of a body's shapes about the body origin."""
+        shapes = [self._shapes[s] for s in shape_indices]
+        volumes = np.array([shape_volume(s["type"], s["params"], s["hull"]) for s in shapes])
         total = volumes.sum()
         inertia = np.zeros((3, 3))
-        for s, vol in zip(shape_indices, volumes, strict=True):
-            shape = self._shapes[s]
+        for shape, vol in zip(shapes, volumes, strict=True):
             m_s = mass * vol / total
             rot = _rotation(_as_quat(shape["quat"]))
-            i_local = rot @ shape_inertia(shape["type"], shape["params"], m_s) @ rot.T
             d = shape["pos"]
+            if shape["type"] in _CENTRED_SHAPES:
+                i_local = rot @ shape_inertia(shape["type"], shape["params"], m_s) @ rot.T
+            else:  # the centroid is off the shape origin: inertia about it, then shifted with it
+                unit = primitive_mass_properties(shape["type"], shape["params"], shape["hull"])
+                i_local = rot @ (unit.inertia * (m_s / unit.volume)) @ rot.T
+                d = d + rot @ unit.centroid
             inertia += i_local + m_s * (float(d @ d) * np.eye(3) - np.outer(d, d))  # parallel-axis theorem
         return inertia

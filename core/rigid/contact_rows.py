@@ -17,6 +17,7 @@ import numpy as np
 from ..friction.models import project_friction
 from ..jit import njit_kernel
 from ..math.vec import cross_into, dot3, mat3_vec_into, point_velocity_into
+from .collision.contact_common import FEATURE_MAX
 
 
 @njit_kernel
@@ -178,35 +179,64 @@ def compute_contact_rows(
 
 
 @njit_kernel
+def previous_contact(k, contact_key, contact_point, first, prev_key, prev_point, prev_count, radius):
+    """Index of the previous step's contact that contact ``k`` continues, or -1.
+
+    The same key (same pair, same touching features) wins; otherwise the nearest previous contact of the same
+    pair within ``radius`` [m]. Features are not stable where a patch's points are chosen among near-equals (a
+    face clip reduced to four points, a reference face between two equal faces): matching by position keeps
+    those contacts warm, as a persistent manifold does. ``first``: the first previous contact whose pair is
+    not below this contact's (keys are sorted by pair, then feature).
+    """
+    pair = contact_key[k] // FEATURE_MAX
+    best, best_d2 = -1, radius * radius
+    j = first
+    while j < prev_count and prev_key[j] // FEATURE_MAX == pair:
+        if prev_key[j] == contact_key[k]:
+            return j
+        d2 = 0.0
+        for a in range(3):
+            d2 += (contact_point[k, a] - prev_point[j, a]) ** 2
+        if d2 < best_d2:
+            best, best_d2 = j, d2
+        j += 1
+    return best
+
+
+@njit_kernel
 def warm_start_impulses(
     contact_key,
+    contact_point,
     contact_count,
     contact_frame,
     contact_friction_set,
     contact_mu4,
     prev_key,
+    prev_point,
     prev_impulse_world,
     prev_count,
+    radius,
     box_only,
+    factor,
     # outputs
     impulse,
 ):
-    """Initial impulses from the previous step's world impulse of the contact with the same key.
+    """Initial impulses: ``factor`` times the previous step's world impulse of the contact this one continues.
 
-    Keys are sorted ascending in both steps, so matching is a merge. The warm start is projected
-    onto the current frame and friction set (``lambda_n >= 0``; the contact's set, or its box when
-    ``box_only`` — the BLCP of PGS).
+    Matching (:func:`previous_contact`) is by key, else by position within ``radius`` [m] in the same pair; keys
+    are sorted in both steps, so the pairs are found by a merge. The warm start is projected onto the current
+    frame and friction set (``lambda_n >= 0``; the contact's set, or its box when ``box_only`` — the BLCP of PGS).
     """
-    j = 0
+    first = 0
     for k in range(contact_count):
-        key = contact_key[k]
-        while j < prev_count and prev_key[j] < key:
-            j += 1
-        if j < prev_count and prev_key[j] == key:
+        while first < prev_count and prev_key[first] // FEATURE_MAX < contact_key[k] // FEATURE_MAX:
+            first += 1
+        j = previous_contact(k, contact_key, contact_point, first, prev_key, prev_point, prev_count, radius)
+        if j >= 0:
             P = prev_impulse_world[j]
-            ln = max(dot3(contact_frame[k, 0], P), 0.0)
-            lt = dot3(contact_frame[k, 1], P)
-            lb = dot3(contact_frame[k, 2], P)
+            ln = factor * max(dot3(contact_frame[k, 0], P), 0.0)
+            lt = factor * dot3(contact_frame[k, 1], P)
+            lb = factor * dot3(contact_frame[k, 2], P)
             lt, lb = project_friction(1 if box_only else contact_friction_set[k], contact_mu4[k], ln, lt, lb)
             impulse[k, 0] = ln
             impulse[k, 1] = lt
@@ -218,11 +248,14 @@ def warm_start_impulses(
 
 
 @njit_kernel
-def store_world_impulses(contact_key, contact_count, contact_frame, impulse, out_key, out_impulse_world):
-    """Save keys and world-space impulses ``C lambda`` for the next step's warm start."""
+def store_world_impulses(
+    contact_key, contact_point, contact_count, contact_frame, impulse, out_key, out_point, out_impulse_world
+):
+    """Save keys, points [m] and world-space impulses ``C lambda`` [N·s] for the next step's warm start."""
     for k in range(contact_count):
         out_key[k] = contact_key[k]
         for j in range(3):
+            out_point[k, j] = contact_point[k, j]
             out_impulse_world[k, j] = (
                 impulse[k, 0] * contact_frame[k, 0, j]
                 + impulse[k, 1] * contact_frame[k, 1, j]

@@ -13,6 +13,8 @@ def compute_free_velocities(
     body_inv_mass,
     body_inertia_local,
     body_inv_inertia_local,
+    body_linear_damping,
+    body_angular_damping,
     body_quat,
     body_vel,
     body_omega,
@@ -28,7 +30,9 @@ def compute_free_velocities(
 ):
     """Velocities at the end of the step without contact impulses: ``u_free = u + h M^-1 f``.
 
-    Dynamic bodies: gravity and the explicit gyroscopic torque ``-w x (I_w w)`` (course eq. 69).
+    Dynamic bodies: gravity and the explicit gyroscopic torque ``-w x (I_w w)`` (course eq. 69), then damping as
+    Bullet's ``btRigidBody::applyDamping`` does it (so Blender's rigid body damping means the same):
+    ``v *= (1 - linear_damping) ** dt``, ``w *= (1 - angular_damping) ** dt`` (damping (nb,) in [0, 1]).
     Kinematic bodies: the velocity that moves them from their pose to the control target in ``dt``.
     ``inv_inertia_world`` (nb, 3, 3) [1/(kg·m²)] receives ``R I_body^-1 R^T`` (eq. 66), zero for kinematic bodies.
     """
@@ -54,6 +58,14 @@ def compute_free_velocities(
         for k in range(3):
             vel_free[b, k] = body_vel[b, k] + dt * gravity[k]
             omega_free[b, k] = w[k] - dt * dw[k]
+        linear = (1.0 - body_linear_damping[b]) ** dt
+        angular = (1.0 - body_angular_damping[b]) ** dt
+        if linear != 1.0:  # undamped bodies skip the multiply: results stay bit-identical
+            for k in range(3):
+                vel_free[b, k] *= linear
+        if angular != 1.0:
+            for k in range(3):
+                omega_free[b, k] *= angular
 
 
 @njit_kernel

@@ -30,6 +30,11 @@ class Model:
         """Body-frame inertia about the centre of mass [kg·m²], shape (body_count, 3, 3)."""
         self.body_inv_inertia_local: np.ndarray = np.zeros((0, 3, 3))
         """Inverse body-frame inertia [1/(kg·m²)], shape (body_count, 3, 3); 0 for kinematic bodies."""
+        self.body_linear_damping: np.ndarray = np.zeros(0)
+        """Linear damping in [0, 1] [dimensionless], shape (body_count,): each step scales a dynamic body's free
+        velocity by ``(1 - d) ** dt`` (Bullet's ``applyDamping``)."""
+        self.body_angular_damping: np.ndarray = np.zeros(0)
+        """Angular damping in [0, 1] [dimensionless], shape (body_count,): scales w by ``(1 - d) ** dt``."""
         self.body_shape_start: np.ndarray = np.zeros(1, np.int32)
         """CSR offsets into the shape arrays, shape (body_count + 1,), int32."""
         self.body_label: list[str] = []

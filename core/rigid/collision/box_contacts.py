@@ -404,12 +404,62 @@ def _incident_face_polygon(pr, Rr, pi, Ri, hi, n_ref, clip_pos, clip_tag):
 
 
 @njit_kernel
+def _in_plane_area(clip, a, b, q, ku, kv):
+    """Twice the signed area of the triangle (a, b, q) of clipped points projected on the reference face."""
+    ax, ay = clip[a, ku], clip[a, kv]
+    return (clip[b, ku] - ax) * (clip[q, kv] - ay) - (clip[b, kv] - ay) * (clip[q, ku] - ax)
+
+
+@njit_kernel
+def _manifold_of_four(clip, count, k, ref_sign, hk, margin):
+    """Bit mask of the clipped points to emit: all within margin when at most 4, else 4 that span the patch.
+
+    A face-face clip gives up to 8 points; a pair needs 4 to hold a box flat, and more rows only slow the
+    solver and share the same load (Bullet and ODE keep 4 too). Kept: the deepest point, the point farthest
+    from it in the face plane, then the points of largest triangle area on either side of that diagonal.
+    ``clip`` (8, 3): points in the reference box frame; ``k``, ``ref_sign``, ``hk``: the reference face.
+    """
+    deepest, kept = -1, 0
+    for q in range(count):
+        gap = ref_sign * clip[q, k] - hk
+        if gap <= margin:
+            kept += 1
+            if deepest < 0 or gap < ref_sign * clip[deepest, k] - hk:
+                deepest = q
+    if kept <= 4:
+        return 0xFF
+    ku = (k + 1) % 3
+    kv = (k + 2) % 3
+    far, far_d = deepest, -1.0
+    for q in range(count):
+        if ref_sign * clip[q, k] - hk <= margin:
+            d = (clip[q, ku] - clip[deepest, ku]) ** 2 + (clip[q, kv] - clip[deepest, kv]) ** 2
+            if d > far_d:
+                far, far_d = q, d
+    left, right, a_left, a_right = -1, -1, 0.0, 0.0
+    for q in range(count):
+        if ref_sign * clip[q, k] - hk <= margin:
+            area = _in_plane_area(clip, deepest, far, q, ku, kv)
+            if area > a_left:
+                left, a_left = q, area
+            elif area < a_right:
+                right, a_right = q, area
+    mask = (1 << deepest) | (1 << far)
+    if left >= 0:
+        mask |= 1 << left
+    if right >= 0:
+        mask |= 1 << right
+    return mask
+
+
+@njit_kernel
 def _emit_box_face_face(out, pair_index, sgn, margin, pr, Rr, hr, pi, Ri, hi, k, ref_sign, flip, face_code,
                         clip_pos, clip_tag):  # fmt: skip
     """Face contacts: clip box i's incident face by the 4 side planes of the reference face ``ref_sign e_k`` of r.
 
     Each clipped point within margin of the reference plane is one contact midway between the point and its
-    projection, ``phi = ref_sign x_k - hr_k`` [m], normal ``flip * n_ref`` (a -> b). Up to 8 contacts.
+    projection, ``phi = ref_sign x_k - hr_k`` [m], normal ``flip * n_ref`` (a -> b). At most 4 contacts
+    (:func:`_manifold_of_four`).
     """
     n_ref = scale3(column3(Rr, k), ref_sign)
     _incident_face_polygon(pr, Rr, pi, Ri, hi, n_ref, clip_pos, clip_tag)
@@ -428,10 +478,11 @@ def _emit_box_face_face(out, pair_index, sgn, margin, pr, Rr, hr, pi, Ri, hi, k,
             return
     n = scale3(n_ref, flip)
     cr = vec3(pr)
+    keep = _manifold_of_four(clip_pos[src], count, k, ref_sign, hr[k], margin)
     for q in range(count):
         xl = (clip_pos[src, q, 0], clip_pos[src, q, 1], clip_pos[src, q, 2])
         gap = ref_sign * component(xl, k) - hr[k]
-        if gap <= margin:
+        if gap <= margin and (keep >> q) & 1:
             # Midway between the incident point and its projection on the reference plane.
             local = with_component(xl, k, component(xl, k) - 0.5 * gap * ref_sign)
             point = add3(cr, rotate3(Rr, local))

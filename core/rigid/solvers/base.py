@@ -45,6 +45,7 @@ class SolverBase:
         penetration_slop: float = config.DEFAULT_PENETRATION_SLOP,
         restitution_threshold: float = config.DEFAULT_RESTITUTION_THRESHOLD,
         warm_start: bool = True,
+        warm_start_factor: float = config.DEFAULT_WARM_START_FACTOR,
     ):
         """Args:
         iterations: maximum sweeps per step (rejected PROX sweeps included).
@@ -54,6 +55,7 @@ class SolverBase:
         penetration_slop: penetration left uncorrected [m].
         restitution_threshold: approach speed below which contacts do not bounce [m/s].
         warm_start: start from the previous step's impulses of matching contacts.
+        warm_start_factor: fraction of those impulses to start from, in [0, 1].
         """
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -65,7 +67,10 @@ class SolverBase:
         self.erp = float(erp)
         self.penetration_slop = float(penetration_slop)
         self.restitution_threshold = float(restitution_threshold)
+        if not 0.0 <= warm_start_factor <= 1.0:
+            raise ValueError("warm_start_factor must lie in [0, 1]")
         self.warm_start = bool(warm_start)
+        self.warm_start_factor = float(warm_start_factor)
         nb, nc = model.body_count, model.contact_max
         self._inv_inertia_world = np.zeros((nb, 3, 3))
         self._vel_free = np.zeros((nb, 3))
@@ -80,6 +85,7 @@ class SolverBase:
         self._b = np.zeros((nc, 3))
         self._prev_key = np.zeros(nc, np.int64)
         self._prev_impulse_world = np.zeros((nc, 3))
+        self._prev_point = np.zeros((nc, 3))
         self._prev_count = 0
         self._row_spin = np.zeros((nc, SPIN_COLUMNS))
         self._prev_torque_world = np.zeros((nc, 3))
@@ -111,7 +117,7 @@ class SolverBase:
         m = self.model
         compute_free_velocities(
             m.body_kind, m.body_inv_mass, m.body_inertia_local, m.body_inv_inertia_local,
-            state_in.body_quat, state_in.body_vel, state_in.body_omega,
+            m.body_linear_damping, m.body_angular_damping, state_in.body_quat, state_in.body_vel, state_in.body_omega,
             control.body_target_pos, control.body_target_quat, state_in.body_pos, m.gravity, dt,
             self._inv_inertia_world, self._vel_free, self._omega_free,
         )  # fmt: skip
@@ -128,10 +134,11 @@ class SolverBase:
             )  # fmt: skip
             if self.warm_start:
                 warm_start_impulses(
-                    contacts.contact_key, n, contacts.contact_frame,
+                    contacts.contact_key, contacts.contact_point, n, contacts.contact_frame,
                     contacts.contact_friction_set, contacts.contact_mu4,
-                    self._prev_key, self._prev_impulse_world, self._prev_count, self.friction_set == FrictionSet.BOX,
-                    contacts.contact_impulse,
+                    self._prev_key, self._prev_point, self._prev_impulse_world, self._prev_count, m.contact_margin,
+                    self.friction_set == FrictionSet.BOX,
+                    self.warm_start_factor, contacts.contact_impulse,
                 )  # fmt: skip
             else:
                 contacts.contact_impulse[:n] = 0.0
@@ -163,8 +170,8 @@ class SolverBase:
             )
             self.last_status = SolverStatus.ABSOLUTE if reached else SolverStatus.MAX_ITERATIONS
             store_world_impulses(
-                contacts.contact_key, n, contacts.contact_frame, contacts.contact_impulse,
-                self._prev_key, self._prev_impulse_world,
+                contacts.contact_key, contacts.contact_point, n, contacts.contact_frame, contacts.contact_impulse,
+                self._prev_key, self._prev_point, self._prev_impulse_world,
             )  # fmt: skip
             if self.has_spin:
                 store_spin_impulses(n, contacts.contact_frame, contacts.contact_spin_impulse, self._prev_torque_world)
