@@ -58,6 +58,11 @@ def rotation_about(axis, angle: float) -> np.ndarray:
     return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
 
 
+def rotation_from_vector(rotvec) -> np.ndarray:
+    """Rotation matrix (3, 3) of a rotation vector (axis times angle [rad])."""
+    return rotation_about(rotvec, float(np.linalg.norm(rotvec)))
+
+
 def random_shape(rng: np.random.Generator, shape_type: int, pos=(0.0, 0.0, 0.0)) -> Shape:
     """Shape of the given type with random size (0.2..1 m) and orientation."""
     if shape_type == SPHERE:

@@ -4,20 +4,13 @@ import numpy as np
 import pytest
 from contact_lab.core.errors import ModelError
 from contact_lab.core.rigid.hull import HULL_TOLERANCE, convex_hull, empty_hull_arrays, pack_hulls
+from reference_geometry import rotation_from_vector
 
 spatial = pytest.importorskip("scipy.spatial")
 
 CUBE = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
+TILT = rotation_from_vector([1.0, 2.0, 0.5])
 OCTAHEDRON = np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]], np.float64)
-
-
-def rotation(rotvec) -> np.ndarray:
-    """Rotation matrix (3, 3) of a rotation vector (Rodrigues)."""
-    rotvec = np.asarray(rotvec, np.float64)
-    angle = np.linalg.norm(rotvec)
-    k = rotvec / angle
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
 
 
 def cylinder_points(segments: int, rings: int = 2) -> np.ndarray:
@@ -74,7 +67,7 @@ def test_octahedron_gives_eight_triangles():
 @pytest.mark.parametrize("rings", [2, 5])
 def test_cylinder_gives_two_ngon_caps(rings):
     """Merge a 32-segment cylinder into two 32-gon caps and 32 side quads (inner rings dropped)."""
-    points = cylinder_points(32, rings) @ rotation([0.3, -0.5, 0.2]).T
+    points = cylinder_points(32, rings) @ rotation_from_vector([0.3, -0.5, 0.2]).T
     hull = convex_hull(points)
     assert_valid(hull, points)
     assert sorted(len(f) for f in hull.faces) == [4] * 32 + [32, 32]
@@ -85,7 +78,7 @@ def test_noisy_subdivided_cube_still_gives_six_quads():
     """Drop the face and edge points of a rotated 7x7x7 lattice rounded to float32, leaving 8 corners."""
     g = np.linspace(-1.0, 1.0, 7)
     lattice = np.stack(np.meshgrid(g, g, g), axis=-1).reshape(-1, 3)
-    points = (lattice @ rotation([0.3, 0.5, -0.2]).T).astype(np.float32).astype(np.float64)
+    points = (lattice @ rotation_from_vector([0.3, 0.5, -0.2]).T).astype(np.float32).astype(np.float64)
     hull = convex_hull(points)
     assert_valid(hull, points)
     assert len(hull.vertices) == 8 and sorted(len(f) for f in hull.faces) == [4] * 6
@@ -143,7 +136,11 @@ def test_hull_is_deterministic_and_order_independent():
     ("points", "words"),
     [
         (np.c_[np.random.default_rng(5).normal(size=(40, 2)), np.zeros(40)], "in one plane"),
-        (np.c_[np.random.default_rng(5).normal(size=(40, 2)), np.zeros(40)] @ rotation([1.0, 2.0, 0.5]).T, "plane"),
+        (
+            np.c_[np.random.default_rng(5).normal(size=(40, 2)), np.zeros(40)]
+            @ rotation_from_vector([1.0, 2.0, 0.5]).T,
+            "plane",
+        ),
         (np.outer(np.arange(10.0), [1.0, 2.0, 3.0]), "on one line"),
         (np.ones((12, 3)), "the same point"),
         (np.concatenate([OCTAHEDRON[:3]] * 3), "in one plane"),

@@ -17,6 +17,7 @@ from contact_lab.core.rigid.mass_properties import (
     shape_inertia,
     shape_volume,
 )
+from reference_geometry import rotation_from_vector
 
 trimesh = pytest.importorskip("trimesh")
 
@@ -25,18 +26,9 @@ REL = 1e-6
 """Agreement with trimesh (relative to the largest entry of each quantity)."""
 
 
-def rotation(rotvec) -> np.ndarray:
-    """Rotation matrix (3, 3) of a rotation vector (Rodrigues)."""
-    rotvec = np.asarray(rotvec, np.float64)
-    angle = np.linalg.norm(rotvec)
-    k = rotvec / angle
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
-
-
 def posed(vertices, rotvec=(0.4, -0.3, 0.8), shift=(1.5, -2.0, 0.7)) -> np.ndarray:
     """Vertices turned and moved off the origin, so every inertia entry and the centroid are non-trivial."""
-    return np.asarray(vertices, np.float64) @ rotation(rotvec).T + shift
+    return np.asarray(vertices, np.float64) @ rotation_from_vector(rotvec).T + shift
 
 
 def suzanne() -> tuple[np.ndarray, np.ndarray]:
@@ -190,9 +182,9 @@ def test_two_half_boxes_combine_into_the_whole_box():
     """Combine two posed halves of a box into the box's volume, centroid and inertia (1e-12)."""
     half = primitive_mass_properties(ShapeType.BOX, (0.25, 0.5, 0.75))
     whole = primitive_mass_properties(ShapeType.BOX, (0.5, 0.5, 0.75))
-    R = rotation([0.2, 0.9, -0.4])
+    R = rotation_from_vector([0.2, 0.9, -0.4])
     centre = np.array([1.0, -2.0, 0.5])
-    flip = rotation([0.0, 0.0, np.pi])  # a half box turned about z is still a half box
+    flip = rotation_from_vector([0.0, 0.0, np.pi])  # a half box turned about z is still a half box
     parts = [
         (half, centre + R @ [-0.25, 0.0, 0.0], R),
         (half, centre + R @ [0.25, 0.0, 0.0], R @ flip),
@@ -206,7 +198,7 @@ def test_two_half_boxes_combine_into_the_whole_box():
 def test_union_of_mesh_parts_matches_trimesh_of_the_joined_mesh():
     """Combine a posed torus and a posed icosphere like trimesh does for the two meshes joined (1e-6)."""
     torus, ball = trimesh.creation.torus(1.0, 0.3), trimesh.creation.icosphere(3, 0.5)
-    R, pos = rotation([0.5, 0.1, 0.3]), np.array([2.5, 0.0, 1.0])
+    R, pos = rotation_from_vector([0.5, 0.1, 0.3]), np.array([2.5, 0.0, 1.0])
     parts = [(mesh_mass_properties(torus.vertices, torus.faces), np.zeros(3), np.eye(3))]
     parts.append((mesh_mass_properties(ball.vertices, ball.faces), pos, R))
     union = combine_mass_properties(parts)
@@ -250,7 +242,7 @@ def test_cylinder_and_cone_bodies_get_the_analytic_inertia(kind):
         axial, transverse, centroid = mass * r * r / 2, mass * (r * r / 4 + H * H / 12), 0.0
     else:
         axial, transverse, centroid = 3 * mass * r * r / 10, mass * (3 * r * r / 20 + 3 * H * H / 80), -H / 4
-    R = rotation(rotvec)
+    R = rotation_from_vector(rotvec)
     expected = parallel_axis(R @ np.diag([transverse, transverse, axial]) @ R.T, mass, pos + R @ [0, 0, centroid])
     assert_close(model.body_inertia_local[0], expected, rel=1e-12)
 
