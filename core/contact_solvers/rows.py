@@ -30,26 +30,15 @@ def row_operator(
 def contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, out_v):
     """Current contact-space velocity ``v = b + J (dv, dw)`` of contact ``k`` into ``out_v`` (3,)."""
     for d in range(3):
-        c = contact_frame[k, d]
-        s = row_b[k, d]
-        for j in range(3):
-            s += c[j] * (dv[b1, j] - dv[b0, j]) + row_rc1[k, d, j] * dw[b1, j] - row_rc0[k, d, j] * dw[b0, j]
-        out_v[d] = s
+        out_v[d] = row_velocity(k, d, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
 
 
 @njit_kernel
 def apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw):
     """Add ``M^-1 J_k^T d_lambda`` to the body accumulators (course eq. 231)."""
-    for j in range(3):
-        P = (
-            d_lambda[0] * contact_frame[k, 0, j]
-            + d_lambda[1] * contact_frame[k, 1, j]
-            + d_lambda[2] * contact_frame[k, 2, j]
-        )
-        dv[b1, j] += body_inv_mass[b1] * P
-        dv[b0, j] -= body_inv_mass[b0] * P
-        dw[b1, j] += d_lambda[0] * row_irc1[k, 0, j] + d_lambda[1] * row_irc1[k, 1, j] + d_lambda[2] * row_irc1[k, 2, j]
-        dw[b0, j] -= d_lambda[0] * row_irc0[k, 0, j] + d_lambda[1] * row_irc0[k, 1, j] + d_lambda[2] * row_irc0[k, 2, j]
+    apply_block_impulse(
+        k, b0, b1, d_lambda[0], d_lambda[1], d_lambda[2], body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw
+    )
 
 
 @njit_kernel
