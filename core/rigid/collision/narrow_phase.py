@@ -2,14 +2,15 @@
 
 One job: ``generate_contacts`` dispatches each candidate pair (first shape = lower ``ShapeType``) to its pair
 kernel and ``compute_shape_aabbs`` bounds the shapes for the broad phase; this module holds the sphere, plane
-and capsule pair kernels, the box-box and box-capsule kernels live in ``box_contacts``. Shapes are given by
-``ShapeType`` and params (radius | half-extents | (radius, half_height)) [m], world origins (3,) [m] and
-rotation matrices (3, 3) whose columns are the local axes. The contact conventions (normal from the first
-shape to the second, signed gap phi [m], midpoint contact point, feature ids in [0, FEATURE_MAX)) are
-documented in ``contact_common``.
+and capsule pair kernels, the box-box and box-capsule kernels live in ``box_contacts``, and every pair with a
+cylinder, cone or convex hull goes through the GJK/EPA manifold of ``convex_contacts``. Shapes are given by
+``ShapeType`` and params (radius | half-extents | (radius, half_height) | (bounding radius,)) [m], world origins
+(3,) [m], rotation matrices (3, 3) whose columns are the local axes, and for hulls an index into a
+:class:`~..hull.HullArrays`. The contact conventions (normal from the first shape to the second, signed gap phi
+[m], midpoint contact point, feature ids in [0, FEATURE_MAX)) are documented in ``contact_common``.
 
-Kernels work on tuples of three floats, which Numba keeps in registers: no heap allocation per pair except the
-fixed clipping buffers that ``generate_contacts`` allocates once.
+Kernels work on tuples of three floats, which Numba keeps in registers: no heap allocation per pair; the clipping,
+GJK/EPA and manifold buffers are allocated once per ``generate_contacts`` call.
 """
 
 import numpy as np
@@ -28,6 +29,8 @@ from .contact_common import (
     unit_axis,
     with_component,
 )
+from .convex_contacts import allocate_convex_scratch, collide_convex_convex, collide_plane_convex
+from .support import bounding_radius, make_convex_shape
 
 __all__ = [
     "FEATURE_MAX",
@@ -39,6 +42,8 @@ __all__ = [
     "collide_box_plane",
     "collide_capsule_capsule",
     "collide_capsule_plane",
+    "collide_convex_convex",
+    "collide_plane_convex",
     "collide_sphere_box",
     "collide_sphere_capsule",
     "collide_sphere_plane",
@@ -52,6 +57,9 @@ _SPHERE = 1
 _BOX = 2
 _CAPSULE = 3
 _PLANE = 4
+_CYLINDER = 5
+_CONE = 6
+_CONVEX = 7
 
 _CAPSULE_PARALLEL_SIN = 2.0e-2
 """``sin`` of the angle below which two capsule axes count as parallel (two contacts at the overlap ends)."""
@@ -229,14 +237,43 @@ def collide_capsule_capsule(pa, Ra, ra, ha, pb, Rb, rb, hb, margin, pair_index, 
 
 
 @njit_kernel
-def compute_shape_aabbs(shape_type, shape_params, shape_world_pos, shape_world_rot, margin, aabb_lower, aabb_upper):
+def _convex_extent(t, params, R, hulls, hull, k):
+    """Lowest and highest offset [m] of a cylinder, cone or hull from its origin along world axis k.
+
+    Cylinder: ``+-(|u_k| h + r sqrt(1 - u_k^2))`` (u = its axis); cone: the better of the apex ``h u_k`` and the
+    base rim ``-h u_k +- r sqrt(1 - u_k^2)``; hull: exact over its rotated vertices.
+    """
+    if t == _CONVEX:
+        lo = INF
+        hi = -INF
+        verts = hulls.hull_verts
+        for v in range(hulls.hull_vert_start[hull], hulls.hull_vert_start[hull + 1]):
+            x = R[k, 0] * verts[v, 0] + R[k, 1] * verts[v, 1] + R[k, 2] * verts[v, 2]
+            lo = min(lo, x)
+            hi = max(hi, x)
+        return lo, hi
+    r = params[0]
+    h = params[1]
+    uk = R[k, 2]
+    rim = r * np.sqrt(max(0.0, 1.0 - uk * uk))
+    if t == _CYLINDER:
+        return -(abs(uk) * h + rim), abs(uk) * h + rim
+    return min(h * uk, -h * uk - rim), max(h * uk, -h * uk + rim)
+
+
+@njit_kernel
+def compute_shape_aabbs(shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, margin,
+                        aabb_lower, aabb_upper):  # fmt: skip
     """World AABB of every shape expanded by ``margin`` [m].
 
     Args:
         shape_type: ``ShapeType`` per shape, shape (shape_count,), int.
-        shape_params: (radius | half-extents | (radius, half_height)), shape (shape_count, 3) [m].
+        shape_params: (radius | half-extents | (radius, half_height) | (bounding radius,)), shape (shape_count, 3)
+            [m].
         shape_world_pos: shape origins, shape (shape_count, 3) [m].
         shape_world_rot: rotation matrices (columns = local axes), shape (shape_count, 3, 3).
+        hulls: every convex hull (:class:`~..hull.HullArrays`, shape-frame vertices).
+        shape_hull: index into ``hulls`` of each CONVEX shape (else ignored), shape (shape_count,), int32.
         margin: contact margin [m].
         aabb_lower, aabb_upper: outputs, shape (shape_count, 3) [m].
 
@@ -246,6 +283,12 @@ def compute_shape_aabbs(shape_type, shape_params, shape_world_pos, shape_world_r
         t = shape_type[s]
         R = shape_world_rot[s]
         c = shape_world_pos[s]
+        if _CYLINDER <= t <= _CONVEX:
+            for k in range(3):
+                lo, hi = _convex_extent(t, shape_params[s], R, hulls, shape_hull[s], k)
+                aabb_lower[s, k] = c[k] + lo - margin
+                aabb_upper[s, k] = c[k] + hi + margin
+            continue
         for k in range(3):
             if t == _PLANE:
                 lo = -INF
@@ -277,6 +320,8 @@ def generate_contacts(
     shape_params,
     shape_world_pos,
     shape_world_rot,
+    hulls,
+    shape_hull,
     pairs,
     pair_count,
     margin,
@@ -290,7 +335,8 @@ def generate_contacts(
     """Contacts (gap <= margin) of the first ``pair_count`` pairs, seed §2.1.
 
     Args:
-        shape_type, shape_params, shape_world_pos, shape_world_rot: as in ``compute_shape_aabbs``.
+        shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull: as in
+            ``compute_shape_aabbs``.
         pairs: candidate shape pairs, shape (pair_max, 2), int32.
         pair_count: number of valid rows of ``pairs``.
         margin: contacts are generated up to this separation [m].
@@ -306,6 +352,7 @@ def generate_contacts(
     out = (out_pair, out_point, out_normal, out_gap, out_feature, counts)
     clip_pos = np.empty((2, 8, 3))
     clip_tag = np.empty((2, 8, 2), np.int64)
+    scratch = allocate_convex_scratch()
     for p in range(pair_count):
         a = pairs[p, 0]
         b = pairs[p, 1]
@@ -320,7 +367,17 @@ def generate_contacts(
             sgn = -1.0
         pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
         pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
-        if ta == _SPHERE:
+        if _CYLINDER <= tb <= _CONVEX:
+            # Cylinder, cone or hull with anything convex: one generic GJK/EPA manifold kernel.
+            if ta == _PLANE:
+                B = make_convex_shape(tb, gb, pb, Rb, int(shape_hull[b]), hulls)
+                collide_plane_convex(pa, Ra, B, hulls, margin, p, sgn, scratch, out)
+            elif norm3(sub3(pb, pa)) - bounding_radius(ta, ga) - bounding_radius(tb, gb) <= margin:
+                # (bounding spheres farther apart than the margin: no contact, skip the kernel's set-up)
+                A = make_convex_shape(ta, ga, pa, Ra, int(shape_hull[a]), hulls)
+                B = make_convex_shape(tb, gb, pb, Rb, int(shape_hull[b]), hulls)
+                collide_convex_convex(A, B, hulls, margin, p, sgn, scratch, out)
+        elif ta == _SPHERE:
             if tb == _SPHERE:
                 collide_sphere_sphere(pa, ga[0], pb, gb[0], margin, p, sgn, out)
             elif tb == _BOX:
