@@ -12,9 +12,10 @@ import bpy
 from .addon import jitcache, properties
 from .operators import bake as operators_bake
 from .operators import preview as operators_preview
+from .operators import rigid_body_import as operators_rigid_body_import
 from .panels import physics as panels_physics
 
-MODULES = (properties, operators_bake, operators_preview, panels_physics)
+MODULES = (properties, operators_bake, operators_preview, operators_rigid_body_import, panels_physics)
 """Modules whose ``CLASSES`` are registered, in this order."""
 
 _registered: list = []

@@ -1,10 +1,12 @@
 """The Blender bridge: settings, Blender objects → core models, core results → Blender data, bake orchestration.
 
 Mirrors the core's engines: ``rigid/``, ``soft/`` and ``ipc/`` each hold the engine's ``export`` (scene →
-core model, validated) and ``job`` (its :class:`~.job.BakeJob`); ``output/`` holds every writer (keyframes
-and baked actions, shape keys and PC2 caches). Shared: ``scene`` (which objects take part, their checks,
-world matrices over the frame range), ``friction_export`` (surface friction inputs of every engine),
-``friction_preview``, ``properties``, ``units``, ``errors``, ``jitcache``; ``bake`` picks the engine's job.
+core model, validated) and ``job`` (its :class:`~.job.BakeJob`); ``rigid/`` also holds ``shapes`` (collision shapes
+in body frames: hulls, meshes, compounds, centres of mass) and ``rigid_body_import`` (Blender's rigid body world →
+Contact Lab settings); ``output/`` holds every writer (keyframes and baked actions, shape keys and PC2 caches).
+Shared: ``scene`` (which objects take part, compound parts, their checks, world matrices over the frame range),
+``friction_export`` (surface friction inputs of every engine), ``friction_preview``, ``properties``, ``units``,
+``errors``, ``jitcache``; ``bake`` picks the engine's job.
 
 The only place that converts units (Blender units × ``scale_length`` = metres). It knows no UI: operators
 and panels call it, and the entry point registers them. Submodules that touch the core (the engines'

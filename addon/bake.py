@@ -24,6 +24,7 @@ from .job import BakeJob, _now, store_report
 from .output import actions
 from .output import deform as deform_output
 from .rigid.job import RigidBakeJob
+from .scene import contact_objects, engine_shape_problems, raise_problems
 from .soft.job import SoftBakeJob
 
 __all__ = [
@@ -52,6 +53,9 @@ def start_bake(scene, *, frame_start: int | None = None, frame_end: int | None =
     """
     t0 = _now()
     job_class = ENGINE_JOBS.get(str(getattr(scene.contact_lab, "engine", "RIGID")), RigidBakeJob)
+    active, passive = contact_objects(scene)
+    label = "IPC" if job_class.engine == "IPC" else job_class.engine.title()
+    raise_problems(engine_shape_problems(active + passive, job_class.shapes, label))
     export = job_class.export_scene(scene, frame_start=frame_start, frame_end=frame_end)
     export.timings["export"] = _now() - t0
     return job_class(scene, export)

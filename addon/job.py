@@ -44,6 +44,10 @@ class BakeJob:
     engine = ""
     """``scene.contact_lab.engine`` value of this kind of job."""
 
+    shapes = frozenset({"BOX", "SPHERE", "CAPSULE", "PLANE", "MESH"})
+    """``obj.contact_lab.shape`` values this engine simulates (checked by :mod:`.bake` before the export; the
+    engine's own export decides which roles may use them)."""
+
     def __init__(self, scene, export):
         self.scene_name = scene.name
         self.export = export

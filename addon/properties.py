@@ -116,10 +116,33 @@ SHAPE_ITEMS = (
     (
         "MESH",
         "Mesh",
-        "The object's evaluated mesh triangles, for concave colliders like bowls and blades; IPC engine only "
-        "(passive objects)",
+        "The evaluated mesh's triangles, for concave objects like bowls and blades: any collider; an active body "
+        "needs a closed mesh (Rigid engine). The Soft engine cannot use it",
+    ),
+    ("CYLINDER", "Cylinder", "Cylinder along local Z fitted to the bounding box: radius max(dim X, dim Y)/2"),
+    (
+        "CONE",
+        "Cone",
+        "Cone along local Z fitted to the bounding box: base at the bottom (-Z), tip at the top; radius "
+        "max(dim X, dim Y)/2",
+    ),
+    (
+        "CONVEX_HULL",
+        "Convex Hull",
+        "The tightest convex shape around the evaluated mesh's vertices, as if shrink-wrapped (fewer vertices "
+        "collide faster)",
+    ),
+    (
+        "COMPOUND",
+        "Compound Parent",
+        "One rigid body made of this object's direct children that have a Role of their own: each collides with its "
+        "own Shape; this object's settings apply to the whole",
     ),
 )
+"""``Object.contact_lab.shape``. Blender stores an enum by its position: items are append-only (never reorder)."""
+
+RIGID_ONLY_SHAPES = frozenset({"CYLINDER", "CONE", "CONVEX_HULL", "COMPOUND"})
+"""Shapes only the Rigid engine simulates."""
 
 SOLVER_ITEMS = (
     ("PROX", "PROX", "Proximal-map solver with the exact Coulomb friction cone (default)"),
@@ -430,6 +453,14 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         description="JSON report of the last bake (read-only for users)",
         default="",
     )
+    last_import_report: StringProperty(
+        name="Last Import Report",
+        description=(
+            "JSON report of the last Import Blender Rigid Bodies: what was converted and what could not be carried "
+            "over (read-only for users)"
+        ),
+        default="",
+    )
     is_baking: BoolProperty(name="Baking", description="A bake is running in the UI", default=False)
     bake_progress: FloatProperty(
         name="Progress",
@@ -478,6 +509,26 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
             "surfaces' values combined by the scene's Restitution Combine rule"
         ),
         default=0.0,
+        min=0.0,
+        max=1.0,
+    )
+    linear_damping: FloatProperty(
+        name="Linear Damping",
+        description=(
+            "Fraction of an active body's velocity taken away per second, like air drag (0 = none); Blender's "
+            "rigid body default"
+        ),
+        default=0.04,
+        min=0.0,
+        max=1.0,
+    )
+    angular_damping: FloatProperty(
+        name="Angular Damping",
+        description=(
+            "Fraction of an active body's spin taken away per second, so rolling and spinning die down (0 = none); "
+            "Blender's rigid body default"
+        ),
+        default=0.1,
         min=0.0,
         max=1.0,
     )

@@ -23,13 +23,48 @@ SHEAR_TOLERANCE = 1e-4
 
 UNIFORM_SCALE_SHAPES = frozenset({"SPHERE", "CAPSULE", "PLANE"})
 
+RIGID_ROLES = frozenset({"ACTIVE", "PASSIVE"})
+
+
+def compound_parent(obj):
+    """The Compound Parent ``obj`` is a part of, or None.
+
+    The marking rule (like Blender's Compound Parent): the parts of an Active or Passive object whose Shape is
+    Compound Parent are its *direct* children whose own Role is Active or Passive (which of the two does not
+    matter). They are not bodies of their own: each adds its Shape to the parent's body, and they follow the
+    parent's keyframes because they are parented. Children with Role None (decoration) or Soft are not parts.
+    """
+    parent = getattr(obj, "parent", None)
+    settings = getattr(obj, "contact_lab", None)
+    if parent is None or settings is None or settings.role not in RIGID_ROLES:
+        return None
+    parent_settings = getattr(parent, "contact_lab", None)
+    if parent_settings is None or parent_settings.role not in RIGID_ROLES or parent_settings.shape != "COMPOUND":
+        return None
+    return parent
+
+
+def compound_parts(scene) -> dict[str, list]:
+    """``{compound parent name: its parts sorted by name}`` among ``scene.objects`` (see :func:`compound_parent`)."""
+    parts: dict[str, list] = {}
+    for obj in scene.objects:
+        parent = compound_parent(obj)
+        if parent is not None:
+            parts.setdefault(parent.name, []).append(obj)
+    for children in parts.values():
+        children.sort(key=lambda o: o.name)
+    return parts
+
 
 def contact_objects(scene) -> tuple[list, list]:
-    """Active and passive objects of ``scene``, each sorted by name (deterministic body order)."""
+    """Active and passive bodies of ``scene``, each sorted by name (deterministic body order).
+
+    Parts of a Compound Parent are not bodies of their own and are left out (:func:`compound_parts`).
+    """
     active, passive = [], []
     for obj in scene.objects:
         settings = getattr(obj, "contact_lab", None)
-        if settings is None:
+        if settings is None or compound_parent(obj) is not None:
             continue
         if settings.role == "ACTIVE":
             active.append(obj)
@@ -119,7 +154,9 @@ def object_problems(
                 or np.any(np.asarray(tuple(obj.delta_scale)) != 1.0)
             ):
                 problems.append((name, f"'{name}': active bodies must not use delta transforms"))
-        if s.shape != "PLANE":
+        # sizes checked elsewhere: a compound's are its parts' (its parent may be an Empty); a flat mesh or hull is
+        # fine as a passive Mesh, and a flat hull gets its own message
+        if s.shape not in ("PLANE", "COMPOUND", "CONVEX_HULL", "MESH"):
             _, size = local_box(obj)
             if not np.all(size > 0.0):
                 problems.append((name, f"'{name}': the {s.shape.lower()} has zero size (dimensions {_fmt(size)})"))
@@ -198,24 +235,60 @@ def sample_world_matrices(scene, objects: list, frames: np.ndarray) -> np.ndarra
 
 
 def mesh_shape_problems(objects: list, engine: str) -> list[tuple[str | None, str]]:
-    """Objects with the Mesh shape, which only the IPC engine simulates (as passive colliders).
+    """Objects with the Mesh shape, which the Soft engine cannot simulate (the Rigid and IPC engines can).
 
     Args:
-        objects: active and passive objects. engine: the scene's engine label ('Rigid', 'Soft').
+        objects: active and passive objects. engine: the scene's engine label ('Soft').
     """
     problems: list[tuple[str | None, str]] = []
     for obj in objects:
         if obj.contact_lab.shape != "MESH":
             continue
         if obj.contact_lab.role == "ACTIVE":
-            message = "an active body cannot have the Mesh shape (it is for passive colliders): choose another Shape"
+            message = (
+                f"the {engine} engine cannot simulate an active Mesh: set Physics ▸ Contact Lab Bake ▸ Engine to "
+                "Rigid, or choose another Shape"
+            )
         else:
             message = (
-                f"the Mesh shape is a collider of the IPC engine only, the {engine} engine cannot use it: set "
+                f"the Mesh shape is a collider of the Rigid and IPC engines, the {engine} engine cannot use it: set "
                 "Physics ▸ Contact Lab Bake ▸ Engine to IPC, or choose another Shape"
             )
         problems.append((obj.name, f"'{obj.name}': {message}"))
     return problems
+
+
+def engine_shape_problems(objects: list, supported, engine: str) -> list[tuple[str | None, str]]:
+    """Objects whose Shape the engine cannot simulate (e.g. Cylinder, Cone, Convex Hull, Compound outside Rigid).
+
+    Args:
+        objects: active and passive objects. supported: the engine's shape names. engine: its label ('Soft').
+    """
+    return [
+        (
+            obj.name,
+            f"'{obj.name}': the {engine} engine cannot use the {shape_label(obj.contact_lab.shape)} shape (the Rigid "
+            "engine can): choose Box, Sphere, Capsule or Plane, or set Physics ▸ Contact Lab Bake ▸ Engine to Rigid",
+        )
+        for obj in objects
+        if obj.contact_lab.shape not in supported
+    ]
+
+
+def shape_label(shape: str) -> str:
+    """A Shape's name as the panel shows it ('Convex Hull', 'Compound Parent', 'Cylinder')."""
+    return {"CONVEX_HULL": "Convex Hull", "COMPOUND": "Compound Parent"}.get(shape, shape.title())
+
+
+def mesh_arrays(mesh) -> tuple[np.ndarray, np.ndarray]:
+    """A ``bpy.types.Mesh``'s vertices (V, 3) float64 [its own coordinates] and loop triangles (T, 3) int64."""
+    n = len(mesh.vertices)
+    co = np.empty(3 * n, dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    tris = mesh.loop_triangles
+    tri = np.empty(3 * len(tris), dtype=np.int32)
+    tris.foreach_get("vertices", tri)
+    return co.reshape(n, 3).astype(np.float64), tri.reshape(-1, 3).astype(np.int64)
 
 
 def evaluated_depsgraph(scene):

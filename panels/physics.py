@@ -4,7 +4,8 @@ import json
 
 import bpy
 
-from ..addon.properties import COMBINE_PHRASES
+from ..addon.properties import COMBINE_PHRASES, RIGID_ONLY_SHAPES
+from ..addon.scene import compound_parent, shape_label
 
 
 class CONTACT_LAB_PT_scene(bpy.types.Panel):
@@ -68,6 +69,8 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
             col.prop(settings, "friction_combine", text="Friction")
             col.prop(settings, "restitution_combine", text="Restitution")
 
+        _draw_blender_world(layout, context.scene)
+
         row = layout.row(align=True)
         row.scale_y = 1.3
         row.enabled = not settings.is_baking
@@ -81,6 +84,16 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
             else:
                 layout.label(text=f"{text} ({settings.bake_progress:.0%})")
         _draw_report(layout, settings.last_report)
+
+
+def _draw_blender_world(layout, scene) -> None:
+    """The Import button when the scene has Blender's rigid body world, and a warning while that world is on."""
+    world = getattr(scene, "rigidbody_world", None)
+    if world is None:
+        return
+    if world.enabled and world.collection is not None and len(world.collection.objects):
+        layout.label(text="Blender's rigid body world is on: it also simulates its objects", icon="ERROR")
+    layout.operator("contact_lab.import_rigid_body", icon="IMPORT")
 
 
 def _draw_report(layout, text: str) -> None:
@@ -153,29 +166,72 @@ class CONTACT_LAB_PT_object(bpy.types.Panel):
         if settings.role == "SOFT":
             _draw_soft(layout, context, obj)
             return
+        parent = compound_parent(obj)
+        if parent is not None:
+            _draw_part(layout, obj, parent)
+            return
         col = layout.column()
         col.active = settings.role != "NONE"
         col.prop(settings, "shape")
+        if settings.shape == "COMPOUND":
+            parts = [c for c in obj.children if compound_parent(c) is obj]
+            if parts:
+                col.label(text=f"{len(parts)} part(s): " + ", ".join(p.name for p in parts[:4]), icon="OUTLINER")
+            elif settings.role != "NONE":
+                col.label(text="No parts: give children a Role (Active or Passive)", icon="ERROR")
         sub = col.column()
         sub.active = settings.role == "ACTIVE"
         sub.prop(settings, "mass")
         col.prop(settings, "friction")
         col.prop(settings, "restitution")
+        sub = col.column(align=True)
+        sub.active = settings.role == "ACTIVE"
+        sub.prop(settings, "linear_damping", text="Damping Translation")
+        sub.prop(settings, "angular_damping", text="Rotation")
         rules = col.column(align=True)
         rules.label(text=f"Pair friction: {COMBINE_PHRASES[scene_settings.friction_combine]} (scene setting)")
         rules.label(text=f"Pair restitution: {COMBINE_PHRASES[scene_settings.restitution_combine]} (scene setting)")
-        if settings.role == "ACTIVE" and settings.shape == "PLANE":
-            col.label(text="A plane can only be Passive", icon="ERROR")
-        if settings.shape == "MESH":
-            if settings.role == "ACTIVE":
-                col.label(text="A Mesh collider can only be Passive", icon="ERROR")
-            elif scene_settings.engine != "IPC":
-                col.label(text="The Mesh shape needs the scene's Engine set to IPC", icon="ERROR")
+        for message in _shape_warnings(obj, scene_settings.engine):
+            col.label(text=message, icon="ERROR")
         if settings.role == "ACTIVE" and settings.mass <= 0.0:
             col.label(text="Mass must be positive", icon="ERROR")
         if settings.baked_action is not None:
             col.label(text=f"Baked into '{settings.baked_action.name}'", icon="ACTION")
         _draw_friction(layout, context, obj)
+
+
+def _draw_part(layout, obj, parent) -> None:
+    """A part of a Compound Parent: only its Shape matters; everything else is the parent's."""
+    settings = obj.contact_lab
+    col = layout.column()
+    col.prop(settings, "shape")
+    col.label(text=f"Part of the Compound Parent '{parent.name}'", icon="OUTLINER")
+    col.label(text="Mass, friction, bounciness and motion are the parent's")
+    if settings.shape in ("PLANE", "MESH", "COMPOUND"):
+        col.label(text=f"A part cannot be a {shape_label(settings.shape)}", icon="ERROR")
+    elif settings.shape == "CONVEX_HULL" and obj.type != "MESH":
+        col.label(text="A Convex Hull needs a mesh object", icon="ERROR")
+
+
+def _shape_warnings(obj, engine: str) -> list[str]:
+    """What the bake would refuse about the object's Shape, as short panel lines."""
+    settings = obj.contact_lab
+    shape, role = settings.shape, settings.role
+    if role == "NONE":
+        return []
+    out = []
+    label = shape_label(shape)
+    if role == "ACTIVE" and shape == "PLANE":
+        out.append("A plane can only be Passive")
+    if shape in ("CONVEX_HULL", "MESH") and obj.type != "MESH":
+        out.append(f"The {label} shape needs a mesh object")
+    if shape in RIGID_ONLY_SHAPES and engine != "RIGID":
+        out.append(f"The {label} shape needs the scene's Engine set to Rigid")
+    if shape == "MESH" and engine == "SOFT":
+        out.append("The Mesh shape needs the Rigid or IPC engine")
+    elif shape == "MESH" and engine == "IPC" and role == "ACTIVE":
+        out.append("An active Mesh needs the scene's Engine set to Rigid")
+    return out
 
 
 def _draw_ipc_report(box, col, report: dict) -> None:

@@ -1,11 +1,13 @@
 """Scene → core model: collect, validate and convert Contact Lab objects (reads bpy, never writes it).
 
 Conventions:
-- A body's frame is its object's rotation placed at the world-space bounding-box centre (the centre of
-  mass). Primitive sizes come from the local bounding box × object scale.
+- A body's frame is its object's rotation placed at the body's centre of mass (:mod:`.shapes`: the bounding-box
+  centre for boxes, spheres, capsules and cylinders; the solid's centroid for cones, convex hulls, active meshes
+  and compounds). Primitive sizes come from the local bounding box × object scale.
 - Lengths leave this module in metres (``BU × scale_length``); masses in kg.
 - Passive objects are kinematic: their world matrices are sampled at every frame of the range in one
-  ``scene.frame_set`` pass (the current frame is restored in ``finally``).
+  ``scene.frame_set`` pass (the current frame is restored in ``finally``). Meshes (convex hulls, Mesh shapes)
+  and the parts of a Compound Parent are read once, at the start frame.
 - Everything is validated before anything is simulated or written; problems raise :class:`BakeError`.
 """
 
@@ -15,10 +17,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...core import BodyKind, CombineMode, KinematicTrack, Model, ModelBuilder, ModelError
+from ...core import BodyKind, CombineMode, KinematicTrack, Model, ModelBuilder, ModelError, ShapeType
 from .. import friction_export, units
 from ..errors import BakeError
-from ..scene import contact_objects, frame_range, local_box, sample_world_matrices, validate_objects, validate_scales
+from ..scene import (
+    compound_parts,
+    contact_objects,
+    frame_range,
+    object_problems,
+    raise_problems,
+    sample_world_matrices,
+    validate_scales,
+)
+from . import shapes as rigid_shapes
+
+PART_POSE_TOLERANCE = 1e-5
+"""Largest change of a passive compound part's pose relative to its parent accepted over the range, as a fraction of
+its relative matrix's largest entry (matrices are sampled in single precision)."""
 
 
 @dataclass
@@ -31,9 +46,12 @@ class ExportedBody:
     shape: str
     body_index: int
     centre_local: np.ndarray
-    """Body origin in object space [BU], shape (3,): the bounding-box centre (the origin for planes)."""
+    """Body origin in object space [BU], shape (3,): the centre of mass of an active body (the bounding-box centre
+    of symmetric shapes), the bounding-box centre of a passive one (the origin for planes and Compound Parents)."""
     scale: np.ndarray
     """Object scale at the first frame, shape (3,)."""
+    parts: list[str] = field(default_factory=list)
+    """Names of a Compound Parent's parts (their shapes are this body's)."""
 
 
 @dataclass
@@ -100,29 +118,62 @@ class SceneExport:
 # export ---------------------------------------------------------------------------------------
 
 
-def _add_shape(builder: ModelBuilder, body: int, shape: str, size_m: np.ndarray, mu: float, restitution: float) -> int:
-    """Add the collision primitive (in the body frame) and return its shape index."""
-    if shape == "BOX":
-        return builder.add_shape_box(body, 0.5 * size_m, mu=mu, restitution=restitution)
-    if shape == "SPHERE":
-        return builder.add_shape_sphere(body, 0.5 * float(size_m.max()), mu=mu, restitution=restitution)
-    if shape == "CAPSULE":
-        radius = 0.5 * float(max(size_m[0], size_m[1]))
-        half_height = max(0.5 * float(size_m[2]) - radius, 0.0)
-        return builder.add_shape_capsule(body, radius, half_height, mu=mu, restitution=restitution)
-    if shape == "PLANE":
-        return builder.add_shape_plane(body, mu=mu, restitution=restitution)
-    raise BakeError(f"unknown shape {shape!r}")
+def _add_shape(builder: ModelBuilder, body: int, spec: rigid_shapes.ShapeSpec, mu: float, restitution: float) -> int:
+    """Add one shape (posed in the body frame [m]) and return its shape index."""
+    kw = dict(pos=spec.pos, quat=spec.quat, mu=mu, restitution=restitution)
+    t, p = spec.shape_type, spec.params
+    if t == ShapeType.BOX:
+        return builder.add_shape_box(body, p, **kw)
+    if t == ShapeType.SPHERE:
+        return builder.add_shape_sphere(body, float(p[0]), **kw)
+    if t == ShapeType.CAPSULE:
+        return builder.add_shape_capsule(body, float(p[0]), float(p[1]), **kw)
+    if t == ShapeType.CYLINDER:
+        return builder.add_shape_cylinder(body, float(p[0]), float(p[1]), **kw)
+    if t == ShapeType.CONE:
+        return builder.add_shape_cone(body, float(p[0]), float(p[1]), **kw)
+    if t == ShapeType.PLANE:
+        return builder.add_shape_plane(body, **kw)
+    if t == ShapeType.CONVEX:
+        return builder.add_shape_convex(body, spec.vertices, **kw)
+    if t == ShapeType.MESH:
+        return builder.add_shape_mesh(body, spec.vertices, spec.triangles, **kw)
+    raise BakeError(f"unknown shape type {t!r}")
 
 
-def _add_bodies(builder, objects, boxes, centres, surfaces, translation, rotation, scale, quats, metres):
-    """One body and its shape (with its surface friction) per object, in ``objects`` order.
+def _geometries(objects, parts, scale, body_matrices, part_matrices, meshes, metres):
+    """Each object's shapes in its body frame (:class:`.shapes.BodyGeometry`), in ``objects`` order.
 
     Args:
-        objects: active then passive objects. boxes: their local ``(centre, size)`` [BU]. centres: body origins
-            in object space [BU]. surfaces: per object a ``SurfaceFriction`` or None. translation, rotation,
-            scale: decomposed world matrices per sampled frame, (Fs, N, 3) / (Fs, N, 3, 3) / (Fs, N, 3).
-            quats: continuous orientations (Fs, N, 4). metres: metres per BU.
+        objects: active then passive bodies. parts: ``{compound name: part objects}``. scale: the bodies' world
+            scales at the first frame (N, 3). body_matrices: their world matrices (N, 4, 4) at the first frame.
+            part_matrices: ``{compound name: the parts' world matrices (P, 4, 4)}`` at the first frame. meshes:
+            hulls and meshes by object name [BU]. metres: metres per BU.
+    """
+    out = []
+    for k, obj in enumerate(objects):
+        s = obj.contact_lab
+        if s.shape == "COMPOUND":
+            specs, ref = rigid_shapes.compound_shapes(
+                body_matrices[k], parts[obj.name], part_matrices[obj.name], metres, meshes
+            )
+        else:
+            specs, ref = rigid_shapes.object_shapes(obj, scale[k], metres, meshes.get(obj.name))
+        try:
+            out.append(rigid_shapes.body_geometry(specs, ref, scale[k], metres, active=s.role == "ACTIVE"))
+        except ValueError as exc:  # the core's mass properties: a solid without positive volume
+            raise BakeError(f"'{obj.name}': {exc}", object_name=obj.name) from exc
+    return out
+
+
+def _add_bodies(builder, objects, geometries, surfaces, translation, rotation, scale, quats, metres, parts):
+    """One body with its shapes (and their surface friction) per object, in ``objects`` order.
+
+    Args:
+        objects: active then passive objects. geometries: their :class:`.shapes.BodyGeometry`. surfaces: per object
+            a ``SurfaceFriction`` or None. translation, rotation, scale: decomposed world matrices per sampled frame,
+            (Fs, N, 3) / (Fs, N, 3, 3) / (Fs, N, 3). quats: continuous orientations (Fs, N, 4). metres: metres per
+            BU. parts: ``{compound name: part objects}``.
 
     Returns:
         The exported bodies.
@@ -130,24 +181,38 @@ def _add_bodies(builder, objects, boxes, centres, surfaces, translation, rotatio
     bodies: list[ExportedBody] = []
     for k, obj in enumerate(objects):
         s = obj.contact_lab
-        centre, size = centres[k], boxes[k][1]  # a plane goes through the object's origin
-        obj_scale = scale[0, k]
-        # centre of mass in world [BU] at every sampled frame: M · (centre, 1)
-        com = translation[:, k] + np.einsum("fij,fj->fi", rotation[:, k], scale[:, k] * centre)
+        geometry = geometries[k]
+        centre = geometry.centre_local
+        # centre of mass in world [BU] at the first frame: M · (centre, 1)
+        com = translation[0, k] + rotation[0, k] @ (scale[0, k] * centre)
         is_active = s.role == "ACTIVE"
+        body_kw = {}
+        if is_active:
+            body_kw = dict(linear_damping=float(s.linear_damping), angular_damping=float(s.angular_damping))
+            if any(spec.shape_type == ShapeType.MESH for spec in geometry.shapes):
+                # a mesh's inertia comes from its triangles (the builder derives primitives' and hulls' itself)
+                mp = geometry.mass_properties
+                body_kw["inertia"] = np.asarray(mp.inertia) * (float(s.mass) / mp.volume)
         index = builder.add_body(
-            pos=com[0] * metres,
+            pos=com * metres,
             quat=quats[0, k],
             mass=float(s.mass) if is_active else 1.0,
             kind=BodyKind.DYNAMIC if is_active else BodyKind.KINEMATIC,
             label=obj.name,
+            **body_kw,
         )
-        shape_index = _add_shape(
-            builder, index, s.shape, np.abs(obj_scale) * size * metres, float(s.friction), float(s.restitution)
-        )
-        if surfaces[k] is not None:
-            builder.set_shape_friction(shape_index, surfaces[k])
-        bodies.append(ExportedBody(obj.name, s.role, s.shape, index, centre, obj_scale.copy()))
+        for spec in geometry.shapes:
+            if spec.shape_type == ShapeType.MESH and not hasattr(builder, "add_shape_mesh"):
+                raise BakeError(
+                    f"'{obj.name}': this version's rigid engine cannot simulate the Mesh shape yet: choose Convex "
+                    "Hull, or bake with the IPC engine (passive colliders)",
+                    object_name=obj.name,
+                )
+            shape_index = _add_shape(builder, index, spec, float(s.friction), float(s.restitution))
+            if surfaces[k] is not None:
+                builder.set_shape_friction(shape_index, surfaces[k])
+        names = [p.name for p in parts.get(obj.name, ())] if s.shape == "COMPOUND" else []
+        bodies.append(ExportedBody(obj.name, s.role, s.shape, index, centre.copy(), scale[0, k].copy(), names))
     return bodies
 
 
@@ -163,46 +228,111 @@ def _kinematic_track(bodies, active_count, translation, rotation, scale, quats, 
     )
 
 
+def _check_parts_fixed(objects, parts, matrices, part_slices, frames) -> None:
+    """Parts of a passive compound must keep their pose relative to the parent (they are read once)."""
+    for k, obj in enumerate(objects):
+        if obj.name not in part_slices or matrices.shape[0] < 2:
+            continue
+        inverse = np.linalg.pinv(matrices[:, k])  # (F, 4, 4); pinv: a parent scaled to zero raises nothing
+        relative = np.einsum("fij,fpjk->fpik", inverse, matrices[:, part_slices[obj.name]])  # (F, P, 4, 4)
+        change = np.abs(relative - relative[:1]).max(axis=(2, 3))  # (F, P)
+        size = np.maximum(np.abs(relative[0]).max(axis=(1, 2)), 1.0)  # (P,)
+        bad = np.argwhere(change > PART_POSE_TOLERANCE * size[None])
+        if bad.size:
+            f, p = bad[0]
+            part = parts[obj.name][p]
+            raise BakeError(
+                f"'{part.name}' moves relative to its Compound Parent '{obj.name}' at frame {int(frames[f])}: a "
+                "compound is rigid, its parts are read once at the start frame; animate the parent instead",
+                object_name=part.name,
+                frame=int(frames[f]),
+            )
+
+
+def _mesh_problems(objects, parts, meshes) -> list[tuple[str | None, str]]:
+    """Hulls without volume, meshes without faces, open or flat active meshes (after reading the meshes)."""
+    problems = []
+    candidates = [(obj, obj.contact_lab.role == "ACTIVE") for obj in objects]
+    candidates += [(part, True) for obj in objects for part in parts.get(obj.name, ())]
+    for obj, active in candidates:
+        if obj.name not in meshes:
+            continue
+        vertices, triangles = meshes[obj.name]
+        if obj.contact_lab.shape == "CONVEX_HULL":
+            message = rigid_shapes.hull_problem(obj.name, vertices, triangles)
+        else:
+            message = rigid_shapes.mesh_problem(obj.name, vertices, triangles, active=active)
+        if message is not None:
+            problems.append((obj.name, message))
+    return problems
+
+
+def _culprit(message: str, names) -> str | None:
+    """The object a core ``ModelError`` message names (the core prefixes messages with the body's label)."""
+    return next((name for name in sorted(names, key=len, reverse=True) if message.startswith(name)), None)
+
+
 def export_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SceneExport:
     """Validate the scene and convert it into a core model plus the passive objects' pose track.
 
     Reads ``scene.contact_lab`` and every object's ``contact_lab`` settings. Changes nothing except the
-    current frame during sampling, which is restored.
+    current frame during sampling (and mesh evaluation), which is restored.
 
     Raises:
-        BakeError: anything invalid (no active bodies, zero/negative mass, bad scale, ...).
+        BakeError: anything invalid (no active bodies, zero/negative mass, bad scale, a flat convex hull, an open
+            active mesh, a Compound Parent without parts, ...), naming the object.
     """
     settings = scene.contact_lab
     start, end = frame_range(scene, frame_start, frame_end)
     active, passive = contact_objects(scene)
-    validate_objects(scene, active, passive, start, end)
+    objects = active + passive
+    all_parts = compound_parts(scene)
+    parts = {obj.name: all_parts.get(obj.name, []) for obj in objects if obj.contact_lab.shape == "COMPOUND"}
+    raise_problems(
+        object_problems(scene, active, passive, start, end) + rigid_shapes.shape_problems(active, passive, parts)
+    )
 
     frames = np.arange(start, end + 1, dtype=np.int64)
-    objects = active + passive
-    # passive objects need every frame; active ones only the first (their pose at frame_start)
+    part_list = [part for obj in objects for part in parts.get(obj.name, ())]
+    part_slices, offset = {}, len(objects)
+    for obj in objects:
+        if obj.name in parts:
+            part_slices[obj.name] = slice(offset, offset + len(parts[obj.name]))
+            offset += len(parts[obj.name])
+    # passive objects (and their parts) need every frame; active ones only the first (their pose at frame_start)
     sample_frames = frames if passive else frames[:1]
-    matrices = sample_world_matrices(scene, objects, sample_frames)
-    translation, rotation, scale, shear = units.decompose_matrices(matrices)
+    matrices = sample_world_matrices(scene, objects + part_list, sample_frames)
+    translation, rotation, scale, shear = units.decompose_matrices(matrices[:, : len(objects)])
     validate_scales(active, scale[:1, : len(active)], shear[:1, : len(active)], sample_frames)
     validate_scales(passive, scale[:, len(active) :], shear[:, len(active) :], sample_frames)
+    if part_list:
+        _, _, part_scale, part_shear = units.decompose_matrices(matrices[:1, len(objects) :])
+        validate_scales(part_list, part_scale, part_shear, sample_frames[:1])
+        _check_parts_fixed(objects, parts, matrices, part_slices, sample_frames)
 
     metres = units.length_scale(scene)
+    meshes = rigid_shapes.read_shape_meshes(scene, objects + part_list, int(frames[0]))
+    raise_problems(_mesh_problems(objects, parts, meshes))
     quats = units.make_quat_continuous(units.matrix_to_quat(rotation))  # (Fs, N, 4)
-    boxes = [local_box(obj) for obj in objects]
-    centres = [
-        np.zeros(3) if obj.contact_lab.shape == "PLANE" else box[0] for obj, box in zip(objects, boxes, strict=True)
-    ]
-    # per-surface friction inputs (meshes, UVs, images) at the first frame, in each shape's frame
-    surfaces = friction_export.export_surfaces(scene, objects, centres, scale[0], metres, int(frames[0]))
+    part_matrices = {name: matrices[0, sl] for name, sl in part_slices.items()}
+    geometries = _geometries(objects, parts, scale[0], matrices[0, : len(objects)], part_matrices, meshes, metres)
+    # per-surface friction inputs (meshes, UVs, images) at the first frame, in each object's first shape's frame
+    surfaces = friction_export.export_surfaces(
+        scene, objects, [g.surface_centre for g in geometries], scale[0], metres, int(frames[0])
+    )
     builder = ModelBuilder(gravity=units.scene_gravity(scene))
-    bodies = _add_bodies(builder, objects, boxes, centres, surfaces, translation, rotation, scale, quats, metres)
     try:
+        bodies = _add_bodies(builder, objects, geometries, surfaces, translation, rotation, scale, quats, metres, parts)
         model = builder.finalize(
             friction_combine=CombineMode[settings.friction_combine],
             restitution_combine=CombineMode[settings.restitution_combine],
         )
     except ModelError as exc:
-        raise BakeError(str(exc)) from exc
+        message = str(exc)
+        culprit = _culprit(message, [o.name for o in objects])
+        if culprit is not None:  # "Name: ..." → "'Name': ...", like the bridge's own messages
+            message = f"'{culprit}'{message[len(culprit) :]}"
+        raise BakeError(message, object_name=culprit) from exc
 
     track = _kinematic_track(bodies, len(active), translation, rotation, scale, quats, metres) if passive else None
 

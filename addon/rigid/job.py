@@ -8,7 +8,7 @@ from ...core import iter_simulate
 from ..errors import BakeError
 from ..job import BakeJob, diverged, scene_object
 from ..output.actions import ACTION_SUFFIX, key_transforms
-from ..scene import contact_objects, mesh_shape_problems, raise_problems
+from ..properties import SHAPE_ITEMS
 from .export import SceneExport, export_scene
 
 __all__ = ["ACTION_SUFFIX", "RigidBakeJob"]
@@ -19,6 +19,7 @@ class RigidBakeJob(BakeJob):
     """Rigid engine: :func:`core.iter_simulate` → location/rotation keyframes of the active objects."""
 
     engine = "RIGID"
+    shapes = frozenset(name for name, _, _ in SHAPE_ITEMS)
 
     def __init__(self, scene, export: SceneExport):
         self.trajectory = None
@@ -26,7 +27,7 @@ class RigidBakeJob(BakeJob):
 
     @classmethod
     def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SceneExport:
-        """Refuse soft bodies and Mesh shapes (other engines' objects), then export the rigid scene."""
+        """Refuse soft bodies (the other engines' objects), then export the rigid scene."""
         soft = sorted(o.name for o in scene.objects if getattr(getattr(o, "contact_lab", None), "role", None) == "SOFT")
         if soft:
             raise BakeError(
@@ -34,8 +35,6 @@ class RigidBakeJob(BakeJob):
                 "to Soft or IPC, or change its Role",
                 object_name=soft[0],
             )
-        active, passive = contact_objects(scene)
-        raise_problems(mesh_shape_problems(active + passive, "Rigid"))
         return export_scene(scene, frame_start=frame_start, frame_end=frame_end)
 
     def _simulation(self):
@@ -51,6 +50,7 @@ class RigidBakeJob(BakeJob):
             "bodies": {
                 "active": [b.object_name for b in ex.active_bodies],
                 "passive": [b.object_name for b in ex.passive_bodies],
+                "compound_parts": {b.object_name: b.parts for b in ex.bodies if b.parts},
             },
             "settings": {
                 "solver": ex.solver,

@@ -8,6 +8,7 @@ from contact_lab import registration
 from contact_lab.addon import jitcache, properties
 from contact_lab.operators import bake as op_bake
 from contact_lab.operators import preview
+from contact_lab.operators import rigid_body_import as op_import
 from contact_lab.panels import physics
 
 
@@ -30,7 +31,7 @@ def test_mock_is_the_bpy_in_use():
 def test_register_is_idempotent_and_unregister_reverses(clean_registration):
     """register() twice registers every class once; unregister() removes them in reverse order."""
     bpy = clean_registration
-    expected = properties.CLASSES + op_bake.CLASSES + preview.CLASSES + physics.CLASSES
+    expected = properties.CLASSES + op_bake.CLASSES + preview.CLASSES + op_import.CLASSES + physics.CLASSES
     registration.register()
     registration.register()
     assert [cls for kind, cls in bpy.utils.calls] == list(expected)
@@ -86,13 +87,43 @@ def test_object_settings_names_and_defaults():
     p = _props(properties.CONTACT_LAB_ObjectSettings)
     assert _items(p["role"]) == ["NONE", "ACTIVE", "PASSIVE", "SOFT"]
     assert p["role"].keywords.get("default", "NONE") == "NONE"
-    assert _items(p["shape"]) == ["BOX", "SPHERE", "CAPSULE", "PLANE", "MESH"]
+    # Blender saves an enum by position: the first five keep theirs, new shapes are appended
+    assert _items(p["shape"]) == [
+        "BOX",
+        "SPHERE",
+        "CAPSULE",
+        "PLANE",
+        "MESH",
+        "CYLINDER",
+        "CONE",
+        "CONVEX_HULL",
+        "COMPOUND",
+    ]
     assert p["shape"].keywords["default"] == "BOX"
     assert p["mass"].kind == "FloatProperty" and p["mass"].keywords["default"] == 1.0
     assert "min" not in p["mass"].keywords  # zero/negative can be typed, validation reports it
     assert p["friction"].keywords["default"] == 0.5 and p["restitution"].keywords["default"] == 0.0
     assert "combine" in p["friction"].keywords["description"].lower()
     assert "combine" in p["restitution"].keywords["description"].lower()
+
+
+def test_shape_names_and_damping_match_blenders_rigid_body():
+    """New shapes carry the names of Blender's Rigid Body panel; damping defaults are Blender's, in [0, 1]."""
+    p = _props(properties.CONTACT_LAB_ObjectSettings)
+    names = {item[0]: item[1] for item in p["shape"].keywords["items"]}
+    assert [names[k] for k in ("CYLINDER", "CONE", "CONVEX_HULL", "MESH", "COMPOUND")] == [
+        "Cylinder",
+        "Cone",
+        "Convex Hull",
+        "Mesh",
+        "Compound Parent",
+    ]
+    assert all(len(item) == 3 and item[2] for item in p["shape"].keywords["items"])  # every item is described
+    for name, default in (("linear_damping", 0.04), ("angular_damping", 0.1)):
+        marker = p[name]
+        assert marker.kind == "FloatProperty" and marker.keywords["default"] == default
+        assert (marker.keywords["min"], marker.keywords["max"]) == (0.0, 1.0)
+    assert properties.RIGID_ONLY_SHAPES == {"CYLINDER", "CONE", "CONVEX_HULL", "COMPOUND"}
 
 
 def test_scene_settings_names_and_defaults():

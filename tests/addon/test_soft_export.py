@@ -182,23 +182,18 @@ def test_rigid_engine_refuses_soft_objects(mock_bpy):
     assert info.value.object_name == "Jelly"
 
 
-@pytest.mark.parametrize("engine", ["RIGID", "SOFT"])
 @pytest.mark.parametrize("role", ["PASSIVE", "ACTIVE"])
-def test_mesh_shape_is_refused_outside_the_ipc_engine(mock_bpy, engine, role):
-    """The Mesh shape is an IPC collider: the Rigid and Soft engines refuse it, naming the object and the fix."""
-    objects = [fake_rigid("Bowl", role=role, shape="MESH")]
-    if engine == "SOFT":
-        objects.append(fake_mesh_object("Jelly"))
+def test_mesh_shape_is_refused_by_the_soft_engine(mock_bpy, role):
+    """The Soft engine refuses the Mesh shape (the Rigid and IPC engines take it), naming the object and the fix."""
+    objects = [fake_rigid("Bowl", role=role, shape="MESH"), fake_mesh_object("Jelly")]
     with pytest.raises(BakeError) as info:
-        bake.start_bake(fake_scene(objects, engine=engine))
+        bake.start_bake(fake_scene(objects, engine="SOFT"))
     message = str(info.value)
     assert "'Bowl'" in message and info.value.object_name == "Bowl"
     if role == "PASSIVE":
-        assert f"IPC engine only, the {engine.title()} engine cannot use it" in message
+        assert "a collider of the Rigid and IPC engines, the Soft engine cannot use it" in message
         assert "Engine to IPC" in message
-    elif engine == "RIGID":
-        assert "an active body cannot have the Mesh shape" in message
-    else:  # an active mesh in a soft scene: the soft engine's active bodies are boxes
+    else:  # the soft engine's active bodies are boxes
         assert "only as boxes, not as a mesh" in message
 
 
@@ -299,3 +294,17 @@ def test_singular_world_matrix_is_refused():
     m = np.diag([1.0, 0.0, 1.0, 1.0])
     with pytest.raises(BakeError, match="'Jelly': its world matrix is singular"):
         soft_export.build_soft_body(fake_mesh_object("Jelly"), m[None], 1.0)
+
+
+@pytest.mark.parametrize("engine", ["SOFT", "IPC"])
+@pytest.mark.parametrize("shape", ["CYLINDER", "CONE", "CONVEX_HULL", "COMPOUND"])
+def test_rigid_only_shapes_are_refused_by_the_soft_engines(mock_bpy, engine, shape):
+    """Cylinder, Cone, Convex Hull and Compound Parent are Rigid-engine shapes: the Soft and IPC bakes refuse them
+    before exporting, naming the object and the fix."""
+    objects = [fake_rigid("Can", shape=shape), fake_mesh_object("Jelly")]
+    with pytest.raises(BakeError) as info:
+        bake.start_bake(fake_scene(objects, engine=engine))
+    label = {"CONVEX_HULL": "Convex Hull", "COMPOUND": "Compound Parent"}.get(shape, shape.title())
+    engine_label = {"SOFT": "Soft", "IPC": "IPC"}[engine]
+    assert str(info.value).startswith(f"'Can': the {engine_label} engine cannot use the {label} shape")
+    assert "Engine to Rigid" in str(info.value) and info.value.object_name == "Can"

@@ -272,7 +272,9 @@ def test_intersecting_start_is_a_clean_error(lab):
     scene.contact_lab.engine = "SOFT"
     scene.frame_set(1)  # evaluate the new object's world matrix
     before = scene_state(scene)
-    with pytest.raises(RuntimeError, match="'Bowl': the Mesh shape is a collider of the IPC engine only"):
+    with pytest.raises(
+        RuntimeError, match="'Bowl': the Mesh shape is a collider of the Rigid and IPC engines, the Soft engine cannot"
+    ):
         bpy.ops.contact_lab.bake()
     assert scene_state(scene) == before
 

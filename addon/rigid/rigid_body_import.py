@@ -1,0 +1,298 @@
+"""Blender's rigid body world → Contact Lab settings, in one call (``bpy.ops.contact_lab.import_rigid_body``).
+
+Carried over, for every object of the scene with ``obj.rigid_body``:
+
+- Type → Role: Active → Active; Passive, Animated (``kinematic``) or Dynamic off (``enabled``) → Passive.
+- Collision Shape → Shape, same names. A Compound Parent stays one: its children with rigid bodies are its parts
+  under Contact Lab's rule too (children with a Role). A flat passive Box or Convex Hull (a ground plane, which
+  Blender pads with its collision margin) becomes a Mesh: Contact Lab collides with exact shapes, and a flat box or
+  hull has no inside. A Mesh part of a compound becomes a Convex Hull (parts must be convex).
+- Mass, Friction, Bounciness → Restitution, Linear and Angular Damping.
+- World: Substeps per Frame → Substeps; Solver Iterations → Iterations, only when higher (Blender's is a fixed
+  count, Contact Lab's an upper limit that stops at the Tolerance); the part of the cache's frame range inside the
+  scene's → the bake range;
+  the combine rules → Product for friction and restitution (Bullet multiplies both); the Engine → Rigid. Gravity
+  needs nothing: both use the scene's gravity.
+
+Reported as not carried over (per object, and for the world): collision margin, deactivation (sleeping) and
+Start Deactivated, collision collections, the mesh source when modifiers make it matter, Deforming, animated
+Dynamic/Animated switches, rigid body constraints, the world's Speed (time scale), Split Impulse and effector
+weights on gravity.
+
+Blender's own settings are left as they were (nothing is removed): its rigid body world is *muted*
+(``rigidbody_world.enabled = False``, the checkbox of Scene ▸ Rigid Body World) so that the baked keyframes are
+not simulated a second time by Blender; ticking it again brings Blender's simulation back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BakeError
+from ..output.keyframes import fcurves_of
+from ..scene import local_box, shape_label
+
+FLAT_TOLERANCE = 1e-6
+"""An object whose bounding box is thinner than this fraction of its largest side counts as flat."""
+
+DEFAULT_COLLISION_COLLECTIONS = (True,) + (False,) * 19
+"""Blender's default: every rigid body in the first collision collection (all of them collide)."""
+
+ANIMATED_SWITCHES = {"rigid_body.enabled": "Dynamic", "rigid_body.kinematic": "Animated"}
+
+MESH_SOURCES = {"BASE": "Base", "DEFORM": "Deform", "FINAL": "Final"}
+
+
+def rigid_body_objects(scene) -> list:
+    """Objects of ``scene`` with a Blender rigid body, sorted by name."""
+    return sorted((o for o in scene.objects if getattr(o, "rigid_body", None) is not None), key=lambda o: o.name)
+
+
+def import_rigid_body(scene, *, mute_blender_world: bool = True) -> dict:
+    """Convert every Blender rigid body of ``scene`` into Contact Lab settings; mute Blender's world.
+
+    Returns:
+        A JSON-ready report: ``{"objects": {name: {"settings": {...}, "notes": [...], "not_carried": [...]}},
+        "world": {"settings": {...}, "notes": [...], "not_carried": [...]}, "blender_world_muted": bool}``.
+        ``settings`` hold the values written; ``notes`` say how something was translated; ``not_carried`` what
+        Contact Lab has no equivalent for.
+
+    Raises:
+        BakeError: no object has a rigid body (nothing is changed).
+    """
+    objects = rigid_body_objects(scene)
+    if not objects:
+        raise BakeError("No object in the scene has a Blender rigid body (Properties ▸ Physics ▸ Rigid Body)")
+    compounds = {o.name for o in objects if o.rigid_body.collision_shape == "COMPOUND"}
+    report = {"objects": {}, "world": None, "blender_world_muted": False}
+    for obj in objects:
+        report["objects"][obj.name] = _import_object(obj, compounds)
+    report["world"], report["blender_world_muted"] = _import_world(scene, objects, mute_blender_world)
+    return report
+
+
+def report_messages(report: dict) -> list[tuple[str, str]]:
+    """``(level, text)`` lines for the operator: one summary (INFO), then what could not be carried over (WARNING)."""
+    objects = report["objects"]
+    parts = [e for e in objects.values() if e.get("part_of")]
+    bodies = [e["settings"]["role"] for e in objects.values() if not e.get("part_of")]
+    counts = f"{bodies.count('ACTIVE')} active, {bodies.count('PASSIVE')} passive"
+    if parts:
+        counts += f", {len(parts)} compound part(s)"
+    world = "Blender's rigid body world is muted" if report["blender_world_muted"] else "Blender's world left as it was"
+    lost = sum(1 for entry in objects.values() if entry["not_carried"]) + bool(report["world"]["not_carried"])
+    summary = f"Imported {len(objects)} Blender rigid bodies ({counts}); {world}"
+    if lost:
+        summary += f"; some settings have no Contact Lab equivalent (see the {lost} warning(s))"
+    out = [("INFO", summary)]
+    for name, entry in objects.items():
+        for note in entry["notes"]:
+            out.append(("INFO", f"'{name}': {note}"))
+        if entry["not_carried"]:
+            out.append(("WARNING", f"'{name}': not carried over: " + "; ".join(entry["not_carried"])))
+    out += [("INFO", note) for note in report["world"]["notes"]]
+    if report["world"]["not_carried"]:
+        out.append(("WARNING", "Rigid body world: not carried over: " + "; ".join(report["world"]["not_carried"])))
+    return out
+
+
+# objects --------------------------------------------------------------------------------------------
+
+
+def _import_object(obj, compounds: set) -> dict:
+    rb = obj.rigid_body
+    s = obj.contact_lab
+    notes: list[str] = []
+    lost: list[str] = []
+    parent = getattr(obj, "parent", None)
+    part_of = parent.name if parent is not None and parent.name in compounds else None
+
+    role = "ACTIVE"
+    if rb.type == "PASSIVE":
+        role = "PASSIVE"
+    elif rb.kinematic:
+        role = "PASSIVE"
+        notes.append("Animated: imported as Passive (it follows its animation and pushes the active bodies)")
+    elif not rb.enabled:
+        role = "PASSIVE"
+        notes.append("Dynamic is off: imported as Passive (it follows its animation)")
+    for curve in fcurves_of(obj):
+        switch = ANIMATED_SWITCHES.get(curve.data_path)
+        if switch is not None and len(curve.keyframe_points) > 1:
+            lost.append(
+                f"its {switch} checkbox is animated (Contact Lab cannot hand a body from animation to simulation "
+                "during a bake); imported as it is at the current frame"
+            )
+
+    shape = rb.collision_shape
+    _, size = local_box(obj)
+    flat = size.max() > 0.0 and size.min() <= FLAT_TOLERANCE * size.max()
+    if part_of is not None:
+        if shape == "MESH":
+            shape = "CONVEX_HULL"
+            notes.append("a Mesh part of a compound: imported as Convex Hull (a compound's parts must be convex)")
+        elif shape == "COMPOUND":
+            lost.append("a compound inside a compound (the bake refuses it: un-nest it)")
+        notes.append(
+            f"a part of the Compound Parent '{part_of}': it collides with its own shape; mass, friction, "
+            "bounciness and damping are the parent's (as in Blender)"
+        )
+    elif flat and shape in ("BOX", "CONVEX_HULL"):
+        if role == "PASSIVE":
+            notes.append(
+                f"flat {shape_label(shape)}: imported as Mesh (Blender pads it with its collision margin; Contact "
+                "Lab collides with the exact surface)"
+            )
+            shape = "MESH"
+        else:
+            lost.append(
+                f"it is flat, and an active {shape_label(shape)} needs a volume (the bake refuses it): give it "
+                "thickness or make it Passive"
+            )
+    if role == "ACTIVE" and parent is not None and part_of is None:
+        lost.append(
+            f"it is parented to '{parent.name}' and Contact Lab simulates only unparented active bodies (the bake "
+            "refuses it): clear the parent and keep the transform"
+        )
+
+    settings = {
+        "role": role,
+        "shape": shape,
+        "mass": float(rb.mass),
+        "friction": float(rb.friction),
+        "restitution": float(rb.restitution),
+        "linear_damping": float(rb.linear_damping),
+        "angular_damping": float(rb.angular_damping),
+    }
+    for key, value in settings.items():
+        setattr(s, key, value)
+    lost += _lost_object_settings(obj, rb)
+    entry = {"settings": settings, "notes": notes, "not_carried": lost}
+    if part_of is not None:
+        entry["part_of"] = part_of
+    return entry
+
+
+def _lost_object_settings(obj, rb) -> list[str]:
+    lost = []
+    if rb.use_margin:
+        lost.append(f"Collision Margin {rb.collision_margin:g} (Contact Lab collides with the exact shape)")
+    if rb.use_deactivation:
+        what = "Deactivation and Start Deactivated" if rb.use_start_deactivated else "Deactivation"
+        lost.append(f"{what} (Contact Lab bodies never sleep: they move from the first frame)")
+    collections = tuple(bool(v) for v in rb.collision_collections)
+    if collections != DEFAULT_COLLISION_COLLECTIONS:
+        used = ", ".join(str(i + 1) for i, v in enumerate(collections) if v) or "none"
+        lost.append(f"Collision Collections ({used}): every Contact Lab body collides with every other")
+    if rb.collision_shape in ("MESH", "CONVEX_HULL") and rb.mesh_source != "FINAL" and _has_mesh_changes(obj):
+        lost.append(
+            f"Source {MESH_SOURCES.get(rb.mesh_source, rb.mesh_source)} (Contact Lab reads the mesh with all its "
+            "modifiers, Final)"
+        )
+    if rb.use_deform:
+        lost.append("Deforming (Contact Lab reads the mesh once, at the start frame)")
+    constraint = getattr(obj, "rigid_body_constraint", None)
+    if constraint is not None:
+        lost.append(_constraint_text(obj, constraint))
+    return lost
+
+
+def _has_mesh_changes(obj) -> bool:
+    """True when the object's modifiers or shape keys make its base, deformed and final meshes differ."""
+    if len(getattr(obj, "modifiers", ())):
+        return True
+    data = getattr(obj, "data", None)
+    return getattr(data, "shape_keys", None) is not None
+
+
+def _constraint_text(obj, constraint) -> str:
+    ends = [getattr(constraint, key, None) for key in ("object1", "object2")]
+    between = " and ".join(f"'{o.name}'" for o in ends if o is not None) or "no objects"
+    return (
+        f"the rigid body constraint {constraint.type.title().replace('_', ' ')} on '{obj.name}' (between "
+        f"{between}): Contact Lab has no joints, the bodies move freely"
+    )
+
+
+# world ----------------------------------------------------------------------------------------------
+
+
+def _import_world(scene, objects: list, mute: bool) -> tuple[dict, bool]:
+    settings = scene.contact_lab
+    written: dict = {}
+    notes: list[str] = []
+    lost: list[str] = []
+    if settings.engine != "RIGID":
+        soft = [o.name for o in scene.objects if getattr(getattr(o, "contact_lab", None), "role", None) == "SOFT"]
+        if soft:
+            lost.append(f"the Engine stays {settings.engine.title()}: the scene has soft bodies ('{soft[0]}')")
+        else:
+            settings.engine = written["engine"] = "RIGID"
+    settings.friction_combine = settings.restitution_combine = "PRODUCT"
+    written["friction_combine"] = written["restitution_combine"] = "PRODUCT"
+    notes.append("friction and restitution of a touching pair combine by Product, as in Blender (Bullet)")
+    if scene.use_gravity:
+        notes.append("gravity: the scene's, as in Blender")
+    else:
+        notes.append("the scene's gravity is off: nothing falls, as in Blender")
+    for obj in scene.objects:
+        constraint = getattr(obj, "rigid_body_constraint", None)
+        if constraint is not None and getattr(obj, "rigid_body", None) is None:
+            lost.append(_constraint_text(obj, constraint))
+
+    world = getattr(scene, "rigidbody_world", None)
+    if world is None:
+        notes.append("the scene has no rigid body world: only the objects' settings were imported")
+        return {"settings": written, "notes": notes, "not_carried": lost}, False
+
+    settings.substeps = written["substeps"] = int(world.substeps_per_frame)
+    iterations = int(world.solver_iterations)
+    if iterations > settings.iterations:
+        settings.iterations = written["iterations"] = iterations
+    else:
+        notes.append(
+            f"Solver Iterations {iterations}: Contact Lab keeps its limit of {settings.iterations} (it stops earlier "
+            "once the Tolerance is reached)"
+        )
+    # Blender simulates over its cache's range and plays the scene's: the bake covers what both include
+    cache = world.point_cache
+    scene_range = (int(scene.frame_start), int(scene.frame_end))
+    bake_range = (max(int(cache.frame_start), scene_range[0]), min(int(cache.frame_end), scene_range[1]))
+    if bake_range == scene_range or bake_range[1] <= bake_range[0]:
+        settings.use_scene_frame_range = True
+    else:
+        settings.frame_start, settings.frame_end = bake_range
+        written["frame_start"], written["frame_end"] = bake_range
+        notes.append(
+            f"the bake range is frames {bake_range[0]}-{bake_range[1]}, where the rigid body cache "
+            f"({int(cache.frame_start)}-{int(cache.frame_end)}) and the scene's range overlap"
+        )
+    if not np.isclose(world.time_scale, 1.0):
+        lost.append(f"Speed {world.time_scale:g} (Contact Lab simulates in real time)")
+    if world.use_split_impulse:
+        lost.append("Split Impulse")
+    weights = world.effector_weights
+    if not (np.isclose(weights.gravity, 1.0) and np.isclose(weights.all, 1.0)):
+        lost.append(
+            f"the field weights of gravity ({weights.gravity:g} × all {weights.all:g}): Contact Lab uses the "
+            "scene's gravity in full"
+        )
+
+    muted = False
+    if world.enabled and mute:
+        world.enabled = False
+        muted = True
+        notes.append(
+            "Blender's rigid body world is muted (Scene ▸ Rigid Body World is unticked) so that it does not simulate "
+            "the baked objects a second time; nothing was deleted, tick it to use Blender's simulation again"
+        )
+    elif world.enabled:
+        notes.append(
+            "Blender's rigid body world is still on: it will also simulate these objects (untick Scene ▸ Rigid Body "
+            "World before baking)"
+        )
+    else:
+        notes.append("Blender's rigid body world was already off")
+    if getattr(cache, "is_baked", False):
+        notes.append("Blender's baked rigid body cache is kept (free it in Scene ▸ Rigid Body World ▸ Cache)")
+    return {"settings": written, "notes": notes, "not_carried": lost}, muted

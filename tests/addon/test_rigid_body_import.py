@@ -1,0 +1,335 @@
+"""Import Blender Rigid Bodies against stand-in objects (mocked bpy): what is carried over, what is reported."""
+
+import json
+import types
+
+import pytest
+from contact_lab.addon import properties
+from contact_lab.addon.errors import BakeError
+from contact_lab.addon.rigid import rigid_body_import as rbi
+from contact_lab.operators import rigid_body_import as op_import
+
+
+def settings_defaults(cls):
+    annotations = cls.__annotations__
+    return {n: m.keywords["default"] for n, m in annotations.items() if "default" in m.keywords}
+
+
+def contact_settings(**overrides):
+    values = settings_defaults(properties.CONTACT_LAB_ObjectSettings)
+    values.update(role="NONE")
+    values.update(overrides)
+    return types.SimpleNamespace(**values)
+
+
+def rigid_body(**overrides):
+    """A Blender rigid body with Blender's defaults (as ``rigidbody.object_add`` makes it)."""
+    values = dict(
+        type="ACTIVE",
+        mesh_source="DEFORM",
+        enabled=True,
+        collision_shape="CONVEX_HULL",
+        kinematic=False,
+        use_deform=False,
+        mass=1.0,
+        use_deactivation=False,
+        use_start_deactivated=False,
+        linear_damping=0.04,
+        angular_damping=0.1,
+        friction=0.5,
+        restitution=0.0,
+        use_margin=False,
+        collision_margin=0.04,
+        collision_collections=[True] + [False] * 19,
+    )
+    values.update(overrides)
+    return types.SimpleNamespace(**values)
+
+
+def box_corners(size=(1.0, 1.0, 1.0)):
+    h = [0.5 * s for s in size]
+    return [(x, y, z) for x in (-h[0], h[0]) for y in (-h[1], h[1]) for z in (-h[2], h[2])]
+
+
+def fake_object(name, rb=None, *, size=(1.0, 1.0, 1.0), parent=None, modifiers=(), **settings):
+    return types.SimpleNamespace(
+        name=name,
+        type="MESH",
+        rigid_body=rb,
+        rigid_body_constraint=None,
+        contact_lab=contact_settings(**settings),
+        parent=parent,
+        modifiers=list(modifiers),
+        data=types.SimpleNamespace(shape_keys=None),
+        animation_data=None,
+        bound_box=box_corners(size),
+    )
+
+
+def fake_world(**overrides):
+    values = dict(
+        enabled=True,
+        substeps_per_frame=10,
+        solver_iterations=10,
+        time_scale=1.0,
+        use_split_impulse=False,
+        point_cache=types.SimpleNamespace(frame_start=1, frame_end=250, is_baked=False),
+        effector_weights=types.SimpleNamespace(gravity=1.0, all=1.0),
+        collection=None,
+    )
+    values.update(overrides)
+    return types.SimpleNamespace(**values)
+
+
+def fake_scene(objects, world="default", **scene_overrides):
+    settings = settings_defaults(properties.CONTACT_LAB_SceneSettings)
+    settings.update(frame_start=1, frame_end=250)
+    scene = types.SimpleNamespace(
+        objects=list(objects),
+        rigidbody_world=fake_world() if world == "default" else world,
+        use_gravity=True,
+        frame_start=1,
+        frame_end=250,
+        contact_lab=types.SimpleNamespace(**settings),
+    )
+    for key, value in scene_overrides.items():
+        setattr(scene, key, value)
+    return scene
+
+
+def test_settings_are_copied_from_blender():
+    """Type, shape, mass, friction, bounciness and both dampings land unchanged in obj.contact_lab."""
+    rb = rigid_body(
+        collision_shape="CYLINDER", mass=2.5, friction=0.8, restitution=0.3, linear_damping=0.2, angular_damping=0.7
+    )
+    obj = fake_object("Can", rb)
+    report = rbi.import_rigid_body(fake_scene([obj]))
+    s = obj.contact_lab
+    got = (s.role, s.shape, s.mass, s.friction, s.restitution, s.linear_damping, s.angular_damping)
+    assert got == ("ACTIVE", "CYLINDER", rb.mass, rb.friction, rb.restitution, rb.linear_damping, rb.angular_damping)
+    assert report["objects"]["Can"]["settings"] == {
+        "role": "ACTIVE",
+        "shape": "CYLINDER",
+        "mass": 2.5,
+        "friction": 0.8,
+        "restitution": 0.3,
+        "linear_damping": 0.2,
+        "angular_damping": 0.7,
+    }
+    assert report["objects"]["Can"]["not_carried"] == []  # Blender's defaults lose nothing
+
+
+@pytest.mark.parametrize("shape", ["BOX", "SPHERE", "CAPSULE", "CYLINDER", "CONE", "CONVEX_HULL", "MESH"])
+def test_every_collision_shape_maps_to_the_same_shape(shape):
+    """Each Blender collision shape becomes the Contact Lab shape of the same name (a solid object)."""
+    obj = fake_object("Body", rigid_body(collision_shape=shape))
+    rbi.import_rigid_body(fake_scene([obj]))
+    assert obj.contact_lab.shape == shape
+    assert set(properties.RIGID_ONLY_SHAPES) | {"BOX", "SPHERE", "CAPSULE", "MESH", "PLANE"} == {
+        item[0] for item in properties.SHAPE_ITEMS
+    }
+
+
+@pytest.mark.parametrize(
+    ("rb", "role", "note"),
+    [
+        (rigid_body(type="PASSIVE"), "PASSIVE", None),
+        (rigid_body(kinematic=True), "PASSIVE", "Animated"),
+        (rigid_body(type="PASSIVE", kinematic=True), "PASSIVE", None),
+        (rigid_body(enabled=False), "PASSIVE", "Dynamic is off"),
+        (rigid_body(), "ACTIVE", None),
+    ],
+)
+def test_type_animated_and_dynamic_decide_the_role(rb, role, note):
+    """Passive, Animated (kinematic) and Dynamic off all become Passive; only a dynamic Active stays Active."""
+    obj = fake_object("Body", rb)
+    report = rbi.import_rigid_body(fake_scene([obj]))
+    assert obj.contact_lab.role == role
+    notes = report["objects"]["Body"]["notes"]
+    assert (note is None and notes == []) or any(note in n for n in notes)
+
+
+def test_flat_passive_ground_becomes_a_mesh_and_flat_active_is_reported():
+    """A flat passive Box/Convex Hull becomes Mesh (Contact Lab has no margin); a flat active one is a warning."""
+    ground = fake_object("Ground", rigid_body(type="PASSIVE", collision_shape="BOX"), size=(10.0, 10.0, 0.0))
+    card = fake_object("Card", rigid_body(collision_shape="CONVEX_HULL"), size=(1.0, 1.0, 0.0))
+    report = rbi.import_rigid_body(fake_scene([ground, card]))
+    assert ground.contact_lab.shape == "MESH"
+    assert any("imported as Mesh" in n for n in report["objects"]["Ground"]["notes"])
+    assert card.contact_lab.shape == "CONVEX_HULL"
+    assert any("flat" in n and "needs a volume" in n for n in report["objects"]["Card"]["not_carried"])
+
+
+def test_compound_children_become_parts():
+    """A Compound Parent's children with rigid bodies are its parts; a Mesh part becomes a Convex Hull."""
+    table = fake_object("Table", rigid_body(collision_shape="COMPOUND", mass=5.0))
+    leg = fake_object("Leg", rigid_body(collision_shape="CYLINDER"), parent=table)
+    top = fake_object("Top", rigid_body(collision_shape="MESH", type="PASSIVE"), parent=table)
+    report = rbi.import_rigid_body(fake_scene([table, leg, top]))
+    assert (table.contact_lab.role, table.contact_lab.shape, table.contact_lab.mass) == ("ACTIVE", "COMPOUND", 5.0)
+    assert (leg.contact_lab.role, leg.contact_lab.shape) == ("ACTIVE", "CYLINDER")
+    assert (top.contact_lab.role, top.contact_lab.shape) == ("PASSIVE", "CONVEX_HULL")
+    assert report["objects"]["Leg"]["part_of"] == "Table" and report["objects"]["Top"]["part_of"] == "Table"
+    from contact_lab.addon.scene import compound_parent
+
+    assert compound_parent(leg) is table and compound_parent(top) is table and compound_parent(table) is None
+    summary = rbi.report_messages(report)[0]
+    assert summary[0] == "INFO" and summary[1].startswith(
+        "Imported 3 Blender rigid bodies (1 active, 0 passive, 2 comp"
+    )
+
+
+def test_settings_without_equivalent_are_reported_per_object():
+    """Margin, sleeping, collision collections, mesh source (with modifiers), Deforming, parenting and a
+    constraint are each named in the object's not-carried list."""
+    rb = rigid_body(
+        use_margin=True,
+        collision_margin=0.1,
+        use_deactivation=True,
+        use_start_deactivated=True,
+        collision_collections=[True, False, True] + [False] * 17,
+        mesh_source="BASE",
+        use_deform=True,
+    )
+    holder = fake_object("Holder")
+    obj = fake_object("Rock", rb, parent=holder, modifiers=["Subdivision"])
+    other = fake_object("Other", rigid_body())
+    obj.rigid_body_constraint = types.SimpleNamespace(type="HINGE", object1=obj, object2=other)
+    report = rbi.import_rigid_body(fake_scene([obj, other, holder]))
+    lost = " | ".join(report["objects"]["Rock"]["not_carried"])
+    for fragment in (
+        "Collision Margin 0.1",
+        "Deactivation and Start Deactivated",
+        "Collision Collections (1, 3)",
+        "Source Base",
+        "Deforming",
+        "parented to 'Holder'",
+        "Hinge on 'Rock' (between 'Rock' and 'Other')",
+    ):
+        assert fragment in lost
+    assert report["objects"]["Other"]["not_carried"] == []
+    warnings = [text for level, text in rbi.report_messages(report) if level == "WARNING"]
+    assert len(warnings) == 1 and warnings[0].startswith("'Rock': not carried over: it is parented to 'Holder'")
+
+
+def test_mesh_source_without_modifiers_is_not_reported():
+    """Base/Deform/Final give the same mesh when there are no modifiers or shape keys: nothing to report."""
+    obj = fake_object("Rock", rigid_body(mesh_source="BASE"))
+    assert rbi.import_rigid_body(fake_scene([obj]))["objects"]["Rock"]["not_carried"] == []
+
+
+def test_animated_dynamic_switch_is_reported(mock_bpy):
+    """A keyed Animated/Dynamic checkbox cannot be carried over (legacy-action F-curves, Blender 4.2)."""
+    mock_bpy.app.version = (4, 2, 0)
+    curve = types.SimpleNamespace(data_path="rigid_body.kinematic", keyframe_points=[0, 1])
+    obj = fake_object("Drop", rigid_body(kinematic=True))
+    obj.animation_data = types.SimpleNamespace(action=types.SimpleNamespace(fcurves=[curve]))
+    report = rbi.import_rigid_body(fake_scene([obj]))
+    assert any("Animated checkbox is animated" in text for text in report["objects"]["Drop"]["not_carried"])
+
+
+def test_world_settings_are_carried_and_blender_is_muted():
+    """Substeps, a higher iteration count, the cache range within the scene's, Bullet's combine rules and the Rigid
+    engine are set;
+    Blender's world is muted, not removed."""
+    world = fake_world(substeps_per_frame=7, solver_iterations=150)
+    world.point_cache.frame_start, world.point_cache.frame_end = 5, 300  # the scene plays 1-80
+    scene = fake_scene([fake_object("Cube", rigid_body())], world=world, frame_end=80)
+    scene.contact_lab.engine = "SOFT"
+    report = rbi.import_rigid_body(scene)
+    s = scene.contact_lab
+    assert (s.substeps, s.iterations, s.frame_start, s.frame_end) == (7, 150, 5, 80)
+    assert (s.friction_combine, s.restitution_combine, s.engine) == ("PRODUCT", "PRODUCT", "RIGID")
+    assert world.enabled is False and scene.rigidbody_world is world
+    assert report["blender_world_muted"] is True
+    assert report["world"]["settings"] == {
+        "engine": "RIGID",
+        "friction_combine": "PRODUCT",
+        "restitution_combine": "PRODUCT",
+        "substeps": 7,
+        "iterations": 150,
+        "frame_start": 5,
+        "frame_end": 80,
+    }
+    assert report["world"]["not_carried"] == []
+
+
+def test_lower_blender_iterations_keep_ours_and_the_world_can_stay_on():
+    """Blender's 10 iterations do not lower Contact Lab's limit; mute_blender_world=False leaves the world on."""
+    world = fake_world()
+    scene = fake_scene([fake_object("Cube", rigid_body())], world=world)
+    scene.contact_lab.use_scene_frame_range = False
+    report = rbi.import_rigid_body(scene, mute_blender_world=False)
+    assert scene.contact_lab.iterations == 100 and "iterations" not in report["world"]["settings"]
+    assert scene.contact_lab.use_scene_frame_range is True  # the cache covers the scene's range
+    assert world.enabled is True and report["blender_world_muted"] is False
+    assert any("still on" in n for n in report["world"]["notes"])
+
+
+def test_world_settings_without_equivalent_are_reported():
+    """Speed, Split Impulse, gravity field weights and a constraint-only empty are named for the world."""
+    world = fake_world(time_scale=0.5, use_split_impulse=True)
+    world.effector_weights.gravity = 0.25
+    a, b = fake_object("A", rigid_body()), fake_object("B", rigid_body())
+    hinge = fake_object("Hinge")
+    hinge.rigid_body_constraint = types.SimpleNamespace(type="HINGE", object1=a, object2=b)
+    report = rbi.import_rigid_body(fake_scene([a, b, hinge], world=world))
+    lost = " | ".join(report["world"]["not_carried"])
+    assert "Speed 0.5" in lost and "Split Impulse" in lost and "gravity (0.25" in lost
+    assert "Hinge on 'Hinge' (between 'A' and 'B')" in lost
+    assert hinge.contact_lab.role == "NONE"  # not a rigid body: untouched
+
+
+def test_soft_bodies_keep_the_engine():
+    """A scene with soft bodies keeps its engine, and says so."""
+    jelly = fake_object("Jelly", role="SOFT")
+    scene = fake_scene([fake_object("Cube", rigid_body()), jelly])
+    scene.contact_lab.engine = "SOFT"
+    report = rbi.import_rigid_body(scene)
+    assert scene.contact_lab.engine == "SOFT" and jelly.contact_lab.role == "SOFT"
+    assert any("Engine stays Soft" in text for text in report["world"]["not_carried"])
+
+
+def test_without_rigid_bodies_nothing_changes():
+    """No rigid body: BakeError, and neither the objects nor the scene settings change."""
+    obj = fake_object("Cube", role="PASSIVE")
+    scene = fake_scene([obj])
+    before = (dict(vars(obj.contact_lab)), dict(vars(scene.contact_lab)), scene.rigidbody_world.enabled)
+    with pytest.raises(BakeError, match="No object in the scene has a Blender rigid body"):
+        rbi.import_rigid_body(scene)
+    assert (dict(vars(obj.contact_lab)), dict(vars(scene.contact_lab)), scene.rigidbody_world.enabled) == before
+
+
+def test_operator_reports_and_stores_the_report(mock_bpy):
+    """execute() reports the summary as INFO, lost settings as WARNING, and keeps the JSON report on the scene."""
+    obj = fake_object("Rock", rigid_body(use_margin=True))
+    scene = fake_scene([obj])
+    op = op_import.CONTACT_LAB_OT_import_rigid_body.__new__(op_import.CONTACT_LAB_OT_import_rigid_body)
+    mock_bpy.types.Operator.__init__(op)
+    op.mute_blender_world = True
+    assert op.execute(types.SimpleNamespace(scene=scene)) == {"FINISHED"}
+    stored = json.loads(scene.contact_lab.last_import_report)
+    assert stored["objects"]["Rock"]["settings"]["role"] == "ACTIVE" and stored["blender_world_muted"] is True
+    levels = [next(iter(level)) for level, _ in op.reports]
+    assert levels[0] == "INFO" and op.reports[0][1].startswith("Imported 1 Blender rigid bodies (1 active, 0 passive)")
+    assert [text for level, text in op.reports if level == {"WARNING"}] == [
+        "'Rock': not carried over: Collision Margin 0.04 (Contact Lab collides with the exact shape)"
+    ]
+    assert op_import.CONTACT_LAB_OT_import_rigid_body.bl_options == {"REGISTER", "UNDO"}
+    assert op_import.CONTACT_LAB_OT_import_rigid_body.bl_idname == "contact_lab.import_rigid_body"
+
+
+def test_operator_cancels_without_rigid_bodies(mock_bpy):
+    """No rigid body in the scene: CANCELLED with an ERROR, nothing stored."""
+    scene = fake_scene([fake_object("Cube")])
+    op = op_import.CONTACT_LAB_OT_import_rigid_body.__new__(op_import.CONTACT_LAB_OT_import_rigid_body)
+    mock_bpy.types.Operator.__init__(op)
+    op.mute_blender_world = True
+    assert op.execute(types.SimpleNamespace(scene=scene)) == {"CANCELLED"}
+    assert op.reports == [
+        (
+            {"ERROR"},
+            str(BakeError("No object in the scene has a Blender rigid body (Properties ▸ Physics ▸ Rigid Body)")),
+        )
+    ]
+    assert scene.contact_lab.last_import_report == ""
