@@ -179,43 +179,66 @@ def compute_contact_rows(
 
 
 @njit_kernel
-def previous_contact(k, contact_key, contact_point, first, prev_key, prev_point, prev_count, radius):
-    """Index of the previous step's contact that contact ``k`` continues, or -1.
+def _nearest_unused(k, contact_point, first, prev_key, prev_point, prev_count, prev_used, radius):
+    """Nearest previous contact of contact ``k``'s pair within ``radius`` [m] not yet continued, or -1.
 
-    The same key (same pair, same touching features) wins; otherwise the nearest previous contact of the same
-    pair within ``radius`` [m]. Features are not stable where a patch's points are chosen among near-equals (a
-    face clip reduced to four points, a reference face between two equal faces): matching by position keeps
-    those contacts warm, as a persistent manifold does. ``first``: the first previous contact whose pair is
-    not below this contact's (keys are sorted by pair, then feature).
+    ``first``: the first previous contact whose pair is not below this contact's (keys sorted by pair, feature).
     """
-    pair = contact_key[k] // FEATURE_MAX
+    pair_key = prev_key[first] // FEATURE_MAX if first < prev_count else -1
     best, best_d2 = -1, radius * radius
     j = first
-    while j < prev_count and prev_key[j] // FEATURE_MAX == pair:
-        if prev_key[j] == contact_key[k]:
-            return j
-        d2 = 0.0
-        for a in range(3):
-            d2 += (contact_point[k, a] - prev_point[j, a]) ** 2
-        if d2 < best_d2:
-            best, best_d2 = j, d2
+    while j < prev_count and prev_key[j] // FEATURE_MAX == pair_key:
+        if not prev_used[j]:
+            d2 = 0.0
+            for a in range(3):
+                d2 += (contact_point[k, a] - prev_point[j, a]) ** 2
+            if d2 < best_d2:
+                best, best_d2 = j, d2
         j += 1
     return best
 
 
 @njit_kernel
+def match_previous_contacts(contact_key, contact_point, contact_count, prev_key, prev_point, prev_count, radius,
+                            prev_used, match):  # fmt: skip
+    """``match[k]``: the previous step's contact that contact ``k`` continues, or -1; each continued at most once.
+
+    The same key (same pair, same touching features) wins; the contacts left take the nearest unclaimed previous
+    contact of the same pair within ``radius`` [m]. Features are not stable where a patch's points are chosen among
+    near-equals (a face clip reduced to four points, a reference face between two equal faces): matching by
+    position keeps those contacts warm, as a persistent manifold does. One-to-one, because two new points that
+    both took one old point's impulse would start the pair at twice its load and pop it apart. Keys are sorted
+    (pair, then feature) in both steps, so pairs are found by a merge. ``prev_used`` (>= prev_count,) bool scratch.
+    """
+    prev_used[:prev_count] = False
+    first = 0
+    for k in range(contact_count):  # pass 1: same key
+        match[k] = -1
+        while first < prev_count and prev_key[first] < contact_key[k]:
+            first += 1
+        if first < prev_count and prev_key[first] == contact_key[k]:
+            match[k] = first
+            prev_used[first] = True
+    first = 0
+    for k in range(contact_count):  # pass 2: by position within the pair
+        pair = contact_key[k] // FEATURE_MAX
+        while first < prev_count and prev_key[first] // FEATURE_MAX < pair:
+            first += 1
+        if match[k] < 0 and first < prev_count and prev_key[first] // FEATURE_MAX == pair:
+            j = _nearest_unused(k, contact_point, first, prev_key, prev_point, prev_count, prev_used, radius)
+            if j >= 0:
+                match[k] = j
+                prev_used[j] = True
+
+
+@njit_kernel
 def warm_start_impulses(
-    contact_key,
-    contact_point,
+    match,
     contact_count,
     contact_frame,
     contact_friction_set,
     contact_mu4,
-    prev_key,
-    prev_point,
     prev_impulse_world,
-    prev_count,
-    radius,
     box_only,
     factor,
     # outputs
@@ -223,15 +246,11 @@ def warm_start_impulses(
 ):
     """Initial impulses: ``factor`` times the previous step's world impulse of the contact this one continues.
 
-    Matching (:func:`previous_contact`) is by key, else by position within ``radius`` [m] in the same pair; keys
-    are sorted in both steps, so the pairs are found by a merge. The warm start is projected onto the current
-    frame and friction set (``lambda_n >= 0``; the contact's set, or its box when ``box_only`` — the BLCP of PGS).
+    ``match`` (c,) from :func:`match_previous_contacts`. The warm start is projected onto the current frame and
+    friction set (``lambda_n >= 0``; the contact's set, or its box when ``box_only`` — the BLCP of PGS).
     """
-    first = 0
     for k in range(contact_count):
-        while first < prev_count and prev_key[first] // FEATURE_MAX < contact_key[k] // FEATURE_MAX:
-            first += 1
-        j = previous_contact(k, contact_key, contact_point, first, prev_key, prev_point, prev_count, radius)
+        j = match[k]
         if j >= 0:
             P = prev_impulse_world[j]
             ln = factor * max(dot3(contact_frame[k, 0], P), 0.0)

@@ -99,7 +99,7 @@ def iter_simulate(
         for sub in range(substeps):
             if kinematic_track is not None:
                 _set_kinematic_targets(control, kinematic_track, frame, (sub + 1) / substeps)
-            pipeline.collide(state_0, contacts)
+            pipeline.collide(state_0, contacts, dt)
             step_solver.step(state_0, state_1, control, contacts, dt)
             state_0, state_1 = state_1, state_0
             f = frame + 1

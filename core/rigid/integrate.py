@@ -77,20 +77,27 @@ def integrate_positions(
     body_omega,
     body_target_pos,
     body_target_quat,
+    pseudo_vel,
+    pseudo_omega,
     dt,
     # outputs
     out_pos,
     out_quat,
 ):
-    """``x+ = x + h v+``, ``Q+ = normalize(Q + h H(Q) w+)`` (course eq. 75); kinematic bodies land on their targets."""
+    """``x+ = x + h (v+ + v_p)``, ``Q+ = normalize(Q + h H(Q) (w+ + w_p))`` (course eq. 75); kinematic bodies land on
+    their targets. ``pseudo_vel``, ``pseudo_omega`` (nb, 3): the split impulse's position-only velocities
+    (:mod:`.position_correction`), zero without it.
+    """
+    w = np.empty(3)
     for b in range(body_kind.shape[0]):
         if body_kind[b] != 1:
             out_pos[b] = body_target_pos[b]
             out_quat[b] = quat_normalize(body_target_quat[b])
             continue
         for k in range(3):
-            out_pos[b, k] = body_pos[b, k] + dt * body_vel[b, k]
-        out_quat[b] = quat_integrate(body_quat[b], body_omega[b], dt)
+            out_pos[b, k] = body_pos[b, k] + dt * (body_vel[b, k] + pseudo_vel[b, k])
+            w[k] = body_omega[b, k] + pseudo_omega[b, k]
+        out_quat[b] = quat_integrate(body_quat[b], w, dt)
 
 
 @njit_kernel

@@ -167,8 +167,8 @@ def collide(types, params, pos, rot, hull, pairs, hulls=None, margin=MARGIN):
     out = (np.zeros(cap, np.int32), np.zeros((cap, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap, np.int32))
     counts = np.zeros(2, np.int64)
     generate_contacts(np.asarray(types, np.int32), np.asarray(params, float), np.asarray(pos, float),
-                      np.asarray(rot, float), hulls, np.asarray(hull, np.int32), pairs, len(pairs), margin, *out,
-                      counts)  # fmt: skip
+                      np.asarray(rot, float), hulls, np.asarray(hull, np.int32), pairs, len(pairs), margin,
+                      np.zeros(len(types)), *out, counts)  # fmt: skip
     assert counts[1] == 0
     n = int(counts[0])
     return tuple(o[:n] for o in out)

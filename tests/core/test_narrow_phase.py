@@ -37,6 +37,7 @@ def collide(shapes, pairs, margin=MARGIN, cap=64):
         pairs,
         pairs.shape[0],
         margin,
+        np.zeros(len(types)),
         *out,
         counts,
     )
@@ -341,7 +342,18 @@ def test_contact_overflow_is_counted_without_writing_past_the_end():
     full = (np.zeros(64, np.int32), np.zeros((64, 3)), np.zeros((64, 3)), np.zeros(64), np.zeros(64, np.int32))
     counts = np.zeros(2, np.int64)
     generate_contacts(
-        types, params, pos, rot, empty_hull_arrays(), np.full(len(types), -1, np.int32), pairs, 3, 0.01, *full, counts
+        types,
+        params,
+        pos,
+        rot,
+        empty_hull_arrays(),
+        np.full(len(types), -1, np.int32),
+        pairs,
+        3,
+        0.01,
+        np.zeros(3),
+        *full,
+        counts,
     )
     total = int(counts[0])
     assert counts[1] == 0 and total == 4 + 8 + 4  # stack 4, lower box all 8 vertices, upper box bottom 4
@@ -359,6 +371,7 @@ def test_contact_overflow_is_counted_without_writing_past_the_end():
             pairs,
             3,
             0.01,
+            np.zeros(3),
             *views,
             counts,
         )

@@ -324,7 +324,8 @@ def generate_contacts(
     shape_hull,
     pairs,
     pair_count,
-    margin,
+    contact_margin,
+    shape_sweep,
     out_pair,
     out_point,
     out_normal,
@@ -332,14 +333,17 @@ def generate_contacts(
     out_feature,
     counts,
 ):
-    """Contacts (gap <= margin) of the first ``pair_count`` pairs, seed §2.1.
+    """Contacts (gap <= the pair's margin) of the first ``pair_count`` pairs, seed §2.1.
 
     Args:
         shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull: as in
             ``compute_shape_aabbs``.
         pairs: candidate shape pairs, shape (pair_max, 2), int32.
         pair_count: number of valid rows of ``pairs``.
-        margin: contacts are generated up to this separation [m].
+        contact_margin: contacts are generated up to this separation [m].
+        shape_sweep: how far each shape can move in the coming step [m], shape (shape_count,); a pair whose
+            sweeps add up to more than ``contact_margin`` gets contacts up to that sum (speculative contacts, course
+            eq. 12: the solver lets the gap close and no further, so fast bodies do not tunnel).
         out_pair: pair index of each contact, shape (contact_max,), int32.
         out_point: world point midway between the surfaces, shape (contact_max, 3) [m].
         out_normal: unit normal from ``pairs[p, 0]`` to ``pairs[p, 1]``, shape (contact_max, 3).
@@ -367,6 +371,7 @@ def generate_contacts(
             sgn = -1.0
         pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
         pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
+        margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
         if _CYLINDER <= tb <= _CONVEX:
             # Cylinder, cone or hull with anything convex: one generic GJK/EPA manifold kernel.
             if ta == _PLANE:

@@ -35,6 +35,25 @@ def compute_shape_world_poses(
 
 
 @njit_kernel
+def compute_shape_sweeps(shape_body, shape_reach, body_vel, body_omega, gravity, dt, sweep, aabb_lower, aabb_upper):
+    """How far each shape can move in the coming step [m], and its AABB grown by that much.
+
+    ``sweep = h (|v| + |g| h + |w| reach)`` with the body's velocity (v, w) at the start of the step and ``reach``
+    (ns,) [m] the largest distance from the body origin to a point of the shape: a bound on any point's travel.
+    Shapes: sweep (ns,); aabb_lower/aabb_upper (ns, 3) [m], grown in place.
+    """
+    g = np.sqrt(gravity[0] ** 2 + gravity[1] ** 2 + gravity[2] ** 2)
+    for s in range(shape_body.shape[0]):
+        b = shape_body[s]
+        v = np.sqrt(body_vel[b, 0] ** 2 + body_vel[b, 1] ** 2 + body_vel[b, 2] ** 2)
+        w = np.sqrt(body_omega[b, 0] ** 2 + body_omega[b, 1] ** 2 + body_omega[b, 2] ** 2)
+        sweep[s] = dt * (v + g * dt + w * shape_reach[s])
+        for k in range(3):
+            aabb_lower[s, k] -= sweep[s]
+            aabb_upper[s, k] += sweep[s]
+
+
+@njit_kernel
 def finish_contacts(
     pairs,
     shape_body,
@@ -88,6 +107,8 @@ class CollisionPipeline:
         self.shape_world_rot = np.zeros((ns, 3, 3))
         self.aabb_lower = np.zeros((ns, 3))
         self.aabb_upper = np.zeros((ns, 3))
+        self.shape_sweep = np.zeros(ns)
+        self.shape_reach = self._shape_reach()
         self.pairs = np.zeros((self.pair_max, 2), np.int32)
         self.pair_counts = np.zeros(2, np.int64)
         n = model.contact_max
@@ -116,10 +137,38 @@ class CollisionPipeline:
         self.pair_overflow = 0
         """Candidate pairs dropped for lack of capacity in the last call."""
 
-    def collide(self, state, contacts: Contacts) -> None:
-        """Replace ``contacts`` with the contacts of ``state``, sorted by (shape0, shape1, feature)."""
+    def _shape_reach(self) -> np.ndarray:
+        """Largest distance [m] from each shape's body origin to a point of the shape (0 for planes), (ns,).
+
+        Bounded by the shape's AABB at its identity pose: the farthest corner from the shape origin, plus the shape's
+        offset in its body.
+        """
+        m = self.model
+        ns = m.shape_count
+        lower, upper = np.zeros((ns, 3)), np.zeros((ns, 3))
+        compute_shape_aabbs(
+            m.shape_type, m.shape_params, np.zeros((ns, 3)), np.broadcast_to(np.eye(3), (ns, 3, 3)).copy(),
+            m.hulls, m.shape_hull, 0.0, lower, upper,
+        )  # fmt: skip
+        corner = np.maximum(np.abs(lower), np.abs(upper))
+        reach = np.sqrt((corner * corner).sum(axis=1)) + np.sqrt((m.shape_pos_local**2).sum(axis=1))
+        return np.where(np.isfinite(reach), reach, 0.0)
+
+    def collide(self, state, contacts: Contacts, dt: float = 0.0) -> None:
+        """Replace ``contacts`` with the contacts of ``state``, sorted by (shape0, shape1, feature).
+
+        ``dt`` [s]: the coming step; pairs that can close more than the contact margin in it get speculative
+        contacts up to that distance (0: the contact margin only).
+        """
         m = self.model
         self._place_shapes(state)
+        if dt > 0.0:
+            compute_shape_sweeps(
+                m.shape_body, self.shape_reach, state.body_vel, state.body_omega, m.gravity, dt,
+                self.shape_sweep, self.aabb_lower, self.aabb_upper,
+            )  # fmt: skip
+        else:
+            self.shape_sweep[:] = 0.0
         pair_count = self._find_pairs()
         count = self._generate_contacts(pair_count, contacts)
         self._sort_contacts(contacts, count)
@@ -186,6 +235,7 @@ class CollisionPipeline:
             self.pairs,
             pair_count,
             m.contact_margin,
+            self.shape_sweep,
             self._raw_pair,
             self._raw_point,
             self._raw_normal,

@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ... import config
+from ...contact_solvers.kernels import solve_pgs
 from ...contact_solvers.rows import accumulate_impulses, accumulate_spin_impulses, row_operator
 from ...enums import FrictionSet, SolverStatus
 from ..contact_rows import (
     SPIN_COLUMNS,
     compute_contact_rows,
     compute_spin_rows,
+    match_previous_contacts,
     store_spin_impulses,
     store_world_impulses,
     warm_start_impulses,
@@ -20,6 +22,7 @@ from ..contacts import Contacts
 from ..control import Control
 from ..integrate import compute_free_velocities, finish_step, integrate_positions
 from ..model import Model
+from ..position_correction import position_correction_targets
 from ..state import State
 
 
@@ -46,6 +49,8 @@ class SolverBase:
         restitution_threshold: float = config.DEFAULT_RESTITUTION_THRESHOLD,
         warm_start: bool = True,
         warm_start_factor: float = config.DEFAULT_WARM_START_FACTOR,
+        split_impulse: bool = config.DEFAULT_SPLIT_IMPULSE,
+        normals_first: bool = config.DEFAULT_NORMALS_FIRST,
     ):
         """Args:
         iterations: maximum sweeps per step (rejected PROX sweeps included).
@@ -56,6 +61,10 @@ class SolverBase:
         restitution_threshold: approach speed below which contacts do not bounce [m/s].
         warm_start: start from the previous step's impulses of matching contacts.
         warm_start_factor: fraction of those impulses to start from, in [0, 1].
+        split_impulse: remove penetration with pseudo velocities that move positions only
+            (:mod:`..position_correction`) instead of a Baumgarte bias in the velocity solve.
+        normals_first: Gauss–Seidel sweeps (PGS and the split impulse's) update every normal row before any
+            friction row.
         """
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -71,12 +80,19 @@ class SolverBase:
             raise ValueError("warm_start_factor must lie in [0, 1]")
         self.warm_start = bool(warm_start)
         self.warm_start_factor = float(warm_start_factor)
+        self.split_impulse = bool(split_impulse)
+        self.normals_first = bool(normals_first)
         nb, nc = model.body_count, model.contact_max
         self._inv_inertia_world = np.zeros((nb, 3, 3))
         self._vel_free = np.zeros((nb, 3))
         self._omega_free = np.zeros((nb, 3))
         self._dv = np.zeros((nb, 3))
         self._dw = np.zeros((nb, 3))
+        self._pseudo_vel = np.zeros((nb, 3))
+        self._pseudo_omega = np.zeros((nb, 3))
+        self._pseudo_impulse = np.zeros((nc, 3))
+        self._pseudo_b = np.zeros((nc, 3))
+        self._pseudo_result = np.zeros(3)
         self._rc0 = np.zeros((nc, 3, 3))
         self._rc1 = np.zeros((nc, 3, 3))
         self._irc0 = np.zeros((nc, 3, 3))
@@ -87,6 +103,8 @@ class SolverBase:
         self._prev_impulse_world = np.zeros((nc, 3))
         self._prev_point = np.zeros((nc, 3))
         self._prev_count = 0
+        self._prev_used = np.zeros(nc, np.bool_)
+        self._match = np.full(nc, -1, np.int64)
         self._row_spin = np.zeros((nc, SPIN_COLUMNS))
         self._prev_torque_world = np.zeros((nc, 3))
         self._saved_spin = np.zeros(nc)
@@ -101,6 +119,8 @@ class SolverBase:
         """Rejected sweeps (PROX r-factor back-offs) in the last step."""
         self.last_status = SolverStatus.NONE
         """Why the last solve stopped."""
+        self.last_correction_sweeps = 0
+        """Sweeps of the last step's split-impulse position correction."""
 
     def _solve(self, contacts: Contacts) -> None:
         raise NotImplementedError
@@ -111,6 +131,25 @@ class SolverBase:
             contacts.contact_body0, contacts.contact_body1, self.model.body_inv_mass,
             contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._b,
         )  # fmt: skip
+
+    def _correct_positions(self, contacts: Contacts, dt: float) -> None:
+        """Split impulse (:mod:`..position_correction`): pseudo velocities by a box-friction PGS on this step's rows."""
+        n = contacts.contact_count
+        position_correction_targets(contacts.contact_gap, n, self.erp, self.penetration_slop, dt, self._pseudo_b)
+        rows = row_operator(
+            contacts.contact_body0, contacts.contact_body1, self.model.body_inv_mass,
+            contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._pseudo_b,
+        )  # fmt: skip
+        self._pseudo_impulse[:n] = 0.0
+        self._pseudo_vel[:] = 0.0
+        self._pseudo_omega[:] = 0.0
+        solve_pgs(
+            rows, n, contacts.contact_mu4, self._D, self._row_spin, False, self.normals_first, self.iterations,
+            self.tolerance,
+            self._pseudo_impulse, contacts.contact_spin_impulse, self._pseudo_vel, self._pseudo_omega,
+            self._pseudo_result,
+        )  # fmt: skip
+        self.last_correction_sweeps = int(self._pseudo_result[0])
 
     def step(self, state_in: State, state_out: State, control: Control, contacts: Contacts, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` using ``contacts`` found at ``state_in``."""
@@ -129,16 +168,18 @@ class SolverBase:
                 contacts.contact_body0, contacts.contact_body1, contacts.contact_point, contacts.contact_normal,
                 contacts.contact_gap, contacts.contact_restitution,
                 contacts.contact_tangent_fixed, contacts.contact_tangent_hint, n,
-                self.erp, self.penetration_slop, self.restitution_threshold, dt,
+                0.0 if self.split_impulse else self.erp, self.penetration_slop, self.restitution_threshold, dt,
                 contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._D, self._b,
             )  # fmt: skip
             if self.warm_start:
+                match_previous_contacts(
+                    contacts.contact_key, contacts.contact_point, n, self._prev_key, self._prev_point,
+                    self._prev_count, m.contact_margin, self._prev_used, self._match,
+                )  # fmt: skip
                 warm_start_impulses(
-                    contacts.contact_key, contacts.contact_point, n, contacts.contact_frame,
-                    contacts.contact_friction_set, contacts.contact_mu4,
-                    self._prev_key, self._prev_point, self._prev_impulse_world, self._prev_count, m.contact_margin,
-                    self.friction_set == FrictionSet.BOX,
-                    self.warm_start_factor, contacts.contact_impulse,
+                    self._match, n, contacts.contact_frame, contacts.contact_friction_set, contacts.contact_mu4,
+                    self._prev_impulse_world, self.friction_set == FrictionSet.BOX, self.warm_start_factor,
+                    contacts.contact_impulse,
                 )  # fmt: skip
             else:
                 contacts.contact_impulse[:n] = 0.0
@@ -175,6 +216,8 @@ class SolverBase:
             )  # fmt: skip
             if self.has_spin:
                 store_spin_impulses(n, contacts.contact_frame, contacts.contact_spin_impulse, self._prev_torque_world)
+            if self.split_impulse:
+                self._correct_positions(contacts, dt)
         else:
             self._dv[:] = 0.0
             self._dw[:] = 0.0
@@ -182,12 +225,14 @@ class SolverBase:
             self.last_residual = 0.0
             self.last_rejections = 0
             self.last_status = SolverStatus.NO_CONTACTS
+            self._pseudo_vel[:] = 0.0
+            self._pseudo_omega[:] = 0.0
         self._prev_count = n
         finish_step(
             m.body_kind, self._vel_free, self._omega_free, self._dv, self._dw, state_out.body_vel, state_out.body_omega
         )
         integrate_positions(
             m.body_kind, state_in.body_pos, state_in.body_quat, state_out.body_vel, state_out.body_omega,
-            control.body_target_pos, control.body_target_quat, dt,
+            control.body_target_pos, control.body_target_quat, self._pseudo_vel, self._pseudo_omega, dt,
             state_out.body_pos, state_out.body_quat,
         )  # fmt: skip

@@ -15,7 +15,7 @@ class SolverPGS(SolverBase):
     def _solve(self, contacts: Contacts) -> None:
         n = contacts.contact_count
         solve_pgs(
-            self._rows(contacts), n, contacts.contact_mu4, self._D, self._row_spin, self.has_spin,
+            self._rows(contacts), n, contacts.contact_mu4, self._D, self._row_spin, self.has_spin, self.normals_first,
             self.iterations, self.tolerance,
             contacts.contact_impulse, contacts.contact_spin_impulse, self._dv, self._dw, self._result,
         )  # fmt: skip
