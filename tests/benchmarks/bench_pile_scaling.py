@@ -11,7 +11,8 @@ after 0.75 s and is settling).
 
 Prints a table (bodies, contacts, ms per substep for both, ratio, cold compile) and, with ``--plot``, draws
 ``docs/pile_scaling.svg`` (log-log time per substep against bodies, both engines, with the load average of each
-run). No plotting library is needed (the venvs have no matplotlib): the SVG is written directly.
+run) and, when ``rsvg-convert`` is on the PATH, ``docs/pile_scaling.png`` from it. No plotting library is needed
+(the venvs have no matplotlib): the SVG is written directly.
 
 Run: ``python tests/benchmarks/bench_pile_scaling.py --plot`` (options: ``--sizes 100 1000 10000``, ``--seconds 2``,
 ``--python`` the interpreter with bpy for the runs (default: this one), ``--no-cold``, ``--json PATH`` to keep the
@@ -24,6 +25,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -109,8 +111,8 @@ def _loads(line: str) -> str:
 
 # ---- the plot (SVG written directly) --------------------------------------------------------------------------
 
-W, H = 640, 420
-LEFT, RIGHT, TOP, BOTTOM = 70, 170, 48, 60
+W, H = 700, 420
+LEFT, RIGHT, TOP, BOTTOM = 70, 210, 48, 60
 SERIES = (("bullet_ms", "Blender (Bullet)", "#2563eb", "square"), ("ours_ms", "Contact Lab PGS", "#d9822b", "circle"))
 
 
@@ -173,7 +175,9 @@ def svg(rows: list[dict], cold: dict | None, versions: dict) -> str:
                 out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}"/>')
             else:
                 out.append(f'<rect x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" fill="{colour}"/>')
-            out.append(f'<text x="{x + 7:.1f}" y="{y - 6:.1f}" fill="{colour}">{r[key]:.2f}</text>')
+            # Bullet's values above-left of their points, ours below-right: the two lines run close together
+            tx, ty, anchor = (x - 7, y - 7, "end") if marker == "square" else (x + 7, y + 15, "start")
+            out.append(f'<text x="{tx:.1f}" y="{ty:.1f}" fill="{colour}" text-anchor="{anchor}">{r[key]:.2f}</text>')
     lx, ly = LEFT + pw + 14, TOP + 10
     for i, (_, label, colour, _) in enumerate(SERIES):
         out.append(f'<line x1="{lx}" y1="{ly + 18 * i}" x2="{lx + 20}" y2="{ly + 18 * i}" stroke="{colour}" '
@@ -226,6 +230,12 @@ def main(argv=None) -> int:
     if args.plot:
         Path(args.svg).write_text(svg(rows, saved["cold"], saved["versions"]))
         print(f"wrote {args.svg}")
+        png = Path(args.svg).with_suffix(".png")
+        if shutil.which("rsvg-convert"):  # librsvg's converter, when the machine has it (Debian: librsvg2-bin)
+            subprocess.run(["rsvg-convert", "-o", str(png), args.svg], check=True)
+            print(f"wrote {png}")
+        else:
+            print(f"no rsvg-convert on PATH: {png} not written (the SVG holds the same plot)")
     return 0
 
 
