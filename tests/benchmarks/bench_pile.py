@@ -45,13 +45,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import pile_scene as ps  # noqa: E402
+from contact_lab.core.config import RESTING_PILE_SETTINGS  # noqa: E402
 from pile_scene import FPS, ITERATIONS, MU, SUBSTEPS  # noqa: E402
 
 FRAME_START = 1
 SIDES = ("blender", "ours", "tuned", "keyframes")
 
-TUNED = {"warm_start_factor": 0.85, "penetration_slop": 5e-5}
-"""Bullet's warm-start factor and a 0.05 mm slop: the settings the README's pile row compares (core option)."""
+TUNED = RESTING_PILE_SETTINGS
+"""The core's resting-pile preset (split impulse, Bullet's order and warm-start factor, no slop)."""
 
 
 @contextlib.contextmanager
