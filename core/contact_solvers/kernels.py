@@ -53,47 +53,6 @@ def store_result(result, sweeps, merit, third):
 
 
 @njit_kernel
-def _pgs_row(k, d, rows, contact_mu4, row_D, impulse, dv, dw):
-    """One projected Gauss–Seidel update of row ``d`` of contact ``k``; returns ``|change|`` [N·s].
-
-    Normal: ``lambda_n <- max(0, lambda_n - v_n / A_nn)``; friction: ``lambda_f <- clamp(lambda_f - v_f / A_ff,
-    -mu_-f lambda_n, mu_+f lambda_n)`` with the newest normal impulse (course eq. 337–338).
-    """
-    contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
-    b0 = contact_body0[k]
-    b1 = contact_body1[k]
-    v = row_velocity(k, d, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
-    old = impulse[k, d]
-    new = old - v / row_D[k, d, d]
-    if d == 0:
-        new = max(new, 0.0)
-    else:
-        ln = impulse[k, 0]
-        new = min(max(new, -contact_mu4[k, d + 1] * ln), contact_mu4[k, d - 1] * ln)
-    if new == old:
-        return 0.0
-    impulse[k, d] = new
-    apply_row_impulse(k, d, b0, b1, new - old, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
-    return abs(new - old)
-
-
-@njit_kernel
-def _pgs_spin_row(k, rows, row_spin, impulse, spin_impulse, dw):
-    """PGS update of contact ``k``'s torsion row ``|lambda_tau| <= mu_spin lambda_n``; ``|change|`` in force units."""
-    b0 = rows[0][k]
-    b1 = rows[1][k]
-    v_tau = spin_velocity(k, b0, b1, rows[3], row_spin, dw)
-    limit = row_spin[k, 0] * impulse[k, 0]
-    old = spin_impulse[k]
-    new = min(max(old - v_tau / row_spin[k, 1], -limit), limit)
-    if new == old:
-        return 0.0
-    spin_impulse[k] = new
-    apply_spin_impulse(k, b0, b1, new - old, row_spin, dw)
-    return abs(new - old) / row_spin[k, 3]
-
-
-@njit_kernel
 def solve_pgs(
     rows,
     contact_count,
@@ -113,28 +72,62 @@ def solve_pgs(
 ):
     """Projected Gauss–Seidel for the box-friction BLCP (course Alg. 6 with eq. 159 bounds).
 
-    Row by row (:func:`_pgs_row`): each normal impulse, then each friction row bounded by the newest normal
-    impulse (Poulsen's affine bounds, §3.2.2). Every friction set is enforced as its box: the disk and the ellipse by
-    their axes ``mu_t, mu_b`` (the BLCP model), texture friction by its four directional coefficients
+    Row by row: ``lambda_n <- max(0, lambda_n - v_n / A_nn)``, then each friction row
+    ``lambda_f <- clamp(lambda_f - v_f / A_ff, -mu_-f lambda_n, mu_+f lambda_n)`` with the newest normal impulse
+    (Poulsen's affine bounds, §3.2.2). Every friction set is enforced as its box: the disk and the ellipse by their
+    axes ``mu_t, mu_b`` (the BLCP model), texture friction by its four directional coefficients
     ``contact_mu4 = [+t, +b, -t, -b]``. With ``has_spin``, contacts with a torsional coefficient get a fourth row
     ``|lambda_tau| <= mu_spin lambda_n`` (Contensou as a box). ``normals_first``: each sweep updates every normal row
     before any friction row (Bullet's order), else contact by contact (n, t, b, tau). ``rows`` is the operator bundle
     of :func:`.rows.row_operator`, ``row_D`` (c, 3, 3) the Delassus blocks. ``result`` receives ``[sweeps, merit, 0]``.
     """
+    contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
+    first_row = 1 if normals_first else 0
     merit = 0.0
     sweeps = 0
     for it in range(iterations):
         merit = 0.0
         if normals_first:
             for i in range(contact_count):
-                merit = max(merit, _pgs_row(sweep_index(i, it, contact_count), 0, rows, contact_mu4, row_D, impulse,
-                                            dv, dw))  # fmt: skip
+                k = sweep_index(i, it, contact_count)
+                b0 = contact_body0[k]
+                b1 = contact_body1[k]
+                v = row_velocity(k, 0, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
+                old = impulse[k, 0]
+                new = max(old - v / row_D[k, 0, 0], 0.0)
+                if new != old:
+                    impulse[k, 0] = new
+                    apply_row_impulse(k, 0, b0, b1, new - old, body_inv_mass, contact_frame, row_irc0, row_irc1, dv,
+                                      dw)  # fmt: skip
+                    merit = max(merit, abs(new - old))
         for i in range(contact_count):
             k = sweep_index(i, it, contact_count)
-            for d in range(1 if normals_first else 0, 3):
-                merit = max(merit, _pgs_row(k, d, rows, contact_mu4, row_D, impulse, dv, dw))
+            b0 = contact_body0[k]
+            b1 = contact_body1[k]
+            for d in range(first_row, 3):
+                v = row_velocity(k, d, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
+                old = impulse[k, d]
+                new = old - v / row_D[k, d, d]
+                if d == 0:
+                    new = max(new, 0.0)
+                else:
+                    # directional bounds [-mu_-d lambda_n, mu_+d lambda_n] (course eq. 337–338)
+                    ln = impulse[k, 0]
+                    new = min(max(new, -contact_mu4[k, d + 1] * ln), contact_mu4[k, d - 1] * ln)
+                delta = new - old
+                if delta != 0.0:
+                    impulse[k, d] = new
+                    apply_row_impulse(k, d, b0, b1, delta, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
+                    merit = max(merit, abs(delta))
             if has_spin and row_spin[k, 0] > 0.0:
-                merit = max(merit, _pgs_spin_row(k, rows, row_spin, impulse, spin_impulse, dw))
+                v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
+                limit = row_spin[k, 0] * impulse[k, 0]
+                old = spin_impulse[k]
+                new = min(max(old - v_tau / row_spin[k, 1], -limit), limit)
+                if new != old:
+                    spin_impulse[k] = new
+                    apply_spin_impulse(k, b0, b1, new - old, row_spin, dw)
+                    merit = max(merit, abs(new - old) / row_spin[k, 3])  # in force-impulse units
         sweeps = it + 1
         if merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
             break
