@@ -47,10 +47,10 @@ from .mesh_sdf import signed_distance_grid
 BVH_LEAF_MAX = 4
 """Triangles per BVH leaf at most."""
 
-SAMPLE_CELLS = 16
+SAMPLE_CELLS = 8
 """Surface samples are at most (longest side of the box) / SAMPLE_CELLS apart..."""
 
-SAMPLE_MAX = 1024
+SAMPLE_MAX = 512
 """...unless that gives more than about this many points on the faces; then the spacing grows to fit."""
 
 

@@ -83,6 +83,8 @@ class MeshScratch(NamedTuple):
 
     stack: np.ndarray
     """BVH traversal stack, shape (STACK_MAX,), int32."""
+    query_stack: np.ndarray
+    """Stack of the point queries made while a traversal is under way (nearest triangle, winding number)."""
     triangles: np.ndarray
     """Triangles of one traversal batch (global ids), shape (TRIANGLE_BATCH,), int32."""
     cand: Candidates
@@ -96,11 +98,16 @@ class MeshScratch(NamedTuple):
     """Its origin: the triangle's centroid [m], shape (3,)."""
     tri_rot: np.ndarray
     """Its frame: the identity, shape (3, 3)."""
+    vertex_stamp: np.ndarray
+    """Pair (plus one) that last evaluated each mesh vertex against a field, shape (V,), int64."""
+    vertex_phi: np.ndarray
+    """That evaluation [m], shape (V,): a vertex shared by several triangles is evaluated once per pair."""
 
 
 @njit_kernel
-def allocate_mesh_scratch(hulls):
-    """A fresh :class:`MeshScratch` whose hull copy holds the largest hull of ``hulls``."""
+def allocate_mesh_scratch(hulls, meshes):
+    """A fresh :class:`MeshScratch` whose hull copy holds the largest hull of ``hulls`` and whose vertex arrays
+    cover every vertex of ``meshes`` (a :class:`~..mesh.MeshArrays`)."""
     vmax = fmax = kmax = emax = 0
     for h in range(hulls.hull_vert_start.shape[0] - 1):
         vmax = max(vmax, hulls.hull_vert_start[h + 1] - hulls.hull_vert_start[h])
@@ -143,7 +150,9 @@ def allocate_mesh_scratch(hulls):
     tri_rot = np.zeros((3, 3))
     for i in range(3):
         tri_rot[i, i] = 1.0
+    vertex_count = meshes.mesh_verts.shape[0]
     return MeshScratch(
+        np.zeros(STACK_MAX, np.int32),
         np.zeros(STACK_MAX, np.int32),
         np.zeros(TRIANGLE_BATCH, np.int32),
         cand,
@@ -151,6 +160,8 @@ def allocate_mesh_scratch(hulls):
         np.zeros(3),
         np.zeros(3),
         tri_rot,
+        np.zeros(vertex_count, np.int64),
+        np.zeros(vertex_count),
     )
 
 

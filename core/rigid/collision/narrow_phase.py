@@ -378,7 +378,7 @@ def generate_contacts(
     clip_pos = np.empty((2, 8, 3))
     clip_tag = np.empty((2, 8, 2), np.int64)
     scratch = allocate_convex_scratch()
-    mesh_scratch = allocate_mesh_scratch(hulls)
+    mesh_scratch = allocate_mesh_scratch(hulls, meshes)
     for p in range(pair_count):
         a = pairs[p, 0]
         b = pairs[p, 1]

@@ -46,8 +46,12 @@ GOLDEN_STEPS = 12
 DESCENT_STEPS = 10
 """Projected-gradient steps minimising the field over a triangle."""
 
-SAMPLE_REACH = 0.05
+SAMPLE_REACH = 0.01
 """A sample of A is tested against a passive mesh's triangles within margin + this x A's bounding radius [m]."""
+
+_FAR_FROM_CORNERS = 0.5774
+"""No point of a triangle is farther than this x its longest edge from all its corners (1/sqrt(3): the centre of
+an equilateral one)."""
 
 _INTERIOR = 0.01
 """A refined edge point is a new contact only this far [fraction of the edge] from both ends."""
@@ -94,7 +98,8 @@ def field_distance(meshes, m, x, reach, stack):
     are made, the distance and direction are made exact by the nearest triangle (``bvh_nearest_triangle``): the
     trilinear gradient turns by tens of degrees within a cell of edges and thin parts. The field's sign is kept
     where it is at least a cell from zero; nearer, the point's own winding number decides (``winding_number_at``,
-    the rule the grid was signed with: right for overlapping parts and parts thinner than a cell).
+    the rule the grid was signed with: right for overlapping parts and parts thinner than a cell, where the
+    nearest face's side is not).
     """
     grid = mesh_grid(meshes, m)
     phi, g = sdf_eval(meshes.mesh_sdf_values, grid, x)
@@ -113,6 +118,7 @@ def field_distance(meshes, m, x, reach, stack):
         return 0.0, (tn[t, 0], tn[t, 1], tn[t, 2])
     inside = phi < 0.0
     if abs(phi) < cell:
+        # too near the surface for the interpolated sign: count the crossings
         root = meshes.mesh_node_start[m]
         winding = winding_number_at(meshes.mesh_node_lower, meshes.mesh_node_upper, meshes.mesh_node_right,
                                     meshes.mesh_node_first, meshes.mesh_node_count, meshes.mesh_leaf_tris,
@@ -325,8 +331,12 @@ def features_vs_field(meshes, ma, pa, Ra, kind, size, pb, Rb, hulls, hull, stack
 
 
 @njit_kernel
-def passive_vs_field(meshes, ma, pa, Ra, mb, pb, Rb, stack, triangles, C):
-    """Passive mesh mb's vertices and per-triangle field minima near A against A's field."""
+def passive_vs_field(meshes, ma, pa, Ra, mb, pb, Rb, stamp, S):
+    """Passive mesh mb's vertices (each once: ``S.vertex_stamp == stamp``) and per-triangle field minima near A
+    against A's field."""
+    C = S.cand
+    stack = S.stack
+    triangles = S.triangles
     margin = C.settings[0]
     values = meshes.mesh_sdf_values
     grid = mesh_grid(meshes, ma)
@@ -368,17 +378,24 @@ def passive_vs_field(meshes, ma, pa, Ra, mb, pb, Rb, stack, triangles, C):
             )
             least = math.inf
             for k in range(3):
-                phi = _field_point(C, meshes, ma, Ra, x[k], corners[k], 0.0, np.int64(tris[t, k] - v_first),
-                                   np.int64(3), stack)  # fmt: skip
-                least = min(least, phi)
+                v = tris[t, k]
+                if S.vertex_stamp[v] != stamp:
+                    S.vertex_stamp[v] = stamp
+                    S.vertex_phi[v] = _field_point(C, meshes, ma, Ra, x[k], corners[k], 0.0, np.int64(v - v_first),
+                                                   np.int64(3), S.query_stack)  # fmt: skip
+                least = min(least, S.vertex_phi[v])
             size = max(norm3(sub3(x[1], x[0])), norm3(sub3(x[2], x[1])), norm3(sub3(x[0], x[2])))
-            if least - size > margin:
-                continue
+            if least - _FAR_FROM_CORNERS * size > margin:
+                continue  # 1-Lipschitz: no point of the triangle comes within the margin
+            centre = scale3(add3(add3(x[0], x[1]), x[2]), 1.0 / 3.0)
+            reach = max(norm3(sub3(x[0], centre)), norm3(sub3(x[1], centre)), norm3(sub3(x[2], centre)))
+            if sdf_eval(values, grid, centre)[0] - reach > margin:
+                continue  # the same bound from the centre
             w, phi, g = triangle_minimum(values, grid, x[0], x[1], x[2])
             if phi < least and min(w[0], w[1], w[2]) > 0.0:
                 y = axpy3(w[2], corners[2], axpy3(w[1], corners[1], scale3(corners[0], w[0])))
                 xa = axpy3(w[2], x[2], axpy3(w[1], x[1], scale3(x[0], w[0])))
-                _field_point(C, meshes, ma, Ra, xa, y, 0.0, t, np.int64(4), stack)
+                _field_point(C, meshes, ma, Ra, xa, y, 0.0, t, np.int64(4), S.query_stack)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -400,7 +417,7 @@ def collide_active_mesh(meshes, ma, pa, Ra, scale_a, kind, params, pb, Rb, hull,
     last = np.int64(meshes.mesh_sample_start[ma + 1])
     if kind == MESH and meshes.mesh_sdf_dims[mb, 0] == 0:
         samples_vs_passive(meshes, ma, pa, Ra, mb, pb, Rb, max(scale_a, 1.0e-9), S.stack, C)
-        passive_vs_field(meshes, ma, pa, Ra, mb, pb, Rb, S.stack, S.triangles, C)
+        passive_vs_field(meshes, ma, pa, Ra, mb, pb, Rb, np.int64(pair_index + 1), S)
     else:
         samples_vs_shape(samples, first, last, pa, Ra, kind, size, hulls, hull, meshes, mb, pb, Rb, 1.0, np.int64(0),
                          S.stack, C)  # fmt: skip
@@ -410,5 +427,5 @@ def collide_active_mesh(meshes, ma, pa, Ra, scale_a, kind, params, pb, Rb, hull,
             samples_vs_shape(samples, first_b, last_b, pb, Rb, kind, size, hulls, hull, meshes, ma, pa, Ra, -1.0,
                              np.int64(5), S.stack, C)  # fmt: skip
         elif kind != PLANE:
-            features_vs_field(meshes, ma, pa, Ra, kind, size, pb, Rb, hulls, hull, S.stack, C)
+            features_vs_field(meshes, ma, pa, Ra, kind, size, pb, Rb, hulls, hull, S.query_stack, C)
     emit_mesh_manifold(out, pair_index, sgn, C)
