@@ -152,6 +152,7 @@ demo: setup
 	$(PY) demo/build_friction_demo.py
 	$(PY) demo/build_soft_demo.py
 	$(PY) demo/build_ipc_demo.py
+	$(PY) demo/build_rigid_mesh_demo.py
 
 # Every tests/benchmarks/bench_*.py, each in its own process; peers they compare against are
 # installed into .venv on first use (pybullet ships cp311 wheels).

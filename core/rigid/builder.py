@@ -11,6 +11,7 @@ from ..friction.lookup import pack_surfaces
 from ..friction.surface import StructureSource, SurfaceFriction, SurfaceFrictionModel
 from .hull import convex_hull, pack_hulls
 from .mass_properties import primitive_mass_properties, shape_inertia, shape_volume
+from .mesh import mesh_bounding_radius, pack_meshes, validated_mesh
 from .model import Model
 from .state import State
 
@@ -129,7 +130,7 @@ class ModelBuilder:
         return index
 
     # shapes ---------------------------------------------------------------------------------
-    def _add_shape(self, body, shape_type, params, pos, quat, mu, restitution, hull=None) -> int:
+    def _add_shape(self, body, shape_type, params, pos, quat, mu, restitution, hull=None, mesh=None) -> int:
         self._check_body(body)
         self._shapes.append(
             dict(
@@ -141,6 +142,7 @@ class ModelBuilder:
                 mu=float(mu),
                 restitution=float(restitution),
                 hull=hull,
+                mesh=mesh,
             )
         )
         return len(self._shapes) - 1
@@ -191,6 +193,27 @@ class ModelBuilder:
         hull = convex_hull(vertices, label=self._bodies[body]["label"])
         radius = float(np.sqrt(np.max(np.sum(hull.vertices * hull.vertices, axis=1))))
         return self._add_shape(body, ShapeType.CONVEX, (radius, 0.0, 0.0), pos, quat, mu, restitution, hull)
+
+    def add_shape_mesh(
+        self, body, vertices, triangles, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0
+    ) -> int:
+        """Triangle mesh: ``vertices`` (V, 3) [m] in the shape frame, ``triangles`` (T, 3) corner indices.
+
+        On a static or kinematic body (passive) any triangle soup collides, through a BVH over its triangles
+        (open surfaces such as bowls and terrain collide on both sides). On a dynamic body (active) the mesh must
+        be closed, wound with its faces pointing out and enclose a positive volume; it collides through a signed
+        distance field built at :meth:`finalize`, and its inertia (unless given to :meth:`add_body`) comes from
+        the enclosed solid like a hull's.
+
+        Raises:
+            ModelError: naming the body, for bad arrays, non-finite coordinates, out-of-range indices, no
+                triangle with area, or (dynamic body) an open or inward-wound mesh.
+        """
+        self._check_body(body)
+        b = self._bodies[body]
+        mesh = validated_mesh(vertices, triangles, solid=b["kind"] == BodyKind.DYNAMIC, label=b["label"])
+        radius = mesh_bounding_radius(mesh)
+        return self._add_shape(body, ShapeType.MESH, (radius, 0.0, 0.0), pos, quat, mu, restitution, mesh=mesh)
 
     def add_shape_plane(self, body, *, pos=(0, 0, 0), quat=(1, 0, 0, 0), mu=0.5, restitution=0.0) -> int:
         """Infinite ground plane through ``pos``; solid below, outward normal = local +z. Kinematic bodies only."""
@@ -243,14 +266,17 @@ class ModelBuilder:
         m.body_inv_inertia_local = np.zeros((nb, 3, 3))
         m.body_label = [b["label"] for b in self._bodies]
 
-        order = self._finalize_shapes(m, shapes_of)
+        order = self._finalize_shapes(m, shapes_of, contact_margin)
         self._finalize_friction(m, order)
         self._validate_shapes()
         m.initial_state = self._finalize_bodies(m, shapes_of)
         return m
 
-    def _finalize_shapes(self, m: Model, shapes_of: list[list[int]]) -> list[int]:
-        """Shape arrays in body order (CSR ``body_shape_start``); returns model shape index → builder shape index."""
+    def _finalize_shapes(self, m: Model, shapes_of: list[list[int]], margin: float) -> list[int]:
+        """Shape arrays in body order (CSR ``body_shape_start``); returns model shape index → builder shape index.
+
+        Hulls and meshes are packed here (meshes with their BVH, and the fields of active ones, whose band covers
+        the contact ``margin`` [m])."""
         nb, ns = m.body_count, m.shape_count
         order = [s for b in range(nb) for s in shapes_of[b]]
         m.body_shape_start = np.zeros(nb + 1, np.int32)
@@ -269,6 +295,13 @@ class ModelBuilder:
                 m.shape_hull[i] = len(hulls)
                 hulls.append(self._shapes[s]["hull"])
         m.hulls = pack_hulls(hulls)
+        m.shape_mesh = np.full(ns, -1, np.int32)
+        meshes = []
+        for i, s in enumerate(order):
+            if self._shapes[s]["mesh"] is not None:
+                m.shape_mesh[i] = len(meshes)
+                meshes.append(self._shapes[s]["mesh"])
+        m.meshes = pack_meshes(meshes, margin)
         return order
 
     def _validate_shapes(self) -> None:
@@ -367,7 +400,7 @@ class ModelBuilder:
     def _derived_inertia(self, shape_indices, mass) -> np.ndarray:
         """Uniform-density inertia [kg·m²] of the union of a body's shapes about the body origin."""
         shapes = [self._shapes[s] for s in shape_indices]
-        volumes = np.array([shape_volume(s["type"], s["params"], s["hull"]) for s in shapes])
+        volumes = np.array([shape_volume(s["type"], s["params"], s["hull"], s["mesh"]) for s in shapes])
         total = volumes.sum()
         inertia = np.zeros((3, 3))
         for shape, vol in zip(shapes, volumes, strict=True):
@@ -377,7 +410,7 @@ class ModelBuilder:
             if shape["type"] in _CENTRED_SHAPES:
                 i_local = rot @ shape_inertia(shape["type"], shape["params"], m_s) @ rot.T
             else:  # the centroid is off the shape origin: inertia about it, then shifted with it
-                unit = primitive_mass_properties(shape["type"], shape["params"], shape["hull"])
+                unit = primitive_mass_properties(shape["type"], shape["params"], shape["hull"], shape["mesh"])
                 i_local = rot @ (unit.inertia * (m_s / unit.volume)) @ rot.T
                 d = d + rot @ unit.centroid
             inertia += i_local + m_s * (float(d @ d) * np.eye(3) - np.outer(d, d))  # parallel-axis theorem

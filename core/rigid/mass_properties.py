@@ -88,8 +88,9 @@ def hull_triangles(hull: Hull) -> np.ndarray:
     return np.concatenate(fans).astype(np.int64)
 
 
-def shape_volume(shape_type: int, params, hull: Hull | None = None) -> float:
-    """Volume [m³] of a solid shape (0 for planes and meshes); CONVEX needs its ``hull``."""
+def shape_volume(shape_type: int, params, hull: Hull | None = None, mesh=None) -> float:
+    """Volume [m³] of a solid shape (0 for planes); CONVEX needs its ``hull``, MESH its ``mesh`` (anything with
+    ``vertices`` and ``triangles``, e.g. :class:`~.mesh.TriangleMesh`; 0 without it)."""
     a, b, c = (float(p) for p in params)
     if shape_type == ShapeType.SPHERE:
         return 4.0 / 3.0 * math.pi * a**3
@@ -103,6 +104,8 @@ def shape_volume(shape_type: int, params, hull: Hull | None = None) -> float:
         return math.pi * a * a * 2.0 * b / 3.0
     if shape_type == ShapeType.CONVEX and hull is not None:
         return mesh_mass_properties(hull.vertices, hull_triangles(hull)).volume
+    if shape_type == ShapeType.MESH and mesh is not None:
+        return mesh_mass_properties(mesh.vertices, mesh.triangles).volume
     return 0.0
 
 
@@ -144,20 +147,24 @@ def shape_inertia(shape_type: int, params, mass: float, hull: Hull | None = None
     return np.zeros((3, 3))
 
 
-def primitive_mass_properties(shape_type: int, params, hull: Hull | None = None) -> MassProperties:
+def primitive_mass_properties(shape_type: int, params, hull: Hull | None = None, mesh=None) -> MassProperties:
     """Mass properties at density 1 of one solid shape in its own frame (``shape_params`` per :class:`ShapeType`).
 
     SPHERE, BOX, CAPSULE and CYLINDER are centred on their origin; the CONE's centroid is at
-    ``z = -half_height / 2`` (a quarter of the height above its base); CONVEX integrates ``hull``.
+    ``z = -half_height / 2`` (a quarter of the height above its base); CONVEX integrates ``hull``, MESH its closed
+    ``mesh`` (``vertices``, ``triangles``).
 
     Raises:
-        ValueError: a shape without a finite volume (PLANE, MESH) or a CONVEX shape without its hull.
+        ValueError: a shape without a finite volume (PLANE, a MESH without its mesh or not closed) or a CONVEX
+            shape without its hull.
     """
     shape_type = ShapeType(shape_type)
     if shape_type == ShapeType.CONVEX:
         if hull is None:
             raise ValueError("a CONVEX shape needs its hull")
         return mesh_mass_properties(hull.vertices, hull_triangles(hull))
+    if shape_type == ShapeType.MESH and mesh is not None:
+        return mesh_mass_properties(mesh.vertices, mesh.triangles)
     if shape_type not in (ShapeType.SPHERE, ShapeType.BOX, ShapeType.CAPSULE, ShapeType.CYLINDER, ShapeType.CONE):
         raise ValueError(f"{shape_type.name} shapes have no finite volume")
     params = np.asarray(params, np.float64).reshape(3)

@@ -11,6 +11,7 @@ import numpy as np
 from .contacts import Contacts
 from .control import Control
 from .hull import HullArrays, empty_hull_arrays
+from .mesh import MeshArrays, empty_mesh_arrays
 from .state import State
 
 
@@ -56,6 +57,11 @@ class Model:
         """Index into :attr:`hulls` of each CONVEX shape, -1 for every other shape, shape (shape_count,), int32."""
         self.hulls: HullArrays = empty_hull_arrays()
         """Every convex hull of the model (:class:`~.hull.HullArrays`, shape-frame coordinates)."""
+        self.shape_mesh: np.ndarray = np.zeros(0, np.int32)
+        """Index into :attr:`meshes` of each MESH shape, -1 for every other shape, shape (shape_count,), int32."""
+        self.meshes: MeshArrays = empty_mesh_arrays()
+        """Every triangle mesh of the model (:class:`~.mesh.MeshArrays`: vertices, triangles, BVH, and the signed
+        distance field and surface samples of the active ones; shape-frame coordinates)."""
         self.shape_mu: np.ndarray = np.zeros(0)
         """Friction coefficient mu of each surface [dimensionless], shape (shape_count,)."""
         self.shape_restitution: np.ndarray = np.zeros(0)

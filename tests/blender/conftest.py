@@ -74,6 +74,26 @@ def add_ground(name="Ground", size=20.0):
     return obj
 
 
+def add_primitive(primitive, name, **kwargs):
+    """``bpy.ops.mesh.primitive_<primitive>_add(**kwargs)``, named ``name``."""
+    getattr(bpy.ops.mesh, f"primitive_{primitive}_add")(**kwargs)
+    obj = bpy.context.object
+    obj.name = name
+    return obj
+
+
+def with_rigid_body(obj, **settings):
+    """Give ``obj`` a Blender rigid body (``rigidbody.object_add``, as the Physics tab does) and set it."""
+    for other in bpy.context.view_layer.objects.selected:
+        other.select_set(False)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.rigidbody.object_add()
+    for key, value in settings.items():
+        setattr(obj.rigid_body, key, value)
+    return obj
+
+
 def build_drop_scene(unit=1.0, frame_end=24):
     """Box and sphere dropping on a ground plane next to an animated (kinematic) passive box.
 
@@ -162,6 +182,8 @@ def lab():
         add_cube=add_cube,
         add_sphere=add_sphere,
         add_ground=add_ground,
+        add_primitive=add_primitive,
+        with_rigid_body=with_rigid_body,
         build_drop_scene=build_drop_scene,
         keyed_transform=keyed_transform,
         snapshot=snapshot,

@@ -24,40 +24,23 @@ REST_TOLERANCE = 0.002
 """Resting height tolerance [m]: the solver leaves penetrations far below a millimetre."""
 
 
-def with_rigid_body(obj, **settings):
-    """Give ``obj`` a Blender rigid body (``rigidbody.object_add``, as the Physics tab does) and set it."""
-    bpy.context.view_layer.objects.active = obj
-    obj.select_set(True)
-    bpy.ops.rigidbody.object_add()
-    for key, value in settings.items():
-        setattr(obj.rigid_body, key, value)
-    return obj
-
-
-def add(primitive, name, **kwargs):
-    getattr(bpy.ops.mesh, f"primitive_{primitive}_add")(**kwargs)
-    obj = bpy.context.object
-    obj.name = name
-    return obj
-
-
-def blender_scene(frame_end=36, with_pusher=True):
+def blender_scene(lab, frame_end=36, with_pusher=True):
     """A thick passive ground (top at z = 0), a cylinder, a convex-hull Suzanne and an animated passive pusher,
     all set up with Blender's rigid body settings only."""
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, frame_end
     scene.render.fps = FPS
-    ground = add("cube", "Ground", size=1.0, location=(0.0, 0.0, -0.25))
+    ground = lab.add_primitive("cube", "Ground", size=1.0, location=(0.0, 0.0, -0.25))
     ground.scale = (12.0, 12.0, 0.5)
-    with_rigid_body(ground, type="PASSIVE", collision_shape="BOX", friction=0.8)
-    can = add("cylinder", "Can", radius=0.3, depth=0.8, location=(0.0, 0.0, 0.45))
-    with_rigid_body(can, collision_shape="CYLINDER", mass=2.0, friction=0.7, restitution=0.1, angular_damping=0.3)
-    monkey = add("monkey", "Suzanne", size=1.0, location=(2.5, 0.0, 0.6))
-    with_rigid_body(monkey, collision_shape="CONVEX_HULL", mass=1.5, linear_damping=0.2)
+    lab.with_rigid_body(ground, type="PASSIVE", collision_shape="BOX", friction=0.8)
+    can = lab.add_primitive("cylinder", "Can", radius=0.3, depth=0.8, location=(0.0, 0.0, 0.45))
+    lab.with_rigid_body(can, collision_shape="CYLINDER", mass=2.0, friction=0.7, restitution=0.1, angular_damping=0.3)
+    monkey = lab.add_primitive("monkey", "Suzanne", size=1.0, location=(2.5, 0.0, 0.6))
+    lab.with_rigid_body(monkey, collision_shape="CONVEX_HULL", mass=1.5, linear_damping=0.2)
     objects = {"Ground": ground, "Can": can, "Suzanne": monkey}
     if with_pusher:
-        pusher = add("cube", "Pusher", size=0.5, location=(-3.0, 3.0, 0.25))
-        with_rigid_body(pusher, kinematic=True, collision_shape="BOX")
+        pusher = lab.add_primitive("cube", "Pusher", size=0.5, location=(-3.0, 3.0, 0.25))
+        lab.with_rigid_body(pusher, kinematic=True, collision_shape="BOX")
         pusher.keyframe_insert("location", frame=1)
         pusher.location.x = -2.0
         pusher.keyframe_insert("location", frame=frame_end)
@@ -91,14 +74,14 @@ def world_vertices(obj, scene):
     return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
 
 
-def test_import_copies_blender_settings_and_mutes_its_world(factory_scene):
+def test_import_copies_blender_settings_and_mutes_its_world(factory_scene, lab):
     """Every Blender value lands unchanged in obj.contact_lab (Animated → Passive), the world's substeps and
     Bullet's combine rules are set, Blender's world is muted (kept), and what has no equivalent is reported."""
-    scene, objs = blender_scene()
+    scene, objs = blender_scene(lab)
     objs["Suzanne"].rigid_body.use_margin = True
     objs["Suzanne"].rigid_body.collision_margin = 0.02
-    card = add("plane", "Card", size=4.0, location=(0.0, -4.0, 0.0))
-    with_rigid_body(card, type="PASSIVE", collision_shape="CONVEX_HULL")
+    card = lab.add_primitive("plane", "Card", size=4.0, location=(0.0, -4.0, 0.0))
+    lab.with_rigid_body(card, type="PASSIVE", collision_shape="CONVEX_HULL")
     expected = {name: blender_settings(obj) for name, obj in objs.items()}
 
     assert bpy.ops.contact_lab.import_rigid_body() == {"FINISHED"}
@@ -124,10 +107,10 @@ def test_import_copies_blender_settings_and_mutes_its_world(factory_scene):
     assert all(report["objects"][name]["not_carried"] == [] for name in ("Ground", "Can", "Pusher"))
 
 
-def test_imported_scene_bakes_and_comes_to_rest_on_the_ground(factory_scene):
+def test_imported_scene_bakes_and_comes_to_rest_on_the_ground(factory_scene, lab):
     """After the import, the bake keys the cylinder upright at half its height above the ground and the hull of
     Suzanne with its lowest vertex on the ground; the animated pusher keeps its own animation."""
-    scene, objs = blender_scene(frame_end=48)
+    scene, objs = blender_scene(lab, frame_end=48)
     assert bpy.ops.contact_lab.import_rigid_body() == {"FINISHED"}
     export = rigid_export.export_scene(scene)
     by_name = {b.object_name: b for b in export.bodies}
@@ -165,7 +148,7 @@ def test_cone_and_compound_centres_of_mass(factory_scene, lab):
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 36
     lab.add_ground()
-    cone = add("cone", "Cone", radius1=0.5, depth=1.0, location=(3.0, 0.0, 0.6))
+    cone = lab.add_primitive("cone", "Cone", radius1=0.5, depth=1.0, location=(3.0, 0.0, 0.6))
     cone.contact_lab.role, cone.contact_lab.shape = "ACTIVE", "CONE"
     bpy.ops.object.empty_add(location=(0.0, 0.0, 1.0))
     table = bpy.context.object
@@ -206,10 +189,10 @@ def test_ball_rests_on_an_imported_flat_ground(factory_scene, lab):
     """A flat passive Box from Blender (a ground plane) becomes a Mesh; a sphere dropped on it rests at its radius."""
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 36
-    plane = add("plane", "Floor", size=6.0)
-    with_rigid_body(plane, type="PASSIVE", collision_shape="BOX")
-    ball = add("uv_sphere", "Ball", radius=0.4, location=(0.0, 0.0, 0.8))
-    with_rigid_body(ball, collision_shape="SPHERE")
+    plane = lab.add_primitive("plane", "Floor", size=6.0)
+    lab.with_rigid_body(plane, type="PASSIVE", collision_shape="BOX")
+    ball = lab.add_primitive("uv_sphere", "Ball", radius=0.4, location=(0.0, 0.0, 0.8))
+    lab.with_rigid_body(ball, collision_shape="SPHERE")
     scene.rigidbody_world.substeps_per_frame = 4
     assert bpy.ops.contact_lab.import_rigid_body() == {"FINISHED"}
     assert plane.contact_lab.shape == "MESH"
@@ -224,7 +207,7 @@ def test_active_closed_mesh_rests_on_its_lowest_vertex(factory_scene, lab):
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 36
     lab.add_ground()
-    torus = add("torus", "Ring", major_radius=0.5, minor_radius=0.15, location=(0.0, 0.0, 0.4))
+    torus = lab.add_primitive("torus", "Ring", major_radius=0.5, minor_radius=0.15, location=(0.0, 0.0, 0.4))
     torus.contact_lab.role, torus.contact_lab.shape = "ACTIVE", "MESH"
     assert bpy.ops.contact_lab.bake() == {"FINISHED"}
     scene.frame_set(scene.frame_end)
@@ -235,7 +218,7 @@ def test_active_closed_mesh_rests_on_its_lowest_vertex(factory_scene, lab):
 
 
 def _flat_hull(lab):
-    card = add("plane", "Card", size=1.0, location=(0.0, 0.0, 2.0))
+    card = lab.add_primitive("plane", "Card", size=1.0, location=(0.0, 0.0, 2.0))
     card.contact_lab.role, card.contact_lab.shape = "ACTIVE", "CONVEX_HULL"
     return "'Card': a Convex Hull needs at least 4 vertices that are not all in one plane"
 
@@ -249,7 +232,9 @@ def _lonely_compound(lab):
 
 
 def _open_active_mesh(lab):
-    tube = add("cylinder", "Tube", radius=0.3, depth=1.0, end_fill_type="NOTHING", location=(0.0, 0.0, 2.0))
+    tube = lab.add_primitive(
+        "cylinder", "Tube", radius=0.3, depth=1.0, end_fill_type="NOTHING", location=(0.0, 0.0, 2.0)
+    )
     tube.contact_lab.role, tube.contact_lab.shape = "ACTIVE", "MESH"
     return "'Tube': an active Mesh must be closed"
 
@@ -297,7 +282,7 @@ def test_core_hull_error_reaches_the_user(factory_scene, lab, monkeypatch):
     """With the bridge's own check out of the way, the core's refusal of a flat hull (a ModelError naming the body)
     reaches the user as the bake's error, naming the object."""
     scene, _ = lab.build_drop_scene(frame_end=4)
-    card = add("plane", "Card", size=1.0, location=(5.0, 0.0, 0.5))
+    card = lab.add_primitive("plane", "Card", size=1.0, location=(5.0, 0.0, 0.5))
     card.contact_lab.role, card.contact_lab.shape = "PASSIVE", "CONVEX_HULL"
     monkeypatch.setattr(rigid_shapes, "hull_problem", lambda *args: None)
     before = lab.snapshot(scene)
@@ -353,7 +338,7 @@ def test_panels_show_parts_damping_and_the_import_button(factory_scene, lab):
 
     _, labels, operators = draw(physics.CONTACT_LAB_PT_scene)
     assert "contact_lab.import_rigid_body" not in operators  # no rigid body world yet
-    with_rigid_body(leg)
+    lab.with_rigid_body(leg)
     _, labels, operators = draw(physics.CONTACT_LAB_PT_scene)
     assert "contact_lab.import_rigid_body" in operators
     assert "Blender's rigid body world is on: it also simulates its objects" in labels

@@ -8,6 +8,7 @@ import reference_geometry as ref
 from contact_lab.core.rigid.collision.broad_phase import sweep_and_prune
 from contact_lab.core.rigid.collision.narrow_phase import compute_shape_aabbs
 from contact_lab.core.rigid.hull import empty_hull_arrays
+from contact_lab.core.rigid.mesh import empty_mesh_arrays
 
 
 def random_scene(rng, n, planes=1, extent=4.0):
@@ -79,6 +80,8 @@ def test_shape_aabbs_match_support_function():
         np.array([s.pos for s in shapes]),
         np.array([s.rot for s in shapes]),
         empty_hull_arrays(),
+        np.full(len(shapes), -1, np.int32),
+        empty_mesh_arrays(),
         np.full(len(shapes), -1, np.int32),
         margin,
         lower,

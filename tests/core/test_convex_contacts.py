@@ -43,6 +43,7 @@ import numpy as np
 import pytest
 from contact_lab.core.rigid.collision.narrow_phase import FEATURE_MAX, compute_shape_aabbs, generate_contacts
 from contact_lab.core.rigid.hull import convex_hull, empty_hull_arrays, pack_hulls
+from contact_lab.core.rigid.mesh import empty_mesh_arrays
 
 SPHERE, BOX, CAPSULE, PLANE = ref.SPHERE, ref.BOX, ref.CAPSULE, ref.PLANE
 CYLINDER, CONE, CONVEX = ref.CYLINDER, ref.CONE, ref.CONVEX
@@ -167,8 +168,9 @@ def collide(types, params, pos, rot, hull, pairs, hulls=None, margin=MARGIN):
     out = (np.zeros(cap, np.int32), np.zeros((cap, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap, np.int32))
     counts = np.zeros(2, np.int64)
     generate_contacts(np.asarray(types, np.int32), np.asarray(params, float), np.asarray(pos, float),
-                      np.asarray(rot, float), hulls, np.asarray(hull, np.int32), pairs, len(pairs), margin,
-                      np.zeros(len(types)), *out, counts)  # fmt: skip
+                      np.asarray(rot, float), hulls, np.asarray(hull, np.int32), empty_mesh_arrays(),
+                      np.full(len(types), -1, np.int32), pairs, len(pairs), margin, np.zeros(len(types)), *out,
+                      counts)  # fmt: skip
     assert counts[1] == 0
     n = int(counts[0])
     return tuple(o[:n] for o in out)
@@ -589,7 +591,8 @@ def test_shape_aabbs_bound_new_shapes_tightly():
     compute_shape_aabbs(
         np.repeat(np.array([CYLINDER, CONE, CONVEX], np.int32), 40), np.vstack([b.params for b in batches]),
         np.vstack([b.pos for b in batches]), np.concatenate([b.rot for b in batches]), hull_pool()[1],
-        np.concatenate([b.hull for b in batches]).astype(np.int32), 0.02, lower, upper,
+        np.concatenate([b.hull for b in batches]).astype(np.int32), empty_mesh_arrays(), np.full(120, -1, np.int32),
+        0.02, lower, upper,
     )  # fmt: skip
     for k, batch in enumerate(batches):
         e = np.broadcast_to(np.eye(3), (40, 3, 3))

@@ -5,6 +5,7 @@ import pytest
 import reference_geometry as ref
 from contact_lab.core.rigid.collision.narrow_phase import FEATURE_MAX, generate_contacts
 from contact_lab.core.rigid.hull import empty_hull_arrays
+from contact_lab.core.rigid.mesh import empty_mesh_arrays
 
 Shape = ref.Shape
 SPHERE, BOX, CAPSULE, PLANE = ref.SPHERE, ref.BOX, ref.CAPSULE, ref.PLANE
@@ -33,6 +34,8 @@ def collide(shapes, pairs, margin=MARGIN, cap=64):
         pos,
         rot,
         empty_hull_arrays(),
+        np.full(len(types), -1, np.int32),
+        empty_mesh_arrays(),
         np.full(len(types), -1, np.int32),
         pairs,
         pairs.shape[0],
@@ -348,6 +351,8 @@ def test_contact_overflow_is_counted_without_writing_past_the_end():
         rot,
         empty_hull_arrays(),
         np.full(len(types), -1, np.int32),
+        empty_mesh_arrays(),
+        np.full(len(types), -1, np.int32),
         pairs,
         3,
         0.01,
@@ -367,6 +372,8 @@ def test_contact_overflow_is_counted_without_writing_past_the_end():
             pos,
             rot,
             empty_hull_arrays(),
+            np.full(len(types), -1, np.int32),
+            empty_mesh_arrays(),
             np.full(len(types), -1, np.int32),
             pairs,
             3,

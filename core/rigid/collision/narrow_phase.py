@@ -3,11 +3,14 @@
 One job: ``generate_contacts`` dispatches each candidate pair (first shape = lower ``ShapeType``) to its pair
 kernel and ``compute_shape_aabbs`` bounds the shapes for the broad phase; this module holds the sphere, plane
 and capsule pair kernels, the box-box and box-capsule kernels live in ``box_contacts``, and every pair with a
-cylinder, cone or convex hull goes through the GJK/EPA manifold of ``convex_contacts``. Shapes are given by
+cylinder, cone or convex hull goes through the GJK/EPA manifold of ``convex_contacts``, and every pair with a
+triangle mesh through ``mesh_contacts`` (a passive mesh's BVH) or ``sdf_contacts`` (an active mesh's signed
+distance field). Shapes are given by
 ``ShapeType`` and params (radius | half-extents | (radius, half_height) | (bounding radius,)) [m], world origins
 (3,) [m], rotation matrices (3, 3) whose columns are the local axes, and for hulls an index into a
 :class:`~..hull.HullArrays`. The contact conventions (normal from the first shape to the second, signed gap phi
-[m], midpoint contact point, feature ids in [0, FEATURE_MAX)) are documented in ``contact_common``.
+[m], midpoint contact point, feature ids in [0, FEATURE_MAX)) are documented in ``contact_common``. Meshes are
+an index into a :class:`~..mesh.MeshArrays`; a mesh with a field (``mesh_sdf_dims > 0``) is active.
 
 Kernels work on tuples of three floats, which Numba keeps in registers: no heap allocation per pair; the clipping,
 GJK/EPA and manifold buffers are allocated once per ``generate_contacts`` call.
@@ -30,6 +33,9 @@ from .contact_common import (
     with_component,
 )
 from .convex_contacts import allocate_convex_scratch, collide_convex_convex, collide_plane_convex
+from .mesh_contacts import collide_passive_mesh
+from .mesh_manifold import allocate_mesh_scratch
+from .sdf_contacts import collide_active_mesh
 from .support import bounding_radius, make_convex_shape
 
 __all__ = [
@@ -60,6 +66,7 @@ _PLANE = 4
 _CYLINDER = 5
 _CONE = 6
 _CONVEX = 7
+_MESH = 8
 
 _CAPSULE_PARALLEL_SIN = 2.0e-2
 """``sin`` of the angle below which two capsule axes count as parallel (two contacts at the overlap ends)."""
@@ -262,8 +269,8 @@ def _convex_extent(t, params, R, hulls, hull, k):
 
 
 @njit_kernel
-def compute_shape_aabbs(shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, margin,
-                        aabb_lower, aabb_upper):  # fmt: skip
+def compute_shape_aabbs(shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
+                        shape_mesh, margin, aabb_lower, aabb_upper):  # fmt: skip
     """World AABB of every shape expanded by ``margin`` [m].
 
     Args:
@@ -274,15 +281,31 @@ def compute_shape_aabbs(shape_type, shape_params, shape_world_pos, shape_world_r
         shape_world_rot: rotation matrices (columns = local axes), shape (shape_count, 3, 3).
         hulls: every convex hull (:class:`~..hull.HullArrays`, shape-frame vertices).
         shape_hull: index into ``hulls`` of each CONVEX shape (else ignored), shape (shape_count,), int32.
+        meshes: every triangle mesh (:class:`~..mesh.MeshArrays`, shape-frame vertices).
+        shape_mesh: index into ``meshes`` of each MESH shape (else ignored), shape (shape_count,), int32.
         margin: contact margin [m].
         aabb_lower, aabb_upper: outputs, shape (shape_count, 3) [m].
 
     Planes are unbounded (+-INF) except along an axis-aligned normal, where the solid side stops at the plane.
+    A mesh's box is the world box of its BVH root box (conservative, O(1) per mesh).
     """
     for s in range(shape_type.shape[0]):
         t = shape_type[s]
         R = shape_world_rot[s]
         c = shape_world_pos[s]
+        if t == _MESH:
+            root = meshes.mesh_node_start[shape_mesh[s]]
+            for k in range(3):
+                mid = 0.0
+                ext = margin
+                for j in range(3):
+                    lo_j = meshes.mesh_node_lower[root, j]
+                    hi_j = meshes.mesh_node_upper[root, j]
+                    mid += R[k, j] * 0.5 * (lo_j + hi_j)
+                    ext += abs(R[k, j]) * 0.5 * (hi_j - lo_j)
+                aabb_lower[s, k] = c[k] + mid - ext
+                aabb_upper[s, k] = c[k] + mid + ext
+            continue
         if _CYLINDER <= t <= _CONVEX:
             for k in range(3):
                 lo, hi = _convex_extent(t, shape_params[s], R, hulls, shape_hull[s], k)
@@ -322,6 +345,8 @@ def generate_contacts(
     shape_world_rot,
     hulls,
     shape_hull,
+    meshes,
+    shape_mesh,
     pairs,
     pair_count,
     contact_margin,
@@ -336,7 +361,7 @@ def generate_contacts(
     """Contacts (gap <= the pair's margin) of the first ``pair_count`` pairs, seed §2.1.
 
     Args:
-        shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull: as in
+        shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes, shape_mesh: as in
             ``compute_shape_aabbs``.
         pairs: candidate shape pairs, shape (pair_max, 2), int32.
         pair_count: number of valid rows of ``pairs``.
@@ -357,6 +382,7 @@ def generate_contacts(
     clip_pos = np.empty((2, 8, 3))
     clip_tag = np.empty((2, 8, 2), np.int64)
     scratch = allocate_convex_scratch()
+    mesh_scratch = allocate_mesh_scratch(hulls, meshes)
     for p in range(pair_count):
         a = pairs[p, 0]
         b = pairs[p, 1]
@@ -372,7 +398,22 @@ def generate_contacts(
         pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
         pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
         margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
-        if _CYLINDER <= tb <= _CONVEX:
+        if tb == _MESH:
+            if norm3(sub3(pb, pa)) - bounding_radius(ta, ga) - gb[0] > margin and ta != _PLANE:
+                continue  # bounding spheres farther apart than the margin
+            mb = np.int64(shape_mesh[b])
+            ma = np.int64(shape_mesh[a]) if ta == _MESH else np.int64(-1)
+            if meshes.mesh_sdf_dims[mb, 0] > 0:  # b active: its field against a
+                collide_active_mesh(meshes, mb, pb, Rb, gb[0], ta, ga, pa, Ra, np.int64(shape_hull[a]), hulls, ma,
+                                    margin, p, -sgn, mesh_scratch, out)  # fmt: skip
+            elif ta == _MESH and meshes.mesh_sdf_dims[ma, 0] > 0:  # a active, b passive
+                collide_active_mesh(meshes, ma, pa, Ra, ga[0], tb, gb, pb, Rb, np.int64(shape_hull[b]), hulls, mb,
+                                    margin, p, sgn, mesh_scratch, out)  # fmt: skip
+            elif ta != _MESH and ta != _PLANE:  # b passive against a convex shape
+                collide_passive_mesh(meshes, mb, pb, Rb, ta, ga, pa, Ra, np.int64(shape_hull[a]), hulls, margin, p,
+                                     -sgn, mesh_scratch, scratch, out)  # fmt: skip
+            # two passive meshes, or a passive mesh and a plane: never both dynamic, no contacts
+        elif _CYLINDER <= tb <= _CONVEX:
             # Cylinder, cone or hull with anything convex: one generic GJK/EPA manifold kernel.
             if ta == _PLANE:
                 B = make_convex_shape(tb, gb, pb, Rb, int(shape_hull[b]), hulls)

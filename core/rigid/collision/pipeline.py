@@ -148,7 +148,7 @@ class CollisionPipeline:
         lower, upper = np.zeros((ns, 3)), np.zeros((ns, 3))
         compute_shape_aabbs(
             m.shape_type, m.shape_params, np.zeros((ns, 3)), np.broadcast_to(np.eye(3), (ns, 3, 3)).copy(),
-            m.hulls, m.shape_hull, 0.0, lower, upper,
+            m.hulls, m.shape_hull, m.meshes, m.shape_mesh, 0.0, lower, upper,
         )  # fmt: skip
         corner = np.maximum(np.abs(lower), np.abs(upper))
         reach = np.sqrt((corner * corner).sum(axis=1)) + np.sqrt((m.shape_pos_local**2).sum(axis=1))
@@ -203,6 +203,8 @@ class CollisionPipeline:
             self.shape_world_rot,
             m.hulls,
             m.shape_hull,
+            m.meshes,
+            m.shape_mesh,
             m.contact_margin,
             self.aabb_lower,
             self.aabb_upper,
@@ -232,6 +234,8 @@ class CollisionPipeline:
             self.shape_world_rot,
             m.hulls,
             m.shape_hull,
+            m.meshes,
+            m.shape_mesh,
             self.pairs,
             pair_count,
             m.contact_margin,
