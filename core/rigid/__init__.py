@@ -8,9 +8,11 @@ The same shape as its siblings :mod:`..soft` and :mod:`..ipc`:
 
 Inside: ``model``/``state``/``control``/``contacts`` (structure-of-arrays data), ``collision`` (broad and
 narrow phase, contact generation), ``contact_rows`` (contact frames, Jacobian rows, warm start),
-``hull`` (convex hulls and their packed arrays), ``mass_properties`` (volume, centroid and inertia of meshes,
-primitives and unions), ``integrate`` (semi-implicit Newton–Euler with Bullet-style damping) and ``solvers``
-(one step: free motion, rows, a contact solver of :mod:`..contact_solvers`, integration).
+``hull`` (convex hulls and their packed arrays), ``mesh`` (triangle meshes: BVH, signed distance fields,
+surface samples, packed arrays; with ``mesh_sdf`` and ``mesh_queries``), ``mass_properties`` (volume, centroid
+and inertia of meshes, primitives and unions), ``integrate`` (semi-implicit Newton–Euler with Bullet-style
+damping) and ``solvers`` (one step: free motion, rows, a contact solver of :mod:`..contact_solvers`,
+integration).
 """
 
 from .builder import ModelBuilder
@@ -28,6 +30,7 @@ from .mass_properties import (
     shape_inertia,
     shape_volume,
 )
+from .mesh import MeshArrays, TriangleMesh, pack_meshes, validated_mesh
 from .model import Model
 from .solvers import SOLVER_NAMES, SolverNewton, SolverPGS, SolverProx, make_solver
 from .state import State
@@ -46,10 +49,12 @@ __all__ = [
     "KinematicTrack",
     "make_solver",
     "MassProperties",
+    "MeshArrays",
     "mesh_mass_properties",
     "Model",
     "ModelBuilder",
     "pack_hulls",
+    "pack_meshes",
     "primitive_mass_properties",
     "shape_inertia",
     "shape_volume",
@@ -60,4 +65,6 @@ __all__ = [
     "SolverProx",
     "State",
     "Trajectory",
+    "TriangleMesh",
+    "validated_mesh",
 ]

@@ -10,7 +10,7 @@ import pytest
 import reference_geometry as ref
 from contact_lab.core import BodyKind, ModelBuilder, simulate
 from contact_lab.core.rigid.collision.narrow_phase import FEATURE_MAX, generate_contacts
-from contact_lab.core.rigid.collision.sdf_contacts import field_distance
+from contact_lab.core.rigid.collision.sdf_contacts import field_distance, field_view
 from contact_lab.core.rigid.hull import convex_hull, empty_hull_arrays, pack_hulls
 from contact_lab.core.rigid.mass_properties import mesh_mass_properties
 from contact_lab.core.rigid.mesh import mesh_bounding_radius, pack_meshes, surface_samples, validated_mesh
@@ -279,7 +279,8 @@ def test_field_distance_is_exact_near_the_surface(name):
     points = surface + rng.normal(size=(600, 3)) * 0.01
     expected = mr.signed_distances(points, v, t)
     stack = np.zeros(128, np.int32)
-    got = [field_distance(meshes, np.int64(0), tuple(p), MARGIN, stack) for p in points]
+    view = field_view(meshes, np.int64(0))
+    got = [field_distance(view, tuple(p), MARGIN, stack) for p in points]
     phi = np.array([g[0] for g in got])
     grad = np.array([g[1] for g in got])
     decided = np.abs(expected) > 1e-6

@@ -82,7 +82,7 @@ def _barycentric(x, a, b, c, n):
     return la, lb, 1.0 - la - lb
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def triangle_feature(x, a, b, c, n):
     """Feature code (``mesh_queries`` codes) of a point x of triangle (a, b, c) with unit normal n."""
     la, lb, lc = _barycentric(x, a, b, c, n)
@@ -145,7 +145,7 @@ def _edge_range(n, n_front, outward, m):
     return n, ALLOWED
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def _edge_nearer(n, v, verts, ring_start, ring, R):
     """Whether the world direction n leans along an edge leaving vertex v (global id) of a mesh rotated by R:
     then a point of that edge is nearer than v to the point in direction n."""
@@ -218,7 +218,7 @@ def triangle_frame(verts, tris, tri_normal, edge_normal, closed, t, pos, R, refe
     return ahead or not closed, corners, normal, scale3(normal, s), neighbours, (i, j, k)
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def _query_box(B, verts, pos, R, margin):
     """B's box in the mesh frame (origin ``pos``, rotation R), grown by ``margin``: ``(lower, upper)`` [m]."""
     o = vec3(pos)
@@ -335,7 +335,7 @@ def collide_passive_mesh(meshes, mesh, pm, Rm, kind, params, pos, rot, hull, hul
     C = S.cand
     if kind == CONVEX:
         copy_hull(hulls, hull, T)
-    B = make_convex_shape(kind, params, pos, rot, np.int64(1), T)
+    B = make_convex_shape(kind, params, pos, rot, np.int32(1), T)  # an int32 hull id, as in the narrow phase
     lo, hi = _query_box(B, T.hull_verts, pm, Rm, margin)
     root = meshes.mesh_node_start[mesh]
     overlap = True
@@ -366,7 +366,7 @@ def collide_passive_mesh(meshes, mesh, pm, Rm, kind, params, pos, rot, hull, hul
                 elif load_triangle(T, S.tri_pos, S.tri_params, corners, normal, n_front, B, margin):
                     make_room(C)
                     first = C.counts[0]
-                    A = make_convex_shape(np.int32(CONVEX), S.tri_params, S.tri_pos, S.tri_rot, np.int64(0), T)
+                    A = make_convex_shape(np.int32(CONVEX), S.tri_params, S.tri_pos, S.tri_rot, np.int32(0), T)
                     collide_convex_convex(A, B, T, margin, t, 1.0, convex, candidate_out(C))
                     settle_triangle(C, first, t, corners, normal, n_front, neighbours, frame, B, T, convex.poly_b,
                                     convex.ids_b, margin)  # fmt: skip

@@ -213,7 +213,7 @@ def make_room(C):
         reduce_candidates(C)
 
 
-@njit_kernel(inline="always")
+@njit_kernel
 def push_candidate(C, source, point, normal, gap, feature):
     """Add one candidate (point, unit normal, gap [m], feature id); reduces the buffer first when it is full."""
     if C.counts[0] > CANDIDATE_CAPACITY - CANDIDATE_RESERVE:

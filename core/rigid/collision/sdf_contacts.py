@@ -9,10 +9,11 @@ B. Points move between frames by rigid transforms (erratum E13: a point x of B's
 1. A's samples against B's signed distance ``phi_B``: a sample x inside B or within the margin gives a contact
    with gap ``phi_B(x)``, normal ``-grad phi_B`` and point midway between x and its projection on B. ``phi_B`` is
    exact for the plane, sphere, capsule, box, cylinder and cone (``shape_distance``); the hull's face-plane
-   distance (exact inside); another active mesh's field; a passive mesh's nearest triangle within reach
-   (``bvh_nearest_triangle``), signed by the side its normal faces (or, for an open mesh, the side of A's
-   centre), with the edge and corner rules of ``mesh_contacts.restricted_normal``.
-2. B's features against A's field, seed Algorithm 2 (gap ``s_A(x) - radius``, normal ``grad s_A``): the corner
+   distance (exact inside); another active mesh's distance (``field_distance``); a passive mesh's nearest
+   triangle within reach (``bvh_nearest_triangle``), signed by the side its normal faces (or, for an open mesh,
+   the side of A's centre), with the edge and corner rules of ``mesh_contacts.restricted_normal``.
+2. B's features against A's distance ``s_A`` (``field_distance``: the field, made exact by the nearest triangle
+   near the surface), seed Algorithm 2 (gap ``s_A(x) - radius``, normal ``grad s_A``): the corner
    points of a convex shape (box corners, rim points, hull vertices, the sphere's centre) and the point of each
    straight edge where ``s_A`` is least (golden-section search, the 1D form of the seed's refinement), the
    vertices of a passive mesh and the minimum of ``s_A`` over each of its triangles near A (the face-based
@@ -20,9 +21,10 @@ B. Points move between frames by rigid transforms (erratum E13: a point x of B's
    projection after the step per erratum E16), and another active mesh's samples.
 
 Edges and triangles are only refined where the field's 1-Lipschitz bound allows a contact (the least corner
-value minus the half edge, or the longest edge, is within the margin). Candidates are reduced to at most
-``MESH_MANIFOLD_MAX`` contacts (``mesh_manifold``). ``collide_active_mesh`` only dispatches and is inlined into
-the narrow phase; the work is in one function per direction and kind of B.
+value minus half the edge, or minus 0.58 x the longest edge of a triangle, and its centre's value minus its
+farthest corner, within the margin); each vertex of a passive mesh is evaluated once per pair. Candidates are
+reduced to at most ``MESH_MANIFOLD_MAX`` contacts (``mesh_manifold``). ``collide_active_mesh`` only dispatches
+and is inlined into the narrow phase; the work is in one function per direction and kind of B.
 """
 
 import math
@@ -69,7 +71,7 @@ def mesh_grid(meshes, m):
             np.int64(d[m, 0]), np.int64(d[m, 1]), np.int64(d[m, 2]), meshes.mesh_sdf_band[m])  # fmt: skip
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def relative_frame(Ra, pa, Rb, pb):
     """The map from B's frame to A's, ``x_A = M y + t`` with ``M = R_A^T R_B`` and ``t = R_A^T (c_B - c_A)``
     (erratum E13), as ``(columns of M, t)``."""
@@ -90,9 +92,21 @@ def _world(R, p, x):
     return add3(vec3(p), rotate3(R, x))
 
 
+@njit_kernel(inline="always")
+def field_view(meshes, m):
+    """What ``field_distance`` reads of active mesh m: its field (values, layout) and triangles with their BVH.
+
+    A tuple of the dozen arrays needed rather than the whole ``MeshArrays``: every array of a tuple argument
+    adds to each function's compile time."""
+    return (meshes.mesh_sdf_values, mesh_grid(meshes, m), meshes.mesh_node_lower, meshes.mesh_node_upper,
+            meshes.mesh_node_right, meshes.mesh_node_first, meshes.mesh_node_count, meshes.mesh_leaf_tris,
+            meshes.mesh_verts, meshes.mesh_tris, meshes.mesh_tri_normal, meshes.mesh_node_start[m])  # fmt: skip
+
+
 @njit_kernel
-def field_distance(meshes, m, x, reach, stack):
-    """Signed distance [m] of the shape-frame point x to active mesh m and its unit gradient: ``(phi, g)``.
+def field_distance(view, x, reach, stack):
+    """Signed distance [m] of the shape-frame point x to an active mesh (``view = field_view(meshes, m)``) and
+    its unit gradient: ``(phi, g)``.
 
     The field (``sdf_eval``) decides far from the surface; within ``reach`` [m] plus a cell of it, where contacts
     are made, the distance and direction are made exact by the nearest triangle (``bvh_nearest_triangle``): the
@@ -101,29 +115,21 @@ def field_distance(meshes, m, x, reach, stack):
     the rule the grid was signed with: right for overlapping parts and parts thinner than a cell, where the
     nearest face's side is not).
     """
-    grid = mesh_grid(meshes, m)
-    phi, g = sdf_eval(meshes.mesh_sdf_values, grid, x)
+    values, grid, lower, upper, right, first, count, leaf, verts, tris, tri_normal, root = view
+    phi, g = sdf_eval(values, grid, x)
     cell = grid[4]
     if phi > reach + cell:
         return phi, g
-    t, q, feature, d = bvh_nearest_triangle(meshes.mesh_node_lower, meshes.mesh_node_upper, meshes.mesh_node_right,
-                                            meshes.mesh_node_first, meshes.mesh_node_count, meshes.mesh_leaf_tris,
-                                            meshes.mesh_verts, meshes.mesh_tris, meshes.mesh_tri_normal,
-                                            meshes.mesh_node_start[m], x, abs(phi) + 2.0 * cell, stack)  # fmt: skip
+    t, q, feature, d = bvh_nearest_triangle(lower, upper, right, first, count, leaf, verts, tris, tri_normal, root, x,
+                                            abs(phi) + 2.0 * cell, stack)  # fmt: skip
     if t < 0:
         return phi, g
     v = sub3(x, q)
-    tn = meshes.mesh_tri_normal
     if d <= 1.0e-12 * cell:
-        return 0.0, (tn[t, 0], tn[t, 1], tn[t, 2])
+        return 0.0, (tri_normal[t, 0], tri_normal[t, 1], tri_normal[t, 2])
     inside = phi < 0.0
-    if abs(phi) < cell:
-        # too near the surface for the interpolated sign: count the crossings
-        root = meshes.mesh_node_start[m]
-        winding = winding_number_at(meshes.mesh_node_lower, meshes.mesh_node_upper, meshes.mesh_node_right,
-                                    meshes.mesh_node_first, meshes.mesh_node_count, meshes.mesh_leaf_tris,
-                                    meshes.mesh_verts, meshes.mesh_tris, root, x, stack)  # fmt: skip
-        inside = winding > 0
+    if abs(phi) < cell:  # too near the surface for the interpolated sign: count the crossings
+        inside = winding_number_at(lower, upper, right, first, count, leaf, verts, tris, root, x, stack) > 0
     return (-d, scale3(v, -1.0 / d)) if inside else (d, scale3(v, 1.0 / d))
 
 
@@ -132,7 +138,7 @@ def field_distance(meshes, m, x, reach, stack):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def edge_minimum(values, grid, p0, p1):
     """Golden-section minimum of the field along the segment p0 -> p1 (A's frame): ``(t, phi, gradient)``."""
     d = sub3(p1, p0)
@@ -155,7 +161,7 @@ def edge_minimum(values, grid, p0, p1):
     return t, phi, g
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def project_simplex(u0, u1, u2):
     """Euclidean projection of (u0, u1, u2) onto the simplex ``w >= 0, sum w = 1`` (sort and threshold)."""
     a, b, c = u0, u1, u2
@@ -173,7 +179,7 @@ def project_simplex(u0, u1, u2):
     return max(u0 - theta, 0.0), max(u1 - theta, 0.0), max(u2 - theta, 0.0)
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def triangle_minimum(values, grid, a, b, c):
     """Minimum of the field over the triangle (a, b, c) (A's frame), seed §2.3.2 face-based refinement:
     ``(w, phi, gradient)`` with the barycentric weights w.
@@ -212,11 +218,12 @@ def triangle_minimum(values, grid, a, b, c):
 
 
 @njit_kernel
-def samples_vs_shape(samples, first, last, pa, Ra, kind, size, hulls, hull, meshes, mb, pb, Rb, direction, local,
-                     stack, C):  # fmt: skip
+def samples_vs_shape(samples, first, last, pa, Ra, kind, size, hulls, hull, view, pb, Rb, direction, local, stack,
+                     C):  # fmt: skip
     """A's samples ``samples[first:last]`` (A posed at pa, Ra) against B's signed distance ``phi_B``: a plane or
-    convex shape's closed form (``shape_distance``), or for ``kind == MESH`` the distance to active mesh ``mb``
-    (``field_distance``) posed at (pb, Rb); one candidate per sample within the margin (module docstring, item 1).
+    convex shape's closed form (``shape_distance``), or for ``kind == MESH`` the distance to the active mesh of
+    ``view`` (``field_distance``) posed at (pb, Rb); one candidate per sample within the margin (module
+    docstring, item 1).
 
     The normal is ``direction`` (+1 or -1) times A -> B: -1 when the roles are swapped (B's samples against the
     field of the pair's first mesh); ``local`` tells the two apart in the feature ids."""
@@ -229,7 +236,7 @@ def samples_vs_shape(samples, first, last, pa, Ra, kind, size, hulls, hull, mesh
         if kind == PLANE:
             phi, g = y[2], (0.0, 0.0, 1.0)
         elif kind == MESH:
-            phi, g = field_distance(meshes, mb, y, margin, stack)
+            phi, g = field_distance(view, y, margin, stack)
         elif dot3(y, y) > reach * reach:
             continue
         else:
@@ -291,11 +298,11 @@ def samples_vs_passive(meshes, ma, pa, Ra, mb, pb, Rb, scale, stack, C):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@njit_kernel(inline="always")
-def _field_point(C, meshes, ma, Ra, x, y_world, sweep, source, local, stack):
+@njit_kernel
+def _field_point(C, view, Ra, x, y_world, sweep, source, local, stack):
     """B's point (A's frame x, world ``y_world``, radius ``sweep``) against A's distance (``field_distance``): one
     candidate if within the margin. Returns the distance at x."""
-    phi, g = field_distance(meshes, ma, x, C.settings[0] + sweep, stack)
+    phi, g = field_distance(view, x, C.settings[0] + sweep, stack)
     gap = phi - sweep
     if gap <= C.settings[0]:
         n = rotate3(Ra, g)
@@ -304,18 +311,17 @@ def _field_point(C, meshes, ma, Ra, x, y_world, sweep, source, local, stack):
 
 
 @njit_kernel
-def features_vs_field(meshes, ma, pa, Ra, kind, size, pb, Rb, hulls, hull, stack, C):
+def features_vs_field(view, pa, Ra, kind, size, pb, Rb, hulls, hull, stack, C):
     """A convex shape's corner points and edge minima against A's field (module docstring, item 2)."""
     margin = C.settings[0]
-    values = meshes.mesh_sdf_values
-    grid = mesh_grid(meshes, ma)
+    values = view[0]
+    grid = view[1]
     to_a = relative_frame(Ra, pa, Rb, pb)
     sweep = size[0] if (kind == SPHERE or kind == CAPSULE) else 0.0
     points, edges = feature_counts(kind, hulls, hull)
     for i in range(points):
         y = feature_vertex(kind, size, hulls, hull, i)
-        _field_point(C, meshes, ma, Ra, apply_frame(to_a, y), _world(Rb, pb, y), sweep, np.int64(i), np.int64(1),
-                     stack)  # fmt: skip
+        _field_point(C, view, Ra, apply_frame(to_a, y), _world(Rb, pb, y), sweep, np.int64(i), np.int64(1), stack)
     for e in range(edges):
         y0, y1 = feature_edge(kind, size, hulls, hull, e)
         x0, x1 = apply_frame(to_a, y0), apply_frame(to_a, y1)
@@ -326,8 +332,8 @@ def features_vs_field(meshes, ma, pa, Ra, kind, size, pb, Rb, hulls, hull, stack
         t, phi, g = edge_minimum(values, grid, x0, x1)
         if _INTERIOR < t < 1.0 - _INTERIOR and phi < min(f0, f1):
             y = axpy3(t, sub3(y1, y0), y0)
-            _field_point(C, meshes, ma, Ra, apply_frame(to_a, y), _world(Rb, pb, y), sweep, np.int64(e),
-                         np.int64(2), stack)  # fmt: skip
+            _field_point(C, view, Ra, apply_frame(to_a, y), _world(Rb, pb, y), sweep, np.int64(e), np.int64(2),
+                         stack)  # fmt: skip
 
 
 @njit_kernel
@@ -338,8 +344,9 @@ def passive_vs_field(meshes, ma, pa, Ra, mb, pb, Rb, stamp, S):
     stack = S.stack
     triangles = S.triangles
     margin = C.settings[0]
-    values = meshes.mesh_sdf_values
-    grid = mesh_grid(meshes, ma)
+    view = field_view(meshes, ma)
+    values = view[0]
+    grid = view[1]
     to_a = relative_frame(Ra, pa, Rb, pb)
     to_b = relative_frame(Rb, pb, Ra, pa)
     # A's box (its BVH root) in B's frame, grown by the margin
@@ -381,7 +388,7 @@ def passive_vs_field(meshes, ma, pa, Ra, mb, pb, Rb, stamp, S):
                 v = tris[t, k]
                 if S.vertex_stamp[v] != stamp:
                     S.vertex_stamp[v] = stamp
-                    S.vertex_phi[v] = _field_point(C, meshes, ma, Ra, x[k], corners[k], 0.0, np.int64(v - v_first),
+                    S.vertex_phi[v] = _field_point(C, view, Ra, x[k], corners[k], 0.0, np.int64(v - v_first),
                                                    np.int64(3), S.query_stack)  # fmt: skip
                 least = min(least, S.vertex_phi[v])
             size = max(norm3(sub3(x[1], x[0])), norm3(sub3(x[2], x[1])), norm3(sub3(x[0], x[2])))
@@ -395,7 +402,7 @@ def passive_vs_field(meshes, ma, pa, Ra, mb, pb, Rb, stamp, S):
             if phi < least and min(w[0], w[1], w[2]) > 0.0:
                 y = axpy3(w[2], corners[2], axpy3(w[1], corners[1], scale3(corners[0], w[0])))
                 xa = axpy3(w[2], x[2], axpy3(w[1], x[1], scale3(x[0], w[0])))
-                _field_point(C, meshes, ma, Ra, xa, y, 0.0, t, np.int64(4), S.query_stack)
+                _field_point(C, view, Ra, xa, y, 0.0, t, np.int64(4), S.query_stack)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -419,13 +426,13 @@ def collide_active_mesh(meshes, ma, pa, Ra, scale_a, kind, params, pb, Rb, hull,
         samples_vs_passive(meshes, ma, pa, Ra, mb, pb, Rb, max(scale_a, 1.0e-9), S.stack, C)
         passive_vs_field(meshes, ma, pa, Ra, mb, pb, Rb, np.int64(pair_index + 1), S)
     else:
-        samples_vs_shape(samples, first, last, pa, Ra, kind, size, hulls, hull, meshes, mb, pb, Rb, 1.0, np.int64(0),
-                         S.stack, C)  # fmt: skip
+        samples_vs_shape(samples, first, last, pa, Ra, kind, size, hulls, hull, field_view(meshes, max(mb, 0)), pb,
+                         Rb, 1.0, np.int64(0), S.stack, C)  # fmt: skip
         if kind == MESH:  # another active mesh: its samples against A's field too
             first_b = np.int64(meshes.mesh_sample_start[mb])
             last_b = np.int64(meshes.mesh_sample_start[mb + 1])
-            samples_vs_shape(samples, first_b, last_b, pb, Rb, kind, size, hulls, hull, meshes, ma, pa, Ra, -1.0,
-                             np.int64(5), S.stack, C)  # fmt: skip
+            samples_vs_shape(samples, first_b, last_b, pb, Rb, kind, size, hulls, hull, field_view(meshes, ma), pa,
+                             Ra, -1.0, np.int64(5), S.stack, C)  # fmt: skip
         elif kind != PLANE:
-            features_vs_field(meshes, ma, pa, Ra, kind, size, pb, Rb, hulls, hull, S.query_stack, C)
+            features_vs_field(field_view(meshes, ma), pa, Ra, kind, size, pb, Rb, hulls, hull, S.query_stack, C)
     emit_mesh_manifold(out, pair_index, sgn, C)

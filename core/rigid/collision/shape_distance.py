@@ -22,7 +22,7 @@ from .support import BOX, CAPSULE, CONE, CONVEX, CYLINDER, RIM_SEGMENTS, SPHERE
 _N = RIM_SEGMENTS
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def _segment_2d(px, pz, ax, az, bx, bz):
     """Closest point of the 2D segment (a, b) to p: ``(qx, qz, squared distance)``."""
     ex, ez = bx - ax, bz - az
@@ -32,7 +32,7 @@ def _segment_2d(px, pz, ax, az, bx, bz):
     return qx, qz, (px - qx) ** 2 + (pz - qz) ** 2
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def _profile_distance(rho, z, r, h, cone):
     """Signed distance in the (rho >= 0, z) half-plane to a cylinder's (rectangle) or cone's (triangle) profile,
     with its unit gradient ``(d_rho, d_z)``; the axis (rho = 0) is not part of the boundary."""
@@ -110,7 +110,7 @@ def shape_distance(kind, size, hulls, hull, y):
     return best, g
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def feature_counts(kind, hulls, hull):
     """Number of corner points and of straight edges of a shape tested against a field: ``(points, edges)``."""
     if kind == SPHERE:
@@ -136,7 +136,7 @@ def _rim(r, z, i):
     return (r * math.cos(angle), r * math.sin(angle), z)
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def feature_vertex(kind, size, hulls, hull, i):
     """Corner point i (shape frame) [m]: box corner (bit k set: coordinate k negative), cylinder top rim then
     bottom rim, cone apex then base rim, capsule ends, sphere centre, hull vertex."""
@@ -158,7 +158,7 @@ def feature_vertex(kind, size, hulls, hull, i):
     return (0.0, 0.0, 0.0)
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def feature_edge(kind, size, hulls, hull, e):
     """Straight edge e (shape frame) as its two ends [m]: box edges along x, y, z; cylinder side lines, top and
     bottom rim sides; cone side lines and base rim sides; the capsule's segment; hull edges."""
