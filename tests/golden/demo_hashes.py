@@ -1,6 +1,6 @@
 """Bit-for-bit fingerprints of every demo bake, to prove a refactor changes no result.
 
-Runs the four ``make demo`` scripts without rendering (rigid, friction, soft, IPC) into a scratch
+Runs the five ``make demo`` scripts without rendering (rigid, friction, soft, IPC, rigid mesh) into a scratch
 folder, opens every baked .blend and hashes, for every frame of its range, each object's evaluated
 world matrix and evaluated mesh vertices (so keyframes, shape keys and PC2 caches all count, whatever
 the add-on's internals look like). ``record`` stores the hashes in ``demo_hashes.json`` beside this
@@ -26,7 +26,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 RECORD = Path(__file__).with_name("demo_hashes.json")
-DEMOS = ("build_demo.py", "build_friction_demo.py", "build_soft_demo.py", "build_ipc_demo.py")
+DEMOS = (
+    "build_demo.py",
+    "build_friction_demo.py",
+    "build_soft_demo.py",
+    "build_ipc_demo.py",
+    "build_rigid_mesh_demo.py",
+)
 
 
 def bake_demos(out: Path) -> None:
