@@ -30,14 +30,13 @@ from ...core.soft.world import ColliderKind
 from .. import units
 from ..errors import BakeError
 from ..friction_export import AXIS_VECTORS
-from ..scene import SCALE_TOLERANCE, SHEAR_TOLERANCE, evaluated_at, raise_problems
+from ..scene import SCALE_TOLERANCE, SHEAR_TOLERANCE, evaluated_at, mesh_arrays, raise_problems
 from ..soft.export import (
     STATIC_TOLERANCE,
     SoftColliderExport,
     SoftSceneExport,
     _uses_axis_anisotropy,
     collect_soft_scene,
-    mesh_arrays,
 )
 
 

@@ -42,6 +42,7 @@ from ..scene import (
     contact_objects,
     frame_range,
     local_box,
+    mesh_arrays,
     mesh_shape_problems,
     object_problems,
     raise_problems,
@@ -225,17 +226,6 @@ def read_mesh(obj) -> tuple[np.ndarray, np.ndarray]:
         ``(vertices (V, 3) float64 [BU] object space, triangles (T, 3) int64)``.
     """
     return mesh_arrays(obj.data)
-
-
-def mesh_arrays(mesh) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices (V, 3) float64 and loop triangles (T, 3) int64 of a ``bpy.types.Mesh`` (its own coordinates)."""
-    n = len(mesh.vertices)
-    co = np.empty(3 * n, dtype=np.float32)
-    mesh.vertices.foreach_get("co", co)
-    triangles = mesh.loop_triangles
-    tri = np.empty(3 * len(triangles), dtype=np.int32)
-    triangles.foreach_get("vertices", tri)
-    return co.reshape(n, 3).astype(np.float64), tri.reshape(-1, 3).astype(np.int64)
 
 
 def read_group_weights(obj, group_name: str) -> np.ndarray:

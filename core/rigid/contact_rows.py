@@ -337,21 +337,19 @@ def compute_spin_rows(
 
 @njit_kernel
 def warm_start_spin(
-    contact_key, contact_count, contact_frame, impulse, row_spin, prev_key, prev_torque_world, prev_count,
+    match, contact_key, contact_count, contact_frame, impulse, row_spin, prev_key, prev_torque_world,
     # outputs
     spin_impulse,
 ):  # fmt: skip
-    """Spin impulses from the previous step's torque impulse (world) of the same contact.
+    """Spin impulses from the previous step's torque impulse (world) of the same contact (same key).
 
+    ``match`` (c,) from :func:`match_previous_contacts`; only continued contacts with the same key are warm started.
     Clamped to ``|lambda_tau| <= mu_spin lambda_n`` with the warm-started normal impulse.
     """
-    j = 0
     for k in range(contact_count):
         spin_impulse[k] = 0.0
-        key = contact_key[k]
-        while j < prev_count and prev_key[j] < key:
-            j += 1
-        if j < prev_count and prev_key[j] == key and row_spin[k, 0] > 0.0:
+        j = match[k]
+        if j >= 0 and prev_key[j] == contact_key[k] and row_spin[k, 0] > 0.0:
             limit = row_spin[k, 0] * impulse[k, 0]
             spin_impulse[k] = min(max(dot3(contact_frame[k, 0], prev_torque_world[j]), -limit), limit)
 

@@ -19,6 +19,13 @@ def make(shape_type, params, pos=(0, 0, 0), rot=I3) -> Shape:
     return Shape(shape_type, np.array(params, float), np.array(pos, float), np.array(rot, float))
 
 
+def generate(types, params, pos, rot, pairs, margin, out, counts):
+    """``generate_contacts`` for primitive shapes (no hulls, no meshes, no sweep) into ``out`` and ``counts``."""
+    n = len(types)
+    generate_contacts(types, params, pos, rot, empty_hull_arrays(), np.full(n, -1, np.int32), empty_mesh_arrays(),
+                      np.full(n, -1, np.int32), pairs, pairs.shape[0], margin, np.zeros(n), *out, counts)  # fmt: skip
+
+
 def collide(shapes, pairs, margin=MARGIN, cap=64):
     """Run ``generate_contacts``; returns (pair, point, normal, gap, feature) of the stored contacts and counts."""
     types = np.array([s.type for s in shapes], np.int32)
@@ -28,22 +35,7 @@ def collide(shapes, pairs, margin=MARGIN, cap=64):
     pairs = np.array(pairs, np.int32).reshape(-1, 2)
     out = (np.zeros(cap, np.int32), np.zeros((cap, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap, np.int32))
     counts = np.zeros(2, np.int64)
-    generate_contacts(
-        types,
-        params,
-        pos,
-        rot,
-        empty_hull_arrays(),
-        np.full(len(types), -1, np.int32),
-        empty_mesh_arrays(),
-        np.full(len(types), -1, np.int32),
-        pairs,
-        pairs.shape[0],
-        margin,
-        np.zeros(len(types)),
-        *out,
-        counts,
-    )
+    generate(types, params, pos, rot, pairs, margin, out, counts)
     n = int(counts[0])
     return tuple(o[:n] for o in out), counts
 
@@ -344,44 +336,14 @@ def test_contact_overflow_is_counted_without_writing_past_the_end():
     rot = np.array([s.rot for s in shapes])
     full = (np.zeros(64, np.int32), np.zeros((64, 3)), np.zeros((64, 3)), np.zeros(64), np.zeros(64, np.int32))
     counts = np.zeros(2, np.int64)
-    generate_contacts(
-        types,
-        params,
-        pos,
-        rot,
-        empty_hull_arrays(),
-        np.full(len(types), -1, np.int32),
-        empty_mesh_arrays(),
-        np.full(len(types), -1, np.int32),
-        pairs,
-        3,
-        0.01,
-        np.zeros(3),
-        *full,
-        counts,
-    )
+    generate(types, params, pos, rot, pairs, 0.01, full, counts)
     total = int(counts[0])
     assert counts[1] == 0 and total == 4 + 8 + 4  # stack 4, lower box all 8 vertices, upper box bottom 4
     for cap in (0, 1, 3):
         buffers = (np.full(8, -7, np.int32), np.full((8, 3), 7.0), np.full((8, 3), 7.0), np.full(8, 7.0))
         buffers += (np.full(8, -7, np.int32),)
         views = tuple(b[:cap] for b in buffers)
-        generate_contacts(
-            types,
-            params,
-            pos,
-            rot,
-            empty_hull_arrays(),
-            np.full(len(types), -1, np.int32),
-            empty_mesh_arrays(),
-            np.full(len(types), -1, np.int32),
-            pairs,
-            3,
-            0.01,
-            np.zeros(3),
-            *views,
-            counts,
-        )
+        generate(types, params, pos, rot, pairs, 0.01, views, counts)
         assert counts[0] == cap and counts[1] == total - cap
         for b in buffers:
             assert np.all(b[cap:] == b.flat[-1]), "written past the end"

@@ -125,21 +125,21 @@ class SolverBase:
     def _solve(self, contacts: Contacts) -> None:
         raise NotImplementedError
 
-    def _rows(self, contacts: Contacts) -> tuple:
-        """This step's matrix-free Delassus operator (:func:`row_operator`) for the row solvers."""
+    def _rows(self, contacts: Contacts, rhs: np.ndarray | None = None) -> tuple:
+        """This step's matrix-free Delassus operator (:func:`row_operator`) for the row solvers.
+
+        ``rhs`` (c, 3) [m/s]: the constant velocity term, this step's ``b`` unless given (the split impulse's targets).
+        """
         return row_operator(
             contacts.contact_body0, contacts.contact_body1, self.model.body_inv_mass,
-            contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._b,
+            contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._b if rhs is None else rhs,
         )  # fmt: skip
 
     def _correct_positions(self, contacts: Contacts, dt: float) -> None:
         """Split impulse (:mod:`..position_correction`): pseudo velocities by a box-friction PGS on this step's rows."""
         n = contacts.contact_count
         position_correction_targets(contacts.contact_gap, n, self.erp, self.penetration_slop, dt, self._pseudo_b)
-        rows = row_operator(
-            contacts.contact_body0, contacts.contact_body1, self.model.body_inv_mass,
-            contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._pseudo_b,
-        )  # fmt: skip
+        rows = self._rows(contacts, self._pseudo_b)
         self._pseudo_impulse[:n] = 0.0
         self._pseudo_vel[:] = 0.0
         self._pseudo_omega[:] = 0.0
@@ -195,8 +195,8 @@ class SolverBase:
                 )  # fmt: skip
                 if self.warm_start:
                     warm_start_spin(
-                        contacts.contact_key, n, contacts.contact_frame, contacts.contact_impulse, self._row_spin,
-                        self._prev_key, self._prev_torque_world, self._prev_count, contacts.contact_spin_impulse,
+                        self._match, contacts.contact_key, n, contacts.contact_frame, contacts.contact_impulse,
+                        self._row_spin, self._prev_key, self._prev_torque_world, contacts.contact_spin_impulse,
                     )  # fmt: skip
                     accumulate_spin_impulses(
                         contacts.contact_body0, contacts.contact_body1, n, contacts.contact_spin_impulse,
