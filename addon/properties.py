@@ -326,6 +326,38 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         soft_max=1e-2,
         precision=7,
     )
+    sleeping: BoolProperty(
+        name="Sleeping",
+        description=(
+            "Bodies that have rested for Sleep Time keep still until something touches them, so a settled pile "
+            "or stack bakes without jitter (Blender's Deactivation); off: a body barely sliding keeps sliding"
+        ),
+        default=False,
+    )
+    sleep_time: FloatProperty(
+        name="Sleep Time",
+        description="How long every body touching a group must have rested before the group sleeps [s]",
+        default=0.5,
+        min=0.01,
+        soft_max=5.0,
+        unit="TIME_ABSOLUTE",
+    )
+    sleep_linear_speed: FloatProperty(
+        name="Sleep Speed",
+        description="A body rests below this speed [m/s]",
+        default=0.05,
+        min=1e-6,
+        soft_max=1.0,
+        precision=3,
+    )
+    sleep_angular_speed: FloatProperty(
+        name="Sleep Spin",
+        description="A body rests below this angular speed [rad/s]",
+        default=0.05,
+        min=1e-6,
+        soft_max=1.0,
+        precision=3,
+    )
     friction_combine: EnumProperty(
         name="Friction Combine",
         description="How two surfaces' friction coefficients combine into the pair's (Bullet uses Product)",

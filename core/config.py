@@ -31,6 +31,11 @@ DEFAULT_NORMALS_FIRST = False
 """Whether a PGS sweep updates every normal row before any friction row (Bullet's order) instead of contact by
 contact."""
 
+DEFAULT_ACCELERATE = True
+"""Whether projected Gauss–Seidel sweeps take nonsmooth conjugate-gradient steps (Silcowitz et al. 2010;
+:func:`.contact_solvers.kernels.solve_pgs`). At 20 sweeps a 1000-box pile keeps 0.03 J of kinetic energy after 5 s
+instead of 2.6 J, at about the same cost per substep."""
+
 RESTING_PILE_SETTINGS = {
     "split_impulse": True,
     "normals_first": True,

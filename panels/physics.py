@@ -66,6 +66,12 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
             col.prop(settings, "solver")
             col.prop(settings, "iterations")
             col.prop(settings, "tolerance")
+            col.prop(settings, "sleeping")
+            if settings.sleeping:
+                sub = col.column(align=True)
+                sub.prop(settings, "sleep_time")
+                sub.prop(settings, "sleep_linear_speed")
+                sub.prop(settings, "sleep_angular_speed")
             col.prop(settings, "friction_combine", text="Friction")
             col.prop(settings, "restitution_combine", text="Restitution")
 
@@ -137,6 +143,8 @@ def _draw_report(layout, text: str) -> None:
         col.label(text=f"Max iterations: {stats.get('max_iterations', 0)}")
         col.label(text=f"Max residual: {stats.get('max_residual', 0.0):.3g} N·s")
         col.label(text=f"Max penetration: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
+        if stats.get("sleeping_at_end"):
+            col.label(text=f"Asleep at the end: {stats['sleeping_at_end']} bodies")
     total = timings.get("total", sum(timings.values()) if timings else 0.0)
     col.label(text=f"Time: {total:.2f} s")
 

@@ -72,6 +72,10 @@ class SceneExport:
     solver: str = "PROX"
     iterations: int = 100
     tolerance: float = 1e-6
+    sleeping: bool = False
+    sleep_time: float = 0.5
+    sleep_linear_speed: float = 0.05
+    sleep_angular_speed: float = 0.05
     friction_combine: str = "GEOMETRIC"
     restitution_combine: str = "MAXIMUM"
     timings: dict = field(default_factory=dict)
@@ -98,6 +102,10 @@ class SceneExport:
             iterations=self.iterations,
             tolerance=self.tolerance,
             kinematic_track=self.kinematic_track,
+            sleeping=self.sleeping,
+            sleep_time=self.sleep_time,
+            sleep_linear_speed=self.sleep_linear_speed,
+            sleep_angular_speed=self.sleep_angular_speed,
         )
 
     def object_transforms(self, trajectory) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -348,6 +356,10 @@ def export_scene(scene, *, frame_start: int | None = None, frame_end: int | None
         solver=str(settings.solver),
         iterations=int(settings.iterations),
         tolerance=float(settings.tolerance),
+        sleeping=bool(settings.sleeping),
+        sleep_time=float(settings.sleep_time),
+        sleep_linear_speed=float(settings.sleep_linear_speed),
+        sleep_angular_speed=float(settings.sleep_angular_speed),
         friction_combine=str(settings.friction_combine),
         restitution_combine=str(settings.restitution_combine),
     )

@@ -103,6 +103,7 @@ def _stats_summary(traj, done: int) -> dict:
             "max_residual": 0.0,
             "max_penetration": 0.0,
             "contact_overflow": 0,
+            "sleeping_at_end": 0,
         }
     sl = slice(1, done)
     return {
@@ -111,4 +112,5 @@ def _stats_summary(traj, done: int) -> dict:
         "max_residual": float(traj.solver_residual[sl].max()),
         "max_penetration": float(traj.max_penetration[sl].max()),
         "contact_overflow": int(traj.contact_overflow[sl].sum()),
+        "sleeping_at_end": int(traj.sleeping_bodies[done - 1]),
     }

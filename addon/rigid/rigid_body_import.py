@@ -14,8 +14,11 @@ Carried over, for every object of the scene with ``obj.rigid_body``:
   the combine rules → Product for friction and restitution (Bullet multiplies both); the Engine → Rigid. Gravity
   needs nothing: both use the scene's gravity.
 
-Reported as not carried over (per object, and for the world): collision margin, deactivation (sleeping) and
-Start Deactivated, collision collections, the mesh source when modifiers make it matter, Deforming, animated
+- Deactivation → the scene's Sleeping when every active body has it, with the lowest of their speed thresholds
+  and Bullet's 2 s deactivation time (Contact Lab sleeps scene-wide, so a mix is reported and Sleeping stays off).
+
+Reported as not carried over (per object, and for the world): collision margin, Start Deactivated, collision
+collections, the mesh source when modifiers make it matter, Deforming, animated
 Dynamic/Animated switches, rigid body constraints, the world's Speed (time scale), Split Impulse and effector
 weights on gravity.
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import units
 from ..errors import BakeError
 from ..output.keyframes import fcurves_of
 from ..scene import local_box, shape_label
@@ -177,9 +181,8 @@ def _lost_object_settings(obj, rb) -> list[str]:
     lost = []
     if rb.use_margin:
         lost.append(f"Collision Margin {rb.collision_margin:g} (Contact Lab collides with the exact shape)")
-    if rb.use_deactivation:
-        what = "Deactivation and Start Deactivated" if rb.use_start_deactivated else "Deactivation"
-        lost.append(f"{what} (Contact Lab bodies never sleep: they move from the first frame)")
+    if rb.use_deactivation and rb.use_start_deactivated:
+        lost.append("Start Deactivated (Contact Lab bodies are awake at the first frame)")
     collections = tuple(bool(v) for v in rb.collision_collections)
     if collections != DEFAULT_COLLISION_COLLECTIONS:
         used = ", ".join(str(i + 1) for i, v in enumerate(collections) if v) or "none"
@@ -217,6 +220,37 @@ def _constraint_text(obj, constraint) -> str:
 # world ----------------------------------------------------------------------------------------------
 
 
+BULLET_DEACTIVATION_TIME = 2.0
+"""Bullet's ``gDeactivationTime`` [s]: how long a body must stay below its thresholds before it sleeps."""
+
+
+def _import_deactivation(scene, objects: list, written: dict, notes: list[str], lost: list[str]) -> None:
+    """Blender's per-object Deactivation → the scene's Sleeping (all active bodies have it) or a report (a mix)."""
+    active = [o for o in objects if o.rigid_body.type == "ACTIVE" and o.rigid_body.enabled]
+    sleepers = [o for o in active if o.rigid_body.use_deactivation]
+    if not sleepers:
+        return
+    if len(sleepers) < len(active):
+        awake = next(o.name for o in active if not o.rigid_body.use_deactivation)
+        lost.append(
+            f"Deactivation on {len(sleepers)} of {len(active)} active bodies: Contact Lab's Sleeping is for the whole "
+            f"scene and stays off because '{awake}' never deactivates (tick Sleeping to let every body sleep)"
+        )
+        return
+    settings = scene.contact_lab
+    metres = units.length_scale(scene)
+    settings.sleeping = written["sleeping"] = True
+    settings.sleep_time = written["sleep_time"] = BULLET_DEACTIVATION_TIME
+    linear = min(float(o.rigid_body.deactivate_linear_velocity) for o in sleepers) * metres
+    angular = min(float(o.rigid_body.deactivate_angular_velocity) for o in sleepers)
+    settings.sleep_linear_speed = written["sleep_linear_speed"] = linear
+    settings.sleep_angular_speed = written["sleep_angular_speed"] = angular
+    notes.append(
+        f"Deactivation → Sleeping: bodies at rest for {BULLET_DEACTIVATION_TIME:g} s (Bullet's time) below "
+        f"{linear:g} m/s and {angular:g} rad/s keep still until touched"
+    )
+
+
 def _import_world(scene, objects: list, mute: bool) -> tuple[dict, bool]:
     settings = scene.contact_lab
     written: dict = {}
@@ -240,6 +274,7 @@ def _import_world(scene, objects: list, mute: bool) -> tuple[dict, bool]:
         if constraint is not None and getattr(obj, "rigid_body", None) is None:
             lost.append(_constraint_text(obj, constraint))
 
+    _import_deactivation(scene, objects, written, notes, lost)
     world = getattr(scene, "rigidbody_world", None)
     if world is None:
         notes.append("the scene has no rigid body world: only the objects' settings were imported")

@@ -69,8 +69,10 @@ def solve_pgs(
     dv,
     dw,
     result,
+    conjugate,
+    conjugate_body,
 ):
-    """Projected Gauss–Seidel for the box-friction BLCP (course Alg. 6 with eq. 159 bounds).
+    """Projected Gauss–Seidel for the box-friction BLCP (course Alg. 6 with eq. 159 bounds), optionally accelerated.
 
     Row by row: ``lambda_n <- max(0, lambda_n - v_n / A_nn)``, then each friction row
     ``lambda_f <- clamp(lambda_f - v_f / A_ff, -mu_-f lambda_n, mu_+f lambda_n)`` with the newest normal impulse
@@ -80,13 +82,40 @@ def solve_pgs(
     ``|lambda_tau| <= mu_spin lambda_n`` (Contensou as a box). ``normals_first``: each sweep updates every normal row
     before any friction row (Bullet's order), else contact by contact (n, t, b, tau). ``rows`` is the operator bundle
     of :func:`.rows.row_operator`, ``row_D`` (c, 3, 3) the Delassus blocks. ``result`` receives ``[sweeps, merit, 0]``.
+
+    Acceleration (when ``conjugate`` has rows): the nonsmooth nonlinear conjugate gradient of Silcowitz, Niebe and
+    Erleben (2010). A sweep's change ``r = lambda_end - lambda_start`` is a residual direction; with
+    ``beta = |r_k|^2 / |r_k-1|^2`` the impulses move on by ``beta p`` along the previous direction ``p``, which
+    becomes ``beta p + r``; ``beta > 1`` (a growing residual) restarts with ``p = 0``. The next sweep projects what
+    the step puts outside the friction box, and the last sweep is always a plain one, so the result is feasible.
+    The body-space image of ``p`` is kept per body (the sweep's change of ``(dv, dw)`` is ``M^-1 J^T r``), so the
+    step costs one pass over the contacts and one over the bodies, not a scatter per contact. On a stack or a pile
+    at 20 sweeps this removes most of what plain PGS leaves unconverged (the wobble that keeps a pile moving).
+    With spin rows the sweeps stay plain (their change would enter ``dw`` without a contact-space image).
+    Scratch: ``conjugate`` (2, c, 3), or (2, 0, 3) for plain PGS; ``conjugate_body`` (4, b, 3).
     """
     contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
     first_row = 1 if normals_first else 0
+    accelerate = conjugate.shape[1] >= contact_count and contact_count > 0 and not has_spin
+    body_count = dv.shape[0]
     merit = 0.0
     sweeps = 0
+    residual_prev = 0.0
+    if accelerate:
+        for k in range(contact_count):
+            for d in range(3):
+                conjugate[0, k, d] = impulse[k, d]  # impulses at the start of the sweep
+                conjugate[1, k, d] = 0.0  # direction p
+        for b in range(body_count):
+            for j in range(3):
+                conjugate_body[0, b, j] = dv[b, j]  # accumulators at the start of the sweep
+                conjugate_body[1, b, j] = dw[b, j]
+                conjugate_body[2, b, j] = 0.0  # M^-1 J^T p
+                conjugate_body[3, b, j] = 0.0
     for it in range(iterations):
         merit = 0.0
+        largest = 0.0  # max |lambda| after the sweep (every row is visited once per sweep)
+        residual = 0.0  # |lambda_end - lambda_start|^2 of the sweep
         if normals_first:
             for i in range(contact_count):
                 k = sweep_index(i, it, contact_count)
@@ -100,6 +129,8 @@ def solve_pgs(
                     apply_row_impulse(k, 0, b0, b1, new - old, body_inv_mass, contact_frame, row_irc0, row_irc1, dv,
                                       dw)  # fmt: skip
                     merit = max(merit, abs(new - old))
+                    residual += (new - old) * (new - old)
+                largest = max(largest, new)
         for i in range(contact_count):
             k = sweep_index(i, it, contact_count)
             b0 = contact_body0[k]
@@ -119,6 +150,8 @@ def solve_pgs(
                     impulse[k, d] = new
                     apply_row_impulse(k, d, b0, b1, delta, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
                     merit = max(merit, abs(delta))
+                    residual += delta * delta
+                largest = max(largest, abs(new))
             if has_spin and row_spin[k, 0] > 0.0:
                 v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
                 limit = row_spin[k, 0] * impulse[k, 0]
@@ -129,8 +162,29 @@ def solve_pgs(
                     apply_spin_impulse(k, b0, b1, new - old, row_spin, dw)
                     merit = max(merit, abs(new - old) / row_spin[k, 3])  # in force-impulse units
         sweeps = it + 1
-        if merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
+        if merit <= tolerance * max(largest, 1e-300):
             break
+        if accelerate and it + 1 < iterations:
+            beta = residual / residual_prev if residual_prev > 0.0 else 0.0
+            if beta > 1.0:
+                beta = 0.0  # the residual grew: restart along the plain sweep
+            residual_prev = residual
+            for k in range(contact_count):
+                for d in range(3):
+                    step = beta * conjugate[1, k, d]
+                    conjugate[1, k, d] = step + impulse[k, d] - conjugate[0, k, d]
+                    impulse[k, d] += step
+                    conjugate[0, k, d] = impulse[k, d]
+            for b in range(body_count):
+                for j in range(3):
+                    step_v = beta * conjugate_body[2, b, j]
+                    step_w = beta * conjugate_body[3, b, j]
+                    conjugate_body[2, b, j] = step_v + dv[b, j] - conjugate_body[0, b, j]
+                    conjugate_body[3, b, j] = step_w + dw[b, j] - conjugate_body[1, b, j]
+                    dv[b, j] += step_v
+                    dw[b, j] += step_w
+                    conjugate_body[0, b, j] = dv[b, j]
+                    conjugate_body[1, b, j] = dw[b, j]
     store_result(result, sweeps, merit, 0)
 
 

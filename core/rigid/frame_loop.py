@@ -16,6 +16,13 @@ from ..errors import DivergenceError
 from ..math.quat import quat_slerp
 from .collision.pipeline import CollisionPipeline
 from .model import Model
+from .sleeping import (
+    DEFAULT_SLEEP_ANGULAR_SPEED,
+    DEFAULT_SLEEP_LINEAR_SPEED,
+    DEFAULT_SLEEP_TIME,
+    freeze_sleeping,
+    update_sleep,
+)
 from .solvers import make_solver
 from .trajectory import Trajectory
 
@@ -54,6 +61,10 @@ def iter_simulate(
     iterations: int = 100,
     tolerance: float = 1e-6,
     kinematic_track: KinematicTrack | None = None,
+    sleeping: bool = False,
+    sleep_time: float = DEFAULT_SLEEP_TIME,
+    sleep_linear_speed: float = DEFAULT_SLEEP_LINEAR_SPEED,
+    sleep_angular_speed: float = DEFAULT_SLEEP_ANGULAR_SPEED,
     **solver_options,
 ) -> Iterator[tuple[int, Trajectory]]:
     """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, trajectory)`` per frame.
@@ -68,6 +79,9 @@ def iter_simulate(
         tolerance: stop a solve when the largest impulse change of a sweep is below tolerance times
             the largest impulse [dimensionless].
         kinematic_track: poses of kinematic bodies per frame (None: they stay where they are).
+        sleeping: islands whose bodies all stayed below ``sleep_linear_speed`` [m/s] and ``sleep_angular_speed``
+            [rad/s] for ``sleep_time`` [s] keep still until something touches them (:mod:`.sleeping`). Off by default,
+            as Blender's Deactivation: a body barely sliding would stop.
         solver_options: passed on to the solver class.
 
     Yields:
@@ -82,6 +96,8 @@ def iter_simulate(
         raise ValueError("fps must be positive")
     if kinematic_track is not None and kinematic_track.pos.shape[0] < frame_count:
         raise ValueError("the kinematic track is shorter than the simulated frame range")
+    if sleeping and not (sleep_time > 0.0 and sleep_linear_speed > 0.0 and sleep_angular_speed > 0.0):
+        raise ValueError("sleep_time, sleep_linear_speed and sleep_angular_speed must be positive")
     dt = 1.0 / (fps * substeps)
     step_solver = make_solver(model, solver, iterations=iterations, tolerance=tolerance, **solver_options)
     pipeline = CollisionPipeline(model)
@@ -92,7 +108,11 @@ def iter_simulate(
         for k, b in enumerate(kinematic_track.body_index):
             state_0.body_pos[b] = kinematic_track.pos[0, k]
             state_0.body_quat[b] = kinematic_track.quat[0, k]
-    traj = Trajectory(frame_count, model.body_count)
+    nb = model.body_count
+    rest_time, island, island_rest = np.zeros(nb), np.zeros(nb, np.int64), np.zeros(nb)
+    asleep = np.zeros(nb, np.bool_)
+    sleeping_count = 0
+    traj = Trajectory(frame_count, nb)
     traj.record(0, state_0)
     yield 0, traj
     for frame in range(frame_count - 1):
@@ -100,7 +120,18 @@ def iter_simulate(
             if kinematic_track is not None:
                 _set_kinematic_targets(control, kinematic_track, frame, (sub + 1) / substeps)
             pipeline.collide(state_0, contacts, dt)
+            if sleeping:
+                sleeping_count = update_sleep(
+                    model.body_kind, state_0.body_vel, state_0.body_omega, contacts.contact_body0,
+                    contacts.contact_body1, contacts.contact_count, sleep_linear_speed, sleep_angular_speed,
+                    sleep_time, dt, rest_time, island, island_rest, asleep,
+                )  # fmt: skip
             step_solver.step(state_0, state_1, control, contacts, dt)
+            if sleeping_count:
+                freeze_sleeping(
+                    asleep, state_0.body_pos, state_0.body_quat, state_1.body_pos, state_1.body_quat,
+                    state_1.body_vel, state_1.body_omega,
+                )  # fmt: skip
             state_0, state_1 = state_1, state_0
             f = frame + 1
             n = contacts.contact_count
@@ -119,6 +150,7 @@ def iter_simulate(
             if not finite.all():
                 bad = [int(i) for i in np.flatnonzero(~finite)]
                 raise DivergenceError(frame + 1, bad, [model.body_label[i] for i in bad])
+        traj.sleeping_bodies[frame + 1] = sleeping_count
         traj.record(frame + 1, state_0)
         yield frame + 1, traj
 

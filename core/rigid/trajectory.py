@@ -31,6 +31,8 @@ class Trajectory:
         """Largest final solver residual over the frame's substeps [N·s], shape (frame_count,)."""
         self.max_penetration = np.zeros(frame_count)
         """Deepest penetration (-min gap, 0 if none) over the frame's substeps [m], shape (frame_count,)."""
+        self.sleeping_bodies = np.zeros(frame_count, np.int64)
+        """Bodies asleep in the frame's last substep (:mod:`.sleeping`), shape (frame_count,)."""
 
     def record(self, frame: int, state) -> None:
         """Store ``state`` as frame ``frame``; keeps each quaternion in the previous one's hemisphere."""

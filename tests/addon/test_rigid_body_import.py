@@ -34,6 +34,8 @@ def rigid_body(**overrides):
         mass=1.0,
         use_deactivation=False,
         use_start_deactivated=False,
+        deactivate_linear_velocity=0.4,
+        deactivate_angular_velocity=0.5,
         linear_damping=0.04,
         angular_damping=0.1,
         friction=0.5,
@@ -88,6 +90,7 @@ def fake_scene(objects, world="default", **scene_overrides):
         objects=list(objects),
         rigidbody_world=fake_world() if world == "default" else world,
         use_gravity=True,
+        unit_settings=types.SimpleNamespace(scale_length=1.0),
         frame_start=1,
         frame_end=250,
         contact_lab=types.SimpleNamespace(**settings),
@@ -199,7 +202,7 @@ def test_settings_without_equivalent_are_reported_per_object():
     lost = " | ".join(report["objects"]["Rock"]["not_carried"])
     for fragment in (
         "Collision Margin 0.1",
-        "Deactivation and Start Deactivated",
+        "Start Deactivated",
         "Collision Collections (1, 3)",
         "Source Base",
         "Deforming",
@@ -208,8 +211,12 @@ def test_settings_without_equivalent_are_reported_per_object():
     ):
         assert fragment in lost
     assert report["objects"]["Other"]["not_carried"] == []
+    world_lost = " | ".join(report["world"]["not_carried"])
+    assert "Deactivation on 1 of 2 active bodies" in world_lost and "'Other' never deactivates" in world_lost
+    assert report["world"]["settings"].get("sleeping") is None
     warnings = [text for level, text in rbi.report_messages(report) if level == "WARNING"]
-    assert len(warnings) == 1 and warnings[0].startswith("'Rock': not carried over: it is parented to 'Holder'")
+    assert len(warnings) == 2 and warnings[0].startswith("'Rock': not carried over: it is parented to 'Holder'")
+    assert "Deactivation on 1 of 2" in warnings[1]
 
 
 def test_mesh_source_without_modifiers_is_not_reported():
@@ -333,3 +340,18 @@ def test_operator_cancels_without_rigid_bodies(mock_bpy):
         )
     ]
     assert scene.contact_lab.last_import_report == ""
+
+
+def test_deactivation_on_every_active_body_becomes_sleeping():
+    """Every active body deactivates → the scene sleeps with Bullet's 2 s and the lowest thresholds, in metres."""
+    a = fake_object("A", rigid_body(use_deactivation=True, deactivate_linear_velocity=0.4))
+    b = fake_object("B", rigid_body(use_deactivation=True, deactivate_linear_velocity=0.25, deactivate_angular_velocity=0.3))
+    floor = fake_object("Floor", rigid_body(type="PASSIVE"))
+    scene = fake_scene([a, b, floor], unit_settings=types.SimpleNamespace(scale_length=0.01))
+    report = rbi.import_rigid_body(scene)
+    s = scene.contact_lab
+    assert (s.sleeping, s.sleep_time) == (True, rbi.BULLET_DEACTIVATION_TIME)
+    assert s.sleep_linear_speed == pytest.approx(0.25 * 0.01) and s.sleep_angular_speed == pytest.approx(0.3)
+    assert report["world"]["settings"]["sleeping"] is True
+    assert not any("Deactivation" in t for t in report["world"]["not_carried"])
+    assert all(entry["not_carried"] == [] for entry in report["objects"].values())

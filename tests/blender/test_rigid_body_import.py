@@ -292,7 +292,6 @@ def test_settings_without_equivalent_are_named_with_blenders_properties(factory_
     lost = " | ".join(report["objects"]["Rock"]["not_carried"])
     for fragment in (
         "Collision Margin 0.01",
-        "Deactivation (",
         "Collision Collections (1, 2)",
         "Source Base",
         "Deforming",
@@ -301,6 +300,7 @@ def test_settings_without_equivalent_are_named_with_blenders_properties(factory_
         assert fragment in lost
     lost_world = " | ".join(report["world"]["not_carried"])
     assert "Speed 0.5" in lost_world and "Split Impulse" in lost_world and "gravity (0.5" in lost_world
+    assert "Deactivation on 1 of 2 active bodies" in lost_world and not scene.contact_lab.sleeping
     assert world.time_scale == 0.5 and world.use_split_impulse and not world.enabled  # kept, muted
 
 

@@ -101,6 +101,27 @@ def test_stack_of_twenty_hulls_comes_to_rest():
     assert top[2] == pytest.approx(half + 19 * 2 * half, abs=2e-3)
 
 
+def test_stack_of_twenty_hulls_sleeps_within_three_seconds():
+    """The same stack with sleeping (Blender's Deactivation): the jitter above ends, the kinetic energy is below 1e-6
+    of the released energy before 3 s and stays there, and the stack stands where the awake one stands."""
+    half, gap = 0.1, 0.005
+    b = ModelBuilder(gravity=(0, 0, -G))
+    floor = b.add_body(kind=BodyKind.KINEMATIC)
+    b.add_shape_plane(floor, mu=0.6)
+    for i in range(20):
+        body = b.add_body(pos=(0, 0, half + i * (2 * half + gap) + gap), mass=1.0, **BLENDER_DAMPING)
+        b.add_shape_convex(body, cube(half), mu=0.6)
+    model = b.finalize()
+    traj = _simulate(model, 3.0, sleeping=True)
+    drop = _potential_drop(model, traj, -1)
+    energy = np.array([_energy(model, traj, f) for f in range(traj.frame_count)])
+    settled = np.flatnonzero(energy >= 1e-6 * drop)[-1] + 1  # first frame from which it stays below
+    assert settled < traj.frame_count - 1 and traj.sleeping_bodies[-1] == 20
+    top = traj.body_pos[-1, -1]
+    assert np.hypot(top[0], top[1]) < 1e-2
+    assert top[2] == pytest.approx(half + 19 * 2 * half, abs=2e-3)
+
+
 def test_pile_of_two_hundred_mixed_hulls_comes_to_rest():
     """Rocks, cubes and tetrahedra dropped into a box settle (KE < 1e-6 of the released potential energy)."""
     rng = np.random.default_rng(11)

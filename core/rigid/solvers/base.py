@@ -51,6 +51,7 @@ class SolverBase:
         warm_start_factor: float = config.DEFAULT_WARM_START_FACTOR,
         split_impulse: bool = config.DEFAULT_SPLIT_IMPULSE,
         normals_first: bool = config.DEFAULT_NORMALS_FIRST,
+        accelerate: bool = config.DEFAULT_ACCELERATE,
     ):
         """Args:
         iterations: maximum sweeps per step (rejected PROX sweeps included).
@@ -65,6 +66,8 @@ class SolverBase:
             (:mod:`..position_correction`) instead of a Baumgarte bias in the velocity solve.
         normals_first: Gauss–Seidel sweeps (PGS and the split impulse's) update every normal row before any
             friction row.
+        accelerate: projected Gauss–Seidel sweeps (PGS and the split impulse's) take conjugate-gradient steps
+            (:func:`...contact_solvers.kernels.solve_pgs`).
         """
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -82,6 +85,7 @@ class SolverBase:
         self.warm_start_factor = float(warm_start_factor)
         self.split_impulse = bool(split_impulse)
         self.normals_first = bool(normals_first)
+        self.accelerate = bool(accelerate)
         nb, nc = model.body_count, model.contact_max
         self._inv_inertia_world = np.zeros((nb, 3, 3))
         self._vel_free = np.zeros((nb, 3))
@@ -93,6 +97,8 @@ class SolverBase:
         self._pseudo_impulse = np.zeros((nc, 3))
         self._pseudo_b = np.zeros((nc, 3))
         self._pseudo_result = np.zeros(3)
+        self._conjugate = np.zeros((2, nc if self.accelerate else 0, 3))
+        self._conjugate_body = np.zeros((4, nb, 3))
         self._rc0 = np.zeros((nc, 3, 3))
         self._rc1 = np.zeros((nc, 3, 3))
         self._irc0 = np.zeros((nc, 3, 3))
@@ -147,7 +153,7 @@ class SolverBase:
             rows, n, contacts.contact_mu4, self._D, self._row_spin, False, self.normals_first, self.iterations,
             self.tolerance,
             self._pseudo_impulse, contacts.contact_spin_impulse, self._pseudo_vel, self._pseudo_omega,
-            self._pseudo_result,
+            self._pseudo_result, self._conjugate, self._conjugate_body,
         )  # fmt: skip
         self.last_correction_sweeps = int(self._pseudo_result[0])
 
