@@ -345,7 +345,9 @@ def test_operator_cancels_without_rigid_bodies(mock_bpy):
 def test_deactivation_on_every_active_body_becomes_sleeping():
     """Every active body deactivates → the scene sleeps with Bullet's 2 s and the lowest thresholds, in metres."""
     a = fake_object("A", rigid_body(use_deactivation=True, deactivate_linear_velocity=0.4))
-    b = fake_object("B", rigid_body(use_deactivation=True, deactivate_linear_velocity=0.25, deactivate_angular_velocity=0.3))
+    b = fake_object(
+        "B", rigid_body(use_deactivation=True, deactivate_linear_velocity=0.25, deactivate_angular_velocity=0.3)
+    )
     floor = fake_object("Floor", rigid_body(type="PASSIVE"))
     scene = fake_scene([a, b, floor], unit_settings=types.SimpleNamespace(scale_length=0.01))
     report = rbi.import_rigid_body(scene)

@@ -177,6 +177,7 @@ def test_scene_panel_draws_soft_settings_only_for_the_soft_engine():
             soft_output="PC2",
             soft_cache_dir="/tmp/cache/",
             soft_contact="IMPLICIT",
+            sleeping=True,
             is_baking=False,
             last_report="",
         )
@@ -195,6 +196,8 @@ def test_scene_panel_draws_soft_settings_only_for_the_soft_engine():
     }
     assert soft <= drawn["SOFT"] and not soft & drawn["RIGID"]
     assert "solver" in drawn["RIGID"] and "solver" not in drawn["SOFT"]  # Implicit contact: no rigid solver
+    sleeping = {"sleeping", "sleep_time", "sleep_linear_speed", "sleep_angular_speed"}
+    assert sleeping <= drawn["RIGID"] and not sleeping & drawn["SOFT"]
 
 
 def test_scene_panel_draws_ipc_settings_only_for_the_ipc_engine():

@@ -80,7 +80,7 @@ def test_sleeping_changes_nothing_until_a_body_sleeps_and_then_freezes_it_exactl
     asleep = simulate(model, sleeping=True, **kwargs)
     first = int(np.argmax(asleep.sleeping_bodies > 0))
     assert first > 0
-    np.testing.assert_array_equal(asleep.body_pos[: first], awake.body_pos[: first])
+    np.testing.assert_array_equal(asleep.body_pos[:first], awake.body_pos[:first])
     assert (asleep.body_pos[first:] == asleep.body_pos[first]).all()
     assert (asleep.body_vel[first:] == 0.0).all() and (asleep.body_omega[first:] == 0.0).all()
     # and it slept where the awake run comes to rest
