@@ -76,6 +76,21 @@ def _simulate(model, seconds, fps=60, substeps=4, **options):
     return simulate(model, frame_count=int(seconds * fps) + 1, fps=fps, substeps=substeps, **options)
 
 
+STACK_HALF, STACK_GAP = 0.1, 0.005
+"""The 20-hull stack: cube hulls of 0.2 m dropped 5 mm apart."""
+
+
+def _twenty_hull_stack():
+    b = ModelBuilder(gravity=(0, 0, -G))
+    floor = b.add_body(kind=BodyKind.KINEMATIC)
+    b.add_shape_plane(floor, mu=0.6)
+    for i in range(20):
+        pos = (0, 0, STACK_HALF + i * (2 * STACK_HALF + STACK_GAP) + STACK_GAP)
+        body = b.add_body(pos=pos, mass=1.0, **BLENDER_DAMPING)
+        b.add_shape_convex(body, cube(STACK_HALF), mu=0.6)
+    return b.finalize()
+
+
 def test_stack_of_twenty_hulls_comes_to_rest():
     """20 cube hulls dropped 5 mm apart onto a plane settle into a straight stack.
 
@@ -83,14 +98,8 @@ def test_stack_of_twenty_hulls_comes_to_rest():
     to 2.4e-5 in its last second (a jitter of a few mm/s inside Baumgarte's slop band), so this checks 1e-4 and that
     the stack stands straight at its height.
     """
-    half, gap = 0.1, 0.005
-    b = ModelBuilder(gravity=(0, 0, -G))
-    floor = b.add_body(kind=BodyKind.KINEMATIC)
-    b.add_shape_plane(floor, mu=0.6)
-    for i in range(20):
-        body = b.add_body(pos=(0, 0, half + i * (2 * half + gap) + gap), mass=1.0, **BLENDER_DAMPING)
-        b.add_shape_convex(body, cube(half), mu=0.6)
-    model = b.finalize()
+    half, gap = STACK_HALF, STACK_GAP
+    model = _twenty_hull_stack()
     traj = _simulate(model, 3.0)
     drop = _potential_drop(model, traj, -1)
     assert drop > 0.5 * G * gap * sum(range(1, 21))  # the gaps closed
@@ -104,14 +113,8 @@ def test_stack_of_twenty_hulls_comes_to_rest():
 def test_stack_of_twenty_hulls_sleeps_within_three_seconds():
     """The same stack with sleeping (Blender's Deactivation): the jitter above ends, the kinetic energy is below 1e-6
     of the released energy before 3 s and stays there, and the stack stands where the awake one stands."""
-    half, gap = 0.1, 0.005
-    b = ModelBuilder(gravity=(0, 0, -G))
-    floor = b.add_body(kind=BodyKind.KINEMATIC)
-    b.add_shape_plane(floor, mu=0.6)
-    for i in range(20):
-        body = b.add_body(pos=(0, 0, half + i * (2 * half + gap) + gap), mass=1.0, **BLENDER_DAMPING)
-        b.add_shape_convex(body, cube(half), mu=0.6)
-    model = b.finalize()
+    half = STACK_HALF
+    model = _twenty_hull_stack()
     traj = _simulate(model, 3.0, sleeping=True)
     drop = _potential_drop(model, traj, -1)
     energy = np.array([_energy(model, traj, f) for f in range(traj.frame_count)])
