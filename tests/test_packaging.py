@@ -86,6 +86,8 @@ def test_manifest_identity(manifest):
     assert manifest["id"] == "contact_lab"
     assert manifest["type"] == "add-on"
     assert manifest["blender_version_min"] == "4.2.0"
+    assert manifest["blender_version_max"] == "5.3.0"  # exclusive: the wheels cover Python 3.11 and 3.13 only
+    assert "example" not in manifest["maintainer"]  # no placeholder
     assert len(manifest["tagline"]) <= 64
     assert manifest["tagline"][-1].isalnum()
     assert set(manifest["platforms"]) == set(PLATFORM_WHEEL_TAGS)
