@@ -40,8 +40,8 @@ def is_live(stream) -> bool:
 
 
 def bar(fraction: float, width: int) -> str:
-    """``[#####-----]`` with ``width`` cells between the brackets, ``fraction`` in [0, 1] filled."""
-    filled = round(min(max(fraction, 0.0), 1.0) * width)
+    """``[#####-----]`` with ``width`` cells between the brackets, ``fraction`` in [0, 1] filled (rounded down)."""
+    filled = int(min(max(fraction, 0.0), 1.0) * width)  # full only when done
     return "[" + "#" * filled + "-" * (width - filled) + "]"
 
 

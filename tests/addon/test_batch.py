@@ -223,7 +223,7 @@ def test_batch_main_writes_reports_and_summary_without_importing_bpy(tmp_path):
         from contact_lab.__main__ import main
         rc = main(["bake", *{paths!r}, "--jobs", "2", "-o", {str(tmp_path / "out")!r},
                    "--report-dir", {str(tmp_path / "reports")!r}])
-        assert "bpy" not in sys.modules, "the batch process imported bpy"
+        print("bpy imported:", "bpy" in sys.modules)
         sys.exit(rc)
         """
     )
@@ -231,6 +231,7 @@ def test_batch_main_writes_reports_and_summary_without_importing_bpy(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.rstrip().endswith("bpy imported: False")  # the batch process only starts children
 
     reports = tmp_path / "reports"
     summary = json.loads((reports / "summary.json").read_text())
@@ -247,7 +248,7 @@ def test_batch_main_writes_reports_and_summary_without_importing_bpy(tmp_path):
     table = run.stdout[run.stdout.index("file  ") :].splitlines()
     assert table[0].split() == ["file", "status", "frames", "seconds", "error"]
     assert table[2].split()[:3] == [paths[1], "FAILED", "-"] and table[2].endswith("set its role to None")
-    assert run.stdout.rstrip().splitlines()[-1].startswith("[contact_lab] 2 of 3 files baked, 1 FAILED in ")
+    assert run.stdout.rstrip().splitlines()[-2].startswith("[contact_lab] 2 of 3 files baked, 1 FAILED in ")
 
 
 FAKE_HELPER = """
@@ -256,26 +257,37 @@ def fake_command(task, report_path):
 """
 
 
-def test_reports_of_children_that_wrote_none(tmp_path):
-    """A crashed child's report is made by the batch: its status and error, next to its log and the summary."""
-    task = batch.FileTask(index=0, label="x.blend", input="/s/x.blend", output="/o/x.blend")
-    result = batch.cancelled_result(task) | {"status": "CRASHED", "error": "died", "log": "last words\n"}
-    batch.write_reports(str(tmp_path), [task], [result], {"jobs": 1})
+def test_reports_of_children_that_crashed(tmp_path):
+    """A crashed child's report says CRASHED: made by the batch if the child wrote none, corrected if it did."""
+    tasks = [batch.FileTask(index=i, label=f"{n}.blend", input=f"/s/{n}.blend", output=f"/o/{n}.blend")
+             for i, n in enumerate(("x", "y"))]  # fmt: skip
+    results = [
+        batch.cancelled_result(tasks[0]) | {"status": "CRASHED", "error": "died", "log": "last words\n"},
+        # saved and reported FINISHED, then the process died on its way out (rc -11)
+        batch.cancelled_result(tasks[1])
+        | {"status": "CRASHED", "error": "killed by SIGSEGV", "report": {"status": "FINISHED", "error": None, "n": 3}},
+    ]
+    batch.write_reports(str(tmp_path), tasks, results, {"jobs": 1})
     assert json.loads((tmp_path / "x.report.json").read_text()) == {
         "status": "CRASHED",
         "input": "/s/x.blend",
         "output": "/o/x.blend",
         "error": "died",
     }
+    assert json.loads((tmp_path / "y.report.json").read_text()) == {
+        "status": "CRASHED",
+        "error": "killed by SIGSEGV",
+        "n": 3,
+    }
     assert (tmp_path / "x.log").read_text() == "last words\n"
-    assert json.loads((tmp_path / "summary.json").read_text())["files"][0]["status"] == "CRASHED"
+    assert [f["status"] for f in json.loads((tmp_path / "summary.json").read_text())["files"]] == ["CRASHED"] * 2
 
 
 # ---- progress ----------------------------------------------------------------------------------------------------
 def test_bar_clock_and_fit():
     """The pieces of a progress line."""
     assert bar(0.5, 10) == "[#####-----]" and bar(0.0, 4) == "[----]" and bar(1.2, 4) == "[####]"
-    assert bar(1 / 3, 3) == "[#--]"
+    assert bar(1 / 3, 3) == "[#--]" and bar(0.96, 10) == "[#########-]"  # full only when done
     assert [clock(s) for s in (0, 59.9, 61, 3600 + 62)] == ["0 s", "59 s", "1:01", "1:01:02"]
     assert fit("a.blend", 9) == "a.blend  " and fit("shots/sh010_final.blend", 12) == "...nal.blend"
 
