@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -48,6 +49,9 @@ FINISHED, FAILED, TIMEOUT, CRASHED, CANCELLED = "FINISHED", "FAILED", "TIMEOUT",
 
 LOG_LIMIT = 1_000_000
 """Characters of a child's output kept (the end is kept): a log file per input, sent back from Dask workers."""
+
+SCHEDULER_ADDRESS = re.compile(r"^(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):\d{1,5}$")
+"""A Dask scheduler address: ``[protocol://]host:port`` (IPv6 hosts in brackets)."""
 
 ROOT_PACKAGE = __package__.rpartition(".")[0] or "contact_lab"
 """The package the children run with ``-m`` (``contact_lab``)."""
@@ -114,6 +118,11 @@ def plan(args) -> list[FileTask]:
         raise UsageError(
             "--jobs and --scheduler exclude each other: --jobs N bakes N files at a time on this machine; with "
             "--scheduler the cluster's workers decide (start them with `dask worker ADDRESS --nthreads N`)"
+        )
+    if args.scheduler is not None and not SCHEDULER_ADDRESS.match(args.scheduler):
+        raise UsageError(
+            f"--scheduler {args.scheduler}: expected the scheduler's address as `dask scheduler` prints it, "
+            "e.g. tcp://192.168.1.20:8786 (host:port works too)"
         )
     missing = [p for p in args.input if not os.path.exists(p)]
     if missing:

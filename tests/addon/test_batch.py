@@ -96,6 +96,8 @@ def test_batch_mode_and_output_rules(tmp_path, monkeypatch):
     assert not batch.is_batch(parse(a))
     assert batch.is_batch(parse(a, b)) and batch.is_batch(parse(a, "--jobs", 1))
     assert batch.is_batch(parse(a, "--scheduler", "tcp://127.0.0.1:8786"))
+    for address in ("tcp://10.0.0.5:8786", "farm07.studio.lan:8786", "tls://[::1]:8786", "ucx://node-3:1234"):
+        assert batch.plan(parse(a, "--scheduler", address))[0].input == a
 
     in_place = batch.plan(parse(a, b))
     assert [(t.input, t.output) for t in in_place] == [(a, a), (b, b)]
@@ -137,6 +139,8 @@ def test_children_get_the_numba_cache_and_a_share_of_the_cores(tmp_path, monkeyp
         (["{a}", "{tmp}/./a.blend"], "{tmp}/./a.blend is given twice"),
         (["{a}", "{tmp}/b", "--jobs", "2"], "{tmp}/b is a folder, not a .blend file"),
         (["{a}", "{b}", "--report-dir", "{a}"], "--report-dir {a} is a file"),
+        (["{a}", "{b}", "--scheduler", "farm07"], "--scheduler farm07: expected the scheduler's address"),
+        (["{a}", "{b}", "--scheduler", "http://farm07:8787/status"], "expected the scheduler's address"),
         (["{a}", "{b}", "--jobs", "0"], "--jobs: expected a number greater than 0"),
         (["{a}", "{b}", "--timeout", "-1"], "--timeout: expected a number greater than 0"),
         (["{a}", "--frames", "10-1"], "ends before it starts"),
