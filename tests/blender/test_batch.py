@@ -213,6 +213,37 @@ def test_dask_cluster_gives_the_same_results(batch_files, dask_cluster, tmp_path
     print(f"Dask, two workers, 8 files: {elapsed:.1f} s")
 
 
+BLENDER_B_EXPR = (
+    "import bpy; bpy.ops.preferences.addon_enable(module='bl_ext.user_default.contact_lab'); "
+    "bpy.ops.contact_lab.bake(); bpy.ops.wm.save_mainfile()"
+)
+"""The ``--python-expr`` of ``blender -b FILE --python-exit-code 1 --python-expr ...`` in the README."""
+
+
+def test_blender_b_form_enables_the_extension_by_its_module_name(batch_files, tmp_path):
+    """The README's ``blender -b`` expression, replayed with the bpy module on an extension in ``user_default``:
+    it enables ``bl_ext.user_default.contact_lab`` and runs its bake; a refused bake raises (exit code 1 under
+    ``--python-exit-code 1``) naming the object, and the file is not saved."""
+    import contact_lab
+
+    resources = tmp_path / "user"
+    repo = resources / "extensions" / "user_default"
+    repo.mkdir(parents=True)
+    (repo / "contact_lab").symlink_to(Path(contact_lab.__file__).parent)  # where Install from Disk unpacks the zip
+    broken = Path(shutil.copy(batch_files[0][BROKEN], tmp_path / "broken.blend"))
+    before = digest(broken)
+    script = (  # what `blender -b broken.blend --python-expr EXPR` does: open the file, then run EXPR
+        f"import bpy, sys\nbpy.ops.wm.open_mainfile(filepath={str(broken)!r})\ntry:\n    exec({BLENDER_B_EXPR!r})\n"
+        "finally:\n    print('modules:', sorted(m for m in sys.modules if m.endswith('contact_lab')))\n"
+    )
+    env = dict(os.environ, BLENDER_USER_RESOURCES=str(resources))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "modules: ['bl_ext.user_default.contact_lab']" in run.stdout  # the installed copy, by its real name
+    assert f"RuntimeError: Error: {batch_files[1][BROKEN]}" in run.stderr
+    assert digest(broken) == before
+
+
 def test_usage_errors_exit_2_and_name_missing_inputs(batch_files, tmp_path):
     """Conflicting options and missing inputs exit 2 before anything is baked; the message names the files."""
     paths = batch_files[0]
