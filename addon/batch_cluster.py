@@ -46,6 +46,63 @@ def import_distributed():
     return distributed
 
 
+def worker_check(package: str, fingerprint: str):
+    """A function for ``Client.run`` telling what a worker lacks to bake (None: nothing), shipped by value.
+
+    A worker that cannot import a task's function dies on it and the batch would wait forever, so every worker is
+    asked first. Nested, with only builtins and its arguments inside, cloudpickle sends the function's code itself:
+    it runs on a worker without contact_lab too.
+
+    Args:
+        package: the package the children run (``contact_lab``).
+        fingerprint: this machine's ``jitcache.core_source_fingerprint()``: the physics every worker must have.
+    """
+
+    def check() -> str | None:
+        import importlib
+        import importlib.util
+        import socket
+        import sys
+
+        where = f"{socket.gethostname()}, {sys.executable}"
+        try:
+            found = importlib.util.find_spec(f"{package}.addon.batch_cluster") is not None
+        except ImportError:
+            found = False
+        if not found:
+            return f"{where}: no {package} with batch bakes in this Python; install the version of this machine"
+        missing = [name for name in ("bpy", "numba") if importlib.util.find_spec(name) is None]
+        if missing:
+            return f"{where}: {' and '.join(missing)} missing; pip install them into this Python"
+        theirs = importlib.import_module(f"{package}.addon.jitcache").core_source_fingerprint()
+        if theirs != fingerprint:
+            return (
+                f"{where}: another version of {package} (core {theirs}, here {fingerprint}); "
+                "install this machine's version there and restart the worker"
+            )
+        return None
+
+    return check
+
+
+def check_workers(client) -> int:
+    """Ask every worker :func:`worker_check`; the number of workers. Raises :class:`.batch.UsageError` on problems."""
+    from .jitcache import core_source_fingerprint
+
+    answers = client.run(worker_check(batch.ROOT_PACKAGE, core_source_fingerprint()), on_error="return")
+    problems = [
+        f"  {address}: {answer}" if isinstance(answer, str) else f"  {address}: {type(answer).__name__}: {answer}"
+        for address, answer in sorted(answers.items())
+        if answer is not None
+    ]
+    if problems:
+        raise batch.UsageError(
+            "some Dask workers cannot bake (each needs bpy, numba and this contact_lab in the Python it runs):\n"
+            + "\n".join(problems)
+        )
+    return len(answers)
+
+
 def worker_problem(task: batch.FileTask) -> str | None:
     """Why this worker cannot bake ``task`` (paths it does not see), or None."""
     host = socket.gethostname()
@@ -137,6 +194,12 @@ def run_on_cluster(
             f"cannot reach the Dask scheduler at {address} ({exc}): start one with `dask scheduler` and workers "
             f"with `dask worker {address}`, or check the address"
         ) from None
+    try:
+        if check_workers(client) == 0:
+            print(f"[contact_lab] no Dask workers yet: the files wait for `dask worker {address}`", flush=True)
+    except BaseException:
+        client.close()
+        raise
     token = uuid.uuid4().hex[:8]
     topic, cancel_name = f"contact_lab-batch-{token}", f"contact_lab-cancel-{token}"
 

@@ -3,6 +3,7 @@ board and the summary. Children here are small stand-in scripts (``child_command
 in ``tests/blender/test_batch.py``.
 """
 
+import ast
 import io
 import json
 import os
@@ -163,6 +164,43 @@ def test_scheduler_without_distributed_says_how_to_install_it(tmp_path, capsys, 
     assert main(["bake", a, b, "--scheduler", "tcp://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err
     assert f'"{sys.executable}" -m pip install "distributed"' in err
+
+
+WORKER = """
+import importlib.abc, pickle, sys
+if sys.argv[1] == "without-contact-lab":
+    class Block(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] == "contact_lab":
+                raise ImportError(f"no module named {name!r} on this worker")
+    sys.meta_path.insert(0, Block())
+check = pickle.loads(sys.stdin.buffer.read())
+print(repr(check()))
+"""
+
+
+def test_worker_check_travels_by_value_and_finds_what_a_worker_lacks():
+    """The check every Dask worker runs first loads where contact_lab is missing and names what is wrong."""
+    cloudpickle = pytest.importorskip("cloudpickle")
+    import importlib.machinery
+
+    from contact_lab.addon import batch_cluster, jitcache
+
+    def on_worker(check, setting="as-here"):
+        run = subprocess.run(
+            [sys.executable, "-c", WORKER, setting], input=cloudpickle.dumps(check), capture_output=True, timeout=60
+        )
+        assert run.returncode == 0, run.stderr.decode()
+        return ast.literal_eval(run.stdout.decode())  # the repr of a str or None
+
+    here = jitcache.core_source_fingerprint()
+    bare = on_worker(batch_cluster.worker_check("contact_lab", here), "without-contact-lab")
+    assert bare.endswith(": no contact_lab with batch bakes in this Python; install the version of this machine")
+    other = on_worker(batch_cluster.worker_check("contact_lab", "0123456789abcdef"))
+    assert other.endswith(f"another version of contact_lab (core {here}, here 0123456789abcdef); "
+                          "install this machine's version there and restart the worker")  # fmt: skip
+    if importlib.machinery.PathFinder.find_spec("bpy") is not None:  # a machine that can bake: nothing is missing
+        assert on_worker(batch_cluster.worker_check("contact_lab", here)) is None
 
 
 # ---- child processes ---------------------------------------------------------------------------------------------
