@@ -17,7 +17,7 @@ Rules of the command line (anything ambiguous is refused with exit code 2 before
   ``--scheduler`` exclude each other (the workers' thread counts set a cluster's parallelism).
 
 Exit codes: 0 every file baked, 1 at least one failed (FAILED, TIMEOUT, CRASHED), 2 usage error (nothing
-baked), 130 interrupted (Ctrl-C: running children are stopped, the summary lists what finished).
+baked), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: running children are stopped, the summary lists what finished).
 """
 
 from __future__ import annotations
@@ -358,7 +358,7 @@ def run_local(tasks: list[FileTask], jobs: int, board: ProgressBoard, stop: thre
     """Bake ``tasks`` in child processes, ``jobs`` at a time; returns their results in task order.
 
     Ctrl-C (KeyboardInterrupt in this thread) sets ``stop``: running children are killed, queued files are
-    not started; both come back CANCELLED, then KeyboardInterrupt is raised again.
+    not started; both come back CANCELLED, then :class:`BatchInterruptedError` carries all results.
     """
 
     def one(task: FileTask) -> dict:
@@ -487,20 +487,41 @@ def counts(results: list[dict]) -> dict[str, int]:
 
 
 # ---- entry point -------------------------------------------------------------------------------------------------
+def _interrupt_on_termination() -> dict:
+    """Make SIGTERM and SIGHUP stop the batch as Ctrl-C does; returns the handlers to restore.
+
+    The children run in process groups of their own (so a kill reaches their own children): without this a batch
+    killed by a farm's job manager or a closed terminal would leave its bakes running and writing files.
+    """
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is not None:
+                previous[signum] = signal.signal(signum, interrupt)
+    return previous
+
+
 def main(args, argv: list[str] | None = None) -> int:
     """Run a batch bake from parsed arguments (``__main__.build_parser``); returns the exit code."""
     tasks = plan(args)
-    if args.output:
+    for option, folder in (("-o", args.output), ("--report-dir", args.report_dir)):
         try:
-            os.makedirs(args.output, exist_ok=True)
+            if folder:
+                os.makedirs(folder, exist_ok=True)
         except OSError as exc:
-            raise UsageError(f"cannot create the output folder -o {args.output}: {exc}") from None
+            raise UsageError(f"cannot create the folder {option} {folder}: {exc}") from None
     where = f"on the Dask cluster at {args.scheduler}" if args.scheduler else f"{args.jobs or 1} at a time"
     print(f"[contact_lab] baking {len(tasks)} file{'s' * (len(tasks) != 1)}, {where}", flush=True)
     board = ProgressBoard([t.label for t in tasks])
     stop = threading.Event()
     t0, started = time.monotonic(), time.time()
     interrupted = False
+    previous_handlers = _interrupt_on_termination()
     try:
         if args.scheduler is not None:
             from . import batch_cluster
@@ -512,6 +533,8 @@ def main(args, argv: list[str] | None = None) -> int:
         interrupted = True
         results = [r if r is not None else cancelled_result(t) for t, r in zip(tasks, exc.results, strict=True)]
     finally:
+        for signum, handler in previous_handlers.items():
+            signal.signal(signum, handler)
         board.close()
 
     meta = {

@@ -256,22 +256,10 @@ def test_interrupt_stops_running_children_and_skips_queued_ones(tmp_path, monkey
 def test_batch_main_writes_reports_and_summary_without_importing_bpy(tmp_path):
     """A whole batch in a fresh Python: rc 1, a report and a log per file, summary.json, the table; no bpy."""
     paths = touch(tmp_path, "ok1.blend", "fail.blend", "ok2.blend")
-    script = textwrap.dedent(
-        f"""
-        import sys
-        from contact_lab.addon import batch
-        from tests_fake import fake_command
-        batch.child_command = fake_command
-        from contact_lab.__main__ import main
-        rc = main(["bake", *{paths!r}, "--jobs", "2", "-o", {str(tmp_path / "out")!r},
-                   "--report-dir", {str(tmp_path / "reports")!r}])
-        print("bpy imported:", "bpy" in sys.modules)
-        sys.exit(rc)
-        """
-    )
-    (tmp_path / "tests_fake.py").write_text(f"import sys\nFAKE_CHILD = {FAKE_CHILD!r}\n\n" + FAKE_HELPER)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    argv = [*paths, "--jobs", "2", "-o", tmp_path / "out", "--report-dir", tmp_path / "reports"]
+    proc = fake_batch(tmp_path, *argv)
+    stdout, stderr = proc.communicate(timeout=120)
+    run = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.stdout.rstrip().endswith("bpy imported: False")  # the batch process only starts children
 
@@ -297,6 +285,49 @@ FAKE_HELPER = """
 def fake_command(task, report_path):
     return [sys.executable, "-c", FAKE_CHILD, task.input, report_path]
 """
+
+
+def fake_batch(tmp_path, *argv) -> subprocess.Popen:
+    """``python -m contact_lab bake ARGV`` in a fresh Python whose children are the stand-ins of FAKE_CHILD."""
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from contact_lab.addon import batch
+        from tests_fake import fake_command
+        batch.child_command = fake_command
+        from contact_lab.__main__ import main
+        rc = main(["bake", *{list(map(str, argv))!r}])
+        print("bpy imported:", "bpy" in sys.modules)
+        sys.exit(rc)
+        """
+    )
+    (tmp_path / "tests_fake.py").write_text(f"import sys\nFAKE_CHILD = {FAKE_CHILD!r}\n\n" + FAKE_HELPER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    return proc
+
+
+@posix_only
+def test_sigterm_stops_the_batch_and_its_children(tmp_path):
+    """A batch killed with SIGTERM (a farm's job manager, a closed terminal: SIGHUP) leaves no bake running: its
+    children live in process groups of their own, so the batch must stop them itself; rc 130, summary written."""
+    paths = touch(tmp_path, "hang.blend", "ok1.blend")
+    proc = fake_batch(tmp_path, *paths, "--jobs", "1", "--report-dir", tmp_path / "reports")
+    pids = tmp_path / "hang.blend.pids"
+    deadline = time.monotonic() + 60
+    while not pids.exists() or not pids.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    time.sleep(0.3)  # the child has printed its frame line
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stdout + stderr
+    assert gone(*map(int, pids.read_text().split()))
+    summary = json.loads((tmp_path / "reports" / "summary.json").read_text())
+    assert [f["status"] for f in summary["files"]] == ["CANCELLED", "CANCELLED"] and summary["interrupted"]
+    assert summary["files"][0]["error"].startswith("cancelled at frame 1/50")
 
 
 def test_reports_of_children_that_crashed(tmp_path):
