@@ -9,6 +9,8 @@ What the workers need (the README's "Batch bakes and farms" says how to start th
 - the same paths: inputs, ``-o`` and the frames' PC2 folders on a filesystem every worker mounts at the same place;
 - a Python with ``bpy``, numba and this package (the child is ``<worker's python> -m contact_lab bake ...``);
 - ``distributed`` of the same version as the submitting machine.
+Every connected worker is asked first (:func:`worker_check`, sent by value): a worker that cannot import a task's
+function dies on it, and the batch would wait for the lost task forever.
 
 ``distributed`` is an optional dependency: imported only here, only with ``--scheduler``.
 """
@@ -183,8 +185,9 @@ def run_on_cluster(
     """Submit one :func:`bake_task` per file to the scheduler at ``address``; results in task order.
 
     Raises:
-        batch.UsageError: ``distributed`` is missing or the scheduler cannot be reached (nothing was baked).
-        batch.BatchInterruptedError: Ctrl-C; running bakes were asked to stop, queued ones cancelled.
+        batch.UsageError: ``distributed`` is missing, the scheduler cannot be reached, or a worker lacks
+            contact_lab, bpy or numba or has another core (:func:`check_workers`); nothing was baked.
+        batch.BatchInterruptedError: Ctrl-C; running bakes were asked to stop, queued ones come back CANCELLED.
     """
     distributed = import_distributed()
     try:
