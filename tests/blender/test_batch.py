@@ -169,15 +169,15 @@ def dask_cluster(tmp_path):
         scheduler = ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0"]
         procs.append(_start([*scheduler, "--scheduler-file", scheduler_file, *common], env, tmp_path / "scheduler.log"))
         deadline = time.monotonic() + 60
-        while not scheduler_file.exists():
+        while _address(scheduler_file) is None:
             assert time.monotonic() < deadline and procs[0].poll() is None, (tmp_path / "scheduler.log").read_text()
             time.sleep(0.1)
         for name in ("w1", "w2"):
             worker = ["distributed.cli.dask_worker", "--scheduler-file", scheduler_file, "--name", name]
             procs.append(_start([*worker, "--nthreads", "1", "--no-nanny", *common], env, tmp_path / f"{name}.log"))
-        with distributed.Client(scheduler_file=str(scheduler_file), timeout=60) as client:
+        address = _address(scheduler_file)
+        with distributed.Client(address, timeout=60) as client:
             client.wait_for_workers(2, timeout=60)
-            address = client.scheduler.address
         yield address
     finally:  # workers first: a worker whose scheduler is gone keeps trying to reach it before it exits
         for proc in reversed(procs):
@@ -190,8 +190,16 @@ def dask_cluster(tmp_path):
 
 
 def _start(args, env, log_path):
-    log = open(log_path, "w")  # open until the process ends (the fixture closes it)
-    return subprocess.Popen([sys.executable, "-m", *map(str, args)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    with open(log_path, "w") as log:  # the process writes through its own copy of the descriptor
+        return subprocess.Popen([sys.executable, "-m", *map(str, args)], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _address(scheduler_file: Path) -> str | None:
+    """The address in the scheduler's file, None until it is written completely."""
+    try:
+        return json.loads(scheduler_file.read_text())["address"]
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def test_dask_cluster_gives_the_same_results(batch_files, dask_cluster, tmp_path):
