@@ -1,6 +1,6 @@
 # Contact Lab developer commands. The README shows two: `make demo` and `make test`.
 #
-#   make setup        .venv: Python 3.11 + bpy 5.0.1 + numba + pytest + ruff + this repo (editable)
+#   make setup        .venv: Python 3.11 + bpy 5.0.1 + numba + pytest + ruff + test peers + this repo (editable)
 #   make test         ruff check + ruff format --check; pytest tests/core tests/addon (mocked bpy)
 #                     tests/test_packaging.py; pytest tests/blender on bpy 5.0 (.venv), 4.2 LTS
 #                     (.venv-blender42) and 5.2 (.venv-blender52, skipped with a notice without Python 3.13)
@@ -33,6 +33,9 @@ FCL_SPEC         := python-fcl==0.7.0.11
 TRIMESH_SPEC     := trimesh==5.2.0
 # test-only: the IPC Toolkit, reference for the IPC distances, barrier and CCD (tests/core/test_ipc_*.py)
 IPCTK_SPEC       := ipctk==1.6.1
+# test-only in every Blender tier: Dask's scheduler and workers for the farm bake (tests/blender/test_batch.py);
+# optional for users (`--scheduler`). Pure Python; its compiled dependencies ship cp311 and cp313 wheels.
+DISTRIBUTED_SPEC := distributed==2026.8.0
 
 # ---- environments ---------------------------------------------------------------------------
 VENV    := .venv
@@ -77,7 +80,7 @@ $(STAMP): pyproject.toml Makefile
 	@echo ">> installing bpy==$(BPY_VERSION) numba==$(NUMBA_VERSION) pytest ruff into $(VENV)"
 	$(PY) $(PIP_INSTALL) "bpy==$(BPY_VERSION)" "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)" \
 	    "$(PYTEST_SPEC)" "$(RUFF_SPEC)" "$(H5PY_SPEC)" "$(IPCTK_SPEC)" \
-	    "$(FCL_SPEC)" "$(TRIMESH_SPEC)"
+	    "$(FCL_SPEC)" "$(TRIMESH_SPEC)" "$(DISTRIBUTED_SPEC)"
 	$(PY) $(PIP_INSTALL) -e . --no-deps
 	@touch $@
 
@@ -90,7 +93,7 @@ $(STAMP42): pyproject.toml Makefile
 	if [ ! -x $(PY42) ]; then echo ">> creating $(VENV42) with $$py"; "$$py" -m venv $(VENV42); fi
 	@echo ">> installing $(BPY42_SPEC) numba pytest into $(VENV42)"
 	$(PY42) $(PIP_INSTALL) "$(BPY42_SPEC)" "numpy>=1.26,<2" "numba==$(NUMBA_VERSION)" \
-	    "llvmlite==$(LLVMLITE_VERSION)" "$(PYTEST_SPEC)"
+	    "llvmlite==$(LLVMLITE_VERSION)" "$(PYTEST_SPEC)" "$(DISTRIBUTED_SPEC)"
 	$(PY42) $(PIP_INSTALL) -e . --no-deps
 	@touch $@
 
@@ -105,7 +108,7 @@ $(STAMP52): pyproject.toml Makefile
 	@if [ ! -x $(PY52) ]; then echo ">> creating $(VENV52) with $(PY313)"; "$(PY313)" -m venv $(VENV52); fi
 	@echo ">> installing $(BPY52_SPEC) numba pytest into $(VENV52)"
 	$(PY52) $(PIP_INSTALL) "$(BPY52_SPEC)" "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)" \
-	    "$(PYTEST_SPEC)"
+	    "$(PYTEST_SPEC)" "$(DISTRIBUTED_SPEC)"
 	$(PY52) $(PIP_INSTALL) -e . --no-deps
 	@touch $@
 

@@ -1,7 +1,12 @@
-"""Headless bakes with the ``bpy`` module: ``python -m contact_lab bake IN.blend [-o OUT.blend] ...``.
+"""Headless bakes with the ``bpy`` module: ``python -m contact_lab bake IN.blend [more.blend ...] [options]``.
 
-Exit codes: 0 success, 1 bake error (invalid scene, divergence, unreadable file), 2 usage error.
-A JSON report (``--report``) is written in every case where the arguments could be parsed.
+One input without ``--jobs``/``--scheduler`` is baked in this process (:func:`bake_file`; ``-o`` names the output
+file). Several inputs, ``--jobs N`` or ``--scheduler ADDRESS`` make a batch (``addon/batch.py``): each file is
+baked by its own child process, locally or on a Dask cluster, and ``-o`` names an output folder.
+
+Exit codes: 0 success, 1 bake error (invalid scene, divergence, unreadable file; in a batch: any file failed),
+2 usage error, 130 batch interrupted (Ctrl-C). A JSON report (``--report``) is written in every case where the
+arguments could be parsed; a batch writes one per file and ``summary.json`` into ``--report-dir``.
 """
 
 from __future__ import annotations
@@ -20,20 +25,66 @@ EXIT_USAGE = 2
 def _frame_range(text: str) -> tuple[int, int]:
     try:
         start, _, end = text.partition("-")
-        return int(start), int(end)
+        start, end = int(start), int(end)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected A-B (e.g. 1-250), got {text!r}") from None
+    if end < start:
+        raise argparse.ArgumentTypeError(f"the range {text!r} ends before it starts: expected A-B with A <= B")
+    return start, end
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"expected a number greater than 0, got {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m contact_lab", description="Contact Lab headless tools")
     commands = parser.add_subparsers(dest="command", required=True)
-    bake = commands.add_parser("bake", help="bake a .blend file: keyframes, shape keys or PC2 caches")
-    bake.add_argument("input", help="the .blend file to bake")
-    bake.add_argument("-o", "--output", help="where to save the baked file (default: overwrite the input)")
+    bake = commands.add_parser(
+        "bake",
+        help="bake .blend files: keyframes, shape keys or PC2 caches",
+        description="Bake one .blend file in this process, or several (or with --jobs/--scheduler) each in its own "
+        "process. Exit codes: 0 all baked, 1 a bake failed, 2 usage error, 130 interrupted.",
+    )
+    bake.add_argument("input", nargs="+", help="the .blend file(s) to bake")
+    bake.add_argument(
+        "-o",
+        "--output",
+        help="one file: where to save it; a batch: the output folder (each file keeps its name). "
+        "Default: overwrite the input(s)",
+    )
     bake.add_argument("--frames", type=_frame_range, metavar="A-B", help="frame range (default: the scene's)")
     bake.add_argument("--scene", help="scene name (default: the file's active scene)")
-    bake.add_argument("--report", help="write a JSON report here")
+    bake.add_argument("--report", help="one file: write its JSON report here")
+    bake.add_argument("--allow-outside-paths", action="store_true", help="allow PC2 caches outside the .blend's folder")
+    batch = bake.add_argument_group("batch bakes (each file in its own process)")
+    batch.add_argument(
+        "-j", "--jobs", type=_positive(int), metavar="N", help="bake N files at a time on this machine (default 1)"
+    )
+    batch.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="bake on a Dask cluster (tcp://host:port), one task per file; needs the 'distributed' package and "
+        "the same paths on every worker",
+    )
+    batch.add_argument(
+        "--report-dir",
+        metavar="DIR",
+        help="write <name>.report.json and <name>.log per file and summary.json here",
+    )
+    batch.add_argument(
+        "--timeout", type=_positive(float), metavar="SECONDS", help="kill a file's bake after this long (default: none)"
+    )
     return parser
 
 
@@ -110,6 +161,16 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
+    from .addon import batch  # no bpy: a batch process only starts children
+
+    try:
+        if batch.is_batch(args):
+            return batch.main(args, argv)
+        batch.check_single(args)
+    except batch.UsageError as exc:
+        print(f"[contact_lab] error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    args.input = args.input[0]
     code, report = bake_file(args)
     _write_report(args.report, report)
     if code == EXIT_OK:
