@@ -8,7 +8,7 @@ Blender bake records both engines the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -32,6 +32,10 @@ __all__ = [
     "simulate",
     "simulate_ipc",
 ]
+
+
+MAX_STEP_SPLITS = 10
+"""A substep is halved at most this many times (1024 steps) to make every step's straight-line motion free."""
 
 
 def check_state(world: IpcWorld, x: np.ndarray):
@@ -64,6 +68,7 @@ def iter_simulate_ipc(
     pin_tracks: dict | None = None,
     collider_tracks: dict | None = None,
     state: SoftWorldState | None = None,
+    on_step: Callable[[np.ndarray, np.ndarray], None] | None = None,
 ) -> Iterator[tuple[int, SoftWorldState]]:
     """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, state)`` per frame.
 
@@ -77,6 +82,8 @@ def iter_simulate_ipc(
             (>= frame_count, 4))}`` for KINEMATIC colliders (slerp between frames); see
             ``IpcWorld.collider_names`` / ``collider_soft_index`` for the indices.
         state: start state (default ``world.state()``).
+        on_step: called as ``on_step(x_before, x_after)`` (unknowns (N, 3) [m]) after every solver step, the
+            halved ones included: the straight lines between them are the motion (audits, motion blur).
 
     The state's ``x``/``v`` hold all unknowns (soft-world nodes first, then kinematic collider vertices);
     ``state.stats`` is the :class:`IpcStats` of the frame's last step (with the checker's counts when
@@ -97,19 +104,35 @@ def iter_simulate_ipc(
     if settings.check_intersections:
         _record_check(world, state)
     yield 0, state
-    dt = 1.0 / (fps * settings.substeps)
     target = state.x.copy()
     for frame in range(frame_count - 1):
+        splits = steps = 0
         for sub in range(settings.substeps):
-            alpha = (sub + 1) / settings.substeps
-            end_pos, end_quat = substep_targets(pos, quat, pins, frame, alpha, target)
-            end_quat = end_quat.reshape(K, 4)
-            _kinematic_targets(world, end_pos, end_quat, target)
-            solver.set_collider_axes(state.collider_orientation)
-            state.stats = solver.step(state, dt, target)
-            state.collider_position = end_pos
-            state.collider_orientation = end_quat
-            check_finite(world.soft, state, frame + 1)
+            # the substep [sub, sub + 1] / substeps of the frame, halved while a step's motion is not free
+            pending = [(sub / settings.substeps, (sub + 1) / settings.substeps, 0)]
+            while pending:
+                a0, a1, depth = pending.pop()
+                saved = (state.x.copy(), state.v.copy(), state.collider_position, state.collider_orientation)
+                end_pos, end_quat = substep_targets(pos, quat, pins, frame, a1, target)
+                end_quat = end_quat.reshape(K, 4)
+                _kinematic_targets(world, end_pos, end_quat, target)
+                solver.set_collider_axes(state.collider_orientation)
+                stats = solver.step(state, (a1 - a0) / fps, target)
+                if depth < MAX_STEP_SPLITS and not solver.motion_is_free(saved[0], state.x):
+                    state.x[:], state.v[:] = saved[0], saved[1]
+                    state.collider_position, state.collider_orientation = saved[2], saved[3]
+                    middle = 0.5 * (a0 + a1)
+                    pending += [(middle, a1, depth + 1), (a0, middle, depth + 1)]  # the first half is popped first
+                    splits += 1
+                    continue
+                if on_step is not None:
+                    on_step(saved[0], state.x.copy())
+                state.stats = stats
+                state.collider_position = end_pos
+                state.collider_orientation = end_quat
+                steps += 1
+                check_finite(world.soft, state, frame + 1)
+        state.stats.splits, state.stats.steps = splits, steps
         if settings.check_intersections:
             _record_check(world, state)
         yield frame + 1, state

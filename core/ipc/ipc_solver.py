@@ -51,6 +51,11 @@ soft-node mass (objective units, i.e. ``h^2`` times a physical stiffness): the o
 CCD_RESCALING = 0.9
 """Additive CCD's conservative rescaling: each advancement covers 90 % of the certified gap."""
 
+LINE_CHECK_RESCALING = 0.99
+"""Additive CCD's rescaling for the check of a whole step's straight-line motion (:meth:`IpcSolver.motion_is_free`):
+the motion counts as free when no pair can come closer than 1 % of its starting gap (conservative: a crossing is
+never missed, a near miss may be reported)."""
+
 MAX_HALVINGS = 40
 """Line-search halvings before the step is given up (alpha ~ 1e-12)."""
 
@@ -106,6 +111,10 @@ class IpcStats:
     intersections: int = 0
     inverted: int = 0
     """Counts from the independent checker (``check_intersections``), per frame."""
+    splits: int = 0
+    """Times the frame's substeps were halved because a step's straight-line motion was not collision-free."""
+    steps: int = 1
+    """Solver steps the frame took (substeps times the halvings)."""
 
 
 def resolved_dhat(world: IpcWorld, settings: IpcSettings) -> float:
@@ -382,6 +391,21 @@ class IpcSolver:
         state.v[:] = (x - self.x_start) / h
         state.x[:] = x
         return stats
+
+    def motion_is_free(self, x0: np.ndarray, x1: np.ndarray) -> bool:
+        """Whether the straight-line motion ``x0 -> x1`` of the unknowns (N, 3) [m] keeps every surface pair apart.
+
+        A Newton solve whose every iterate was CCD-checked reaches ``x1`` along a path that never intersects, but
+        the path may go around an obstacle: two balls thrown at each other faster than their size per step end
+        on each other's side (the incremental potential's minimum is their ballistic target) without ever
+        touching. The step's own motion, the straight line a renderer or a motion blur interpolates, must be free
+        too; :func:`.frame_loop.iter_simulate_ipc` halves the step until it is.
+        """
+        w = self.world
+        xs0 = self._surface(x0, self.xs).copy()
+        xs1 = self._surface(x1, self.xs_trial).copy()
+        vf, ee = collision_candidates(xs0, xs1, w.faces, w.edges, w.surface_group, 0.0)
+        return max_collision_free_step(xs0, xs1, w.faces, w.edges, vf, ee, 0.0, LINE_CHECK_RESCALING) >= 1.0
 
     def _set_lag(self, x) -> None:
         """Freeze friction at ``x`` (normal forces, closest points, bases); slips stay measured from the step start."""
