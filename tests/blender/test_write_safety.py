@@ -331,7 +331,7 @@ def build_soft_scene(lab, tmp_path, output):
 
     Jelly.A: a previous Contact Lab shape-key bake, plus the user's key "Smile" keyed in the same Key action.
     Jelly.B: a previous PC2 bake (file + Contact Lab Cache modifier) and the user's "Wobble" modifier after it.
-    Jelly.C: the user's own shape keys keyed in the user's own Key action "PinchAction".
+    Jelly.C: the user's own shape keys keyed in the user's own Key action "PinchAction", and a Smooth modifier.
     Crate (active box): a previous keyframe bake. The cache folder holds an unrelated file.
     """
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
@@ -365,6 +365,7 @@ def build_soft_scene(lab, tmp_path, output):
     pinch.data[0].co = (0.3, 0.3, 0.3)
     pinch.keyframe_insert("value", frame=1)
     jelly_c.data.shape_keys.animation_data.action.name = "PinchAction"
+    jelly_c.modifiers.new("Smooth", "SMOOTH").factor = 0.0  # the active modifier, until a cache modifier is added
 
     location = np.array([[0.0, 1.5, 0.5 - 0.01 * k] for k in range(len(FRAMES))])
     quaternion = np.tile([1.0, 0.0, 0.0, 0.0], (len(FRAMES), 1))
@@ -374,8 +375,8 @@ def build_soft_scene(lab, tmp_path, output):
 
 
 def build_rigid_scene(lab):
-    """Three active boxes: Box.A with a previous bake, Box.B with the user's action (Euler), Box.C unanimated
-    in Axis Angle with a custom property."""
+    """Three active boxes: Box.A with a previous bake, Box.B with the user's action (Euler; its slot renamed),
+    Box.C in Axis Angle with a custom property, unanimated (4.4+: its action unassigned, its slot remembered)."""
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, len(FRAMES)
     lab.add_ground()
@@ -387,9 +388,16 @@ def build_rigid_scene(lab):
     box_b.rotation_euler = (0.1, 0.2, 0.3)
     box_b.keyframe_insert("location", frame=1)
     box_b.keyframe_insert("rotation_euler", frame=1)
+    if keyframes.uses_layered_actions():  # a slot named unlike the bake's: the last-used slot must come back too
+        box_b.animation_data.action_slot.name_display = "Legacy"
     box_c.rotation_mode = "AXIS_ANGLE"
     box_c.rotation_axis_angle = (0.4, 0.0, 0.6, 0.8)
     box_c["note"] = "keep"
+    if keyframes.uses_layered_actions():  # animation data without an action: Blender remembers the last slot
+        box_c.keyframe_insert("location", frame=1)
+        box_c.animation_data.action_slot.name_display = "Unassigned"
+        box_c.animation_data.action.use_fake_user = True
+        box_c.animation_data.action = None
     scene.frame_set(1)
     return scene, [box_a, box_b, box_c]
 
