@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -525,3 +526,47 @@ def test_rigid_write_failure_at_any_step_changes_nothing(lab, tmp_path, monkeypa
     # (Clear Bake keeps no axis-angle copy: it comes back through the quaternion, to round-off)
     assert boxes[2].rotation_mode == "AXIS_ANGLE"
     assert tuple(boxes[2].rotation_axis_angle) == pytest.approx((0.4, 0.0, 0.6, 0.8), abs=1e-6)
+
+
+@pytest.mark.parametrize("exc_type", [MemoryError, RuntimeError])
+def test_any_exception_in_the_simulation_is_a_message_and_a_failed_report(lab, tmp_path, monkeypatch, exc_type):
+    """A MemoryError or RuntimeError from the core at frame 3 is a BakeError naming the frame and the type (the
+    operator reports it, no traceback), with a stored FAILED report; nothing changes."""
+    from contact_lab.addon.rigid import job as rigid_job
+
+    scene, _ = build_rigid_scene(lab)
+    before = fingerprint(tmp_path)
+    real = rigid_job.iter_simulate
+
+    def failing(*args, **kwargs):
+        for n, item in enumerate(real(*args, **kwargs)):
+            if n == 2:
+                raise exc_type("the core gave up")
+            yield item
+
+    monkeypatch.setattr(rigid_job, "iter_simulate", failing)
+    expected = rf"Simulation failed at frame 3 \({exc_type.__name__}: the core gave up\).*nothing was changed"
+    with pytest.raises(bake.BakeError, match=expected):
+        bake.bake_scene(scene)
+    stored = json.loads(scene.contact_lab.last_report)
+    assert stored["status"] == "FAILED" and stored["frames"]["simulated"] == 2
+    assert re.search(expected, stored["error"])
+    if exc_type is MemoryError:
+        assert "out of memory" in stored["error"]
+    with pytest.raises(RuntimeError, match=expected):  # the operator: a report, not a traceback
+        bpy.ops.contact_lab.bake()
+    assert_same(before, fingerprint(tmp_path), "a failed simulation")
+
+
+def test_a_failed_write_through_bake_scene_stores_a_failed_report(lab, tmp_path, monkeypatch):
+    """bake_scene: the write phase fails (a RuntimeError inside Blender data): FAILED report naming the step."""
+    scene, _ = build_rigid_scene(lab)
+    before = fingerprint(tmp_path)
+    hit = []
+    at_step(monkeypatch, 5, RuntimeError, hit)
+    with pytest.raises(bake.BakeError, match="while trying to"):
+        bake.bake_scene(scene)
+    stored = json.loads(scene.contact_lab.last_report)
+    assert stored["status"] == "FAILED" and hit[0] in stored["error"] and "RuntimeError" in stored["error"]
+    assert stored["frames"]["simulated"] == len(FRAMES)
+    assert_same(before, fingerprint(tmp_path), "a failed write")
