@@ -7,7 +7,7 @@ Exit codes:
   ``--allow-outside-paths``), a diverged or failed simulation, a failed write (nothing was changed), an
   unreadable or unsavable .blend, or any unexpected error (its traceback is kept in the report under
   ``"traceback"``).
-- 2: usage error, found before anything is loaded or baked: bad arguments (e.g. ``--frames 10-1``), an input
+- 2: usage error, found before baking: bad arguments (e.g. ``--frames 10-1``), an input
   that is missing or a directory, an output whose folder does not exist, a ``--report`` path that cannot be
   written, an unknown ``--scene``.
 - 130: interrupted (Ctrl-C); a write in progress was rolled back.

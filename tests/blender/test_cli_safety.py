@@ -91,7 +91,19 @@ def test_a_cache_folder_leading_outside_is_refused_and_nothing_is_written(lab, t
     assert result["status"] == "FAILED" and "--allow-outside-paths" in result["error"]
     assert "PC2 Cache Folder of scene 'Scene'" in result["error"]
     assert os.path.realpath(tmp_path / "elsewhere") in result["error"]
+    assert "frames" not in result  # refused before the export and the simulation
     assert "--allow-outside-paths" in capsys.readouterr().err
+
+
+def test_a_cache_folder_that_cannot_be_created_is_refused_before_simulating(lab, tmp_path):
+    """A PC2 folder under a regular file is refused up front (it used to fail only after the whole simulation)."""
+    blend = save_soft_shot(tmp_path, "//notes.txt/cache/")
+    (tmp_path / "shots" / "notes.txt").write_text("a file, not a folder")
+    report = tmp_path / "report.json"
+    assert cli.main(["bake", str(blend), "--report", str(report)]) == cli.EXIT_BAKE_ERROR
+    result = json.loads(report.read_text())
+    assert "cannot be created" in result["error"] and "notes.txt' is a file, not a folder" in result["error"]
+    assert "frames" not in result and "per_frame" not in result  # nothing was simulated
 
 
 def test_the_refusal_end_to_end_and_the_flag_that_allows_it(lab, tmp_path):
