@@ -406,7 +406,11 @@ class DeformSwap:
         """Every action :meth:`build` created (the copy and our new one), removed if the transaction fails."""
 
     def build(self, frames: np.ndarray, positions: np.ndarray, *, hold_ends: bool) -> None:
-        """Copy the mesh (and the user's Key action), then write the shape keys into the copy."""
+        """Copy the mesh (and the user's Key action), then replace the Contact Lab shape keys in the copy.
+
+        The copy is edited through a temporary object outside every scene (the shape-key API is on objects). On
+        any failure everything built so far is removed again before the exception propagates.
+        """
         mesh = self.old_mesh
         known = {a.as_pointer() for a in bpy.data.actions}
         try:
@@ -534,18 +538,25 @@ def commit_deform_output(txn, swap: DeformSwap, *, cache_path: str | None = None
         old, new = swap.old_mesh, swap.new_mesh
         blocks = len(new.shape_keys.key_blocks) if new.shape_keys is not None else 0
         for user in _mesh_users(old):  # linked duplicates share the mesh: they all get the new one
-            previous = (user.active_shape_key_index, user.show_only_shape_key)
-            index = min(previous[0], max(blocks - 1, 0))
-
-            def swap_in(user=user, index=index):
-                user.data = new
-                user.active_shape_key_index = index
+            previous = user.active_shape_key_index
 
             def swap_back(_, user=user, previous=previous):
                 user.data = old
-                user.active_shape_key_index, user.show_only_shape_key = previous
+                user.active_shape_key_index = previous
 
-            txn.step(f"give '{user.name}' its new mesh", swap_in, undo=swap_back, object_name=user.name)
+            txn.step(
+                f"give '{user.name}' its new mesh",
+                lambda user=user: setattr(user, "data", new),
+                undo=swap_back,
+                object_name=user.name,
+            )
+            txn.step(
+                f"select the active shape key of '{user.name}'",
+                lambda user=user, index=min(previous, max(blocks - 1, 0)): setattr(
+                    user, "active_shape_key_index", index
+                ),
+                object_name=user.name,
+            )
         txn.on_commit(f"remove the previous mesh '{old.name}' of '{obj.name}'", swap.discard_old)
 
     modifiers = obj.modifiers

@@ -180,7 +180,8 @@ class SoftBakeJob(BakeJob):
             if problem:
                 raise BakeError(problem, object_name=obj.name)
             soft_objects.append(obj)
-        self._check_shared_meshes(soft_objects)
+        if ex.output == "SHAPE_KEYS":
+            self._check_shared_meshes(soft_objects)
         boxes = [scene_object(scene, c.object_name) for c in ex.dynamic_colliders]
         positions = [
             body.local_positions(tets, ex.length_scale)
@@ -207,10 +208,13 @@ class SoftBakeJob(BakeJob):
         with Transaction(f"bake of scene '{scene.name}'") as txn:
             built = prepare_transforms(txn, boxes, ex.frames, transforms)
             staged = deform_output.stage_pc2_files(txn, scene, ex, soft_objects, positions) if pc2_output else []
-            swaps = [
-                deform_output.prepare_deform_output(txn, obj, ex.output, frames, local, hold_ends=True)
-                for obj, local in zip(soft_objects, positions, strict=True)
-            ]
+            swaps, meshes = [], set()
+            for obj, local in zip(soft_objects, positions, strict=True):
+                if obj.data in meshes:  # PC2 of linked duplicates: their shared mesh is replaced once, for all
+                    swaps.append(deform_output.DeformSwap(obj, ex.output))
+                    continue
+                meshes.add(obj.data)
+                swaps.append(deform_output.prepare_deform_output(txn, obj, ex.output, frames, local, hold_ends=True))
             commit_transforms(txn, built)
             for k, swap in enumerate(swaps):
                 cache = staged[k][0] if pc2_output else None
@@ -222,14 +226,15 @@ class SoftBakeJob(BakeJob):
 
     @staticmethod
     def _check_shared_meshes(soft_objects: list) -> None:
-        """Two soft objects sharing one mesh cannot both get their own shape keys (the mesh holds them)."""
+        """Two soft objects sharing one mesh cannot both get their own shape keys (the mesh holds them; PC2
+        output is fine: each object gets its own cache modifier and file)."""
         owners: dict = {}
         for obj in soft_objects:
             other = owners.setdefault(obj.data, obj)
             if other is not obj:
                 raise BakeError(
-                    f"'{other.name}' and '{obj.name}' share the mesh '{obj.data.name}', and each soft body needs its "
-                    "own deformation: make them single-user (Object ▸ Relations ▸ Make Single User ▸ Object & "
-                    "Data); nothing was changed",
+                    f"'{other.name}' and '{obj.name}' share the mesh '{obj.data.name}', which cannot hold the shape "
+                    "keys of both: make them single-user (Object ▸ Relations ▸ Make Single User ▸ Object & Data) or "
+                    "set Soft Output to PC2 Cache; nothing was changed",
                     object_name=obj.name,
                 )

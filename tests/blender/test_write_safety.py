@@ -570,3 +570,38 @@ def test_a_failed_write_through_bake_scene_stores_a_failed_report(lab, tmp_path,
     assert stored["status"] == "FAILED" and hit[0] in stored["error"] and "RuntimeError" in stored["error"]
     assert stored["frames"]["simulated"] == len(FRAMES)
     assert_same(before, fingerprint(tmp_path), "a failed write")
+
+
+def test_linked_duplicates_bake_to_pc2_and_refuse_shape_keys(lab, tmp_path):
+    """Two soft cubes sharing one mesh (Alt+D) with a previous shape-key bake on it: PC2 gives each its own file
+    and modifier and drops the old keys from the shared mesh once; shape keys are refused, naming both."""
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, len(FRAMES)
+    scene.contact_lab.engine, scene.contact_lab.soft_output = "SOFT", "PC2"
+    lab.add_ground(size=10.0)
+    first = add_soft_cube("Jelly.A", (0.0, 0.0, 0.25))
+    second = first.copy()  # a linked duplicate: same mesh
+    second.name = "Jelly.B"
+    second.location.x = 1.0
+    scene.collection.objects.link(second)
+    deform_output.write_shape_keys(first, FRAMES, wobble(first), hold_ends=True)
+    scene.frame_set(1)
+    assert first.data == second.data and first.data.shape_keys is not None
+
+    report = bake.bake_scene(scene)
+
+    assert first.data == second.data and first.data.shape_keys is None  # one mesh, the old bake removed once
+    assert not [m.name for m in bpy.data.meshes if not m.users] and report["warnings"] == []
+    assert sorted(report["files"]) == [str(tmp_path / "contact_lab_cache" / f"shot_Scene_Jelly.{n}.pc2") for n in "AB"]
+    for obj in (first, second):
+        assert obj.modifiers[0].name == deform_output.CACHE_MODIFIER_NAME
+    a, _, _ = pc2.read_pc2(tmp_path / "contact_lab_cache" / "shot_Scene_Jelly.A.pc2")
+    b, _, _ = pc2.read_pc2(tmp_path / "contact_lab_cache" / "shot_Scene_Jelly.B.pc2")
+    assert np.abs(a - b).max() < 1e-6 and a.shape == (len(FRAMES), 8, 3)  # same local motion, side by side
+
+    scene.contact_lab.soft_output = "SHAPE_KEYS"
+    before = fingerprint(tmp_path)
+    with pytest.raises(bake.BakeError, match="'Jelly.A' and 'Jelly.B' share the mesh .*Make Single User"):
+        bake.bake_scene(scene)
+    assert_same(before, fingerprint(tmp_path), "refused shape keys on a shared mesh")
