@@ -118,13 +118,18 @@ class _AnimationSnapshot:
         self.rotation_mode = obj.rotation_mode
         self.pose = {name: tuple(getattr(obj, name)) for name in _POSE_FIELDS}
         s = obj.contact_lab
-        self.settings = {name: _plain(getattr(s, name)) for name in _PREVIOUS_FIELDS}
+        # (stored or not: a field never set has no ID property until written, and must stay so)
+        self.settings = {name: (s.is_property_set(name), _plain(getattr(s, name))) for name in _PREVIOUS_FIELDS}
 
     def restore(self) -> None:
         obj = self.obj
         s = obj.contact_lab
-        for name, value in self.settings.items():
-            setattr(s, name, value)
+        for name, (stored, value) in self.settings.items():
+            if not stored:  # never written: nothing stored, as before
+                if s.is_property_set(name):
+                    s.property_unset(name)
+            elif _plain(getattr(s, name)) != value:
+                setattr(s, name, value)
         if not self.had_animation_data:
             obj.animation_data_clear()
         elif obj.animation_data is not None:

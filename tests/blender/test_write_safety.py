@@ -86,7 +86,10 @@ def rna(struct, skip=()):
 
 
 def custom(id_data):
-    return {key: _plain(id_data[key]) for key in id_data.keys()}
+    """The user's custom properties (the storage of registered settings, e.g. ``contact_lab``, is compared through
+    RNA instead: Blender < 5.0 also lists it here, in a form that depends on which settings were ever read)."""
+    registered = id_data.bl_rna.properties
+    return {key: _plain(id_data[key]) for key in id_data.keys() if key not in registered}
 
 
 def _keys(fcurve):
