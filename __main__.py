@@ -4,9 +4,22 @@ One input without ``--jobs``/``--scheduler`` is baked in this process (:func:`ba
 file). Several inputs, ``--jobs N`` or ``--scheduler ADDRESS`` make a batch (``addon/batch.py``): each file is
 baked by its own child process, locally or on a Dask cluster, and ``-o`` names an output folder.
 
-Exit codes: 0 success, 1 bake error (invalid scene, divergence, unreadable file; in a batch: any file failed),
-2 usage error, 130 batch interrupted (Ctrl-C). A JSON report (``--report``) is written in every case where the
-arguments could be parsed; a batch writes one per file and ``summary.json`` into ``--report-dir``.
+Exit codes:
+
+- 0: baked and saved (a batch: every file).
+- 1: the bake failed: invalid scene, a PC2 Cache Folder leading outside the .blend's folder (without
+  ``--allow-outside-paths``), a diverged or failed simulation, a failed write (nothing was changed), an
+  unreadable or unsavable .blend, or any unexpected error (its traceback is kept in the report under
+  ``"traceback"``).
+- 2: usage error, found before baking: bad arguments (e.g. ``--frames 10-1``), an input
+  that is missing or a directory, an output whose folder does not exist, a ``--report`` path that cannot be
+  written, an unknown ``--scene``.
+- 130: interrupted (Ctrl-C; a batch also SIGTERM or SIGHUP); a write in progress was rolled back.
+
+In a batch, 1 means at least one file failed (see ``summary.json``).
+
+A JSON report (``--report``) is written in every case where the arguments could be parsed and the report's own
+path is writable (checked first); a batch writes one per file and ``summary.json`` into ``--report-dir``.
 """
 
 from __future__ import annotations
@@ -16,10 +29,12 @@ import json
 import os
 import sys
 import time
+import traceback
 
 EXIT_OK = 0
 EXIT_BAKE_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def _frame_range(text: str) -> tuple[int, int]:
@@ -66,7 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     bake.add_argument("--frames", type=_frame_range, metavar="A-B", help="frame range (default: the scene's)")
     bake.add_argument("--scene", help="scene name (default: the file's active scene)")
     bake.add_argument("--report", help="one file: write its JSON report here")
-    bake.add_argument("--allow-outside-paths", action="store_true", help="allow PC2 caches outside the .blend's folder")
+    bake.add_argument(
+        "--allow-outside-paths",
+        action="store_true",
+        help="let the .blend write its PC2 caches outside its own folder and the output's folder",
+    )
     batch = bake.add_argument_group("batch bakes (each file in its own process)")
     batch.add_argument(
         "-j", "--jobs", type=_positive(int), metavar="N", help="bake N files at a time on this machine (default 1)"
@@ -88,22 +107,82 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _write_report(path: str | None, report: dict) -> None:
+def _write_report(path: str | None, report: dict) -> str | None:
+    """Write ``report`` as JSON to ``path`` (if given); returns why it could not be written, or None."""
     if not path:
-        return
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=2)
+        return None
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2)
+    except OSError as exc:
+        return f"cannot write the report {path}: {exc.strerror or exc}"
+    return None
+
+
+def report_path_problem(path: str | None) -> str | None:
+    """Why the JSON report cannot be written to ``path`` (checked before baking, creating nothing), or None."""
+    if not path:
+        return None
+    path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    if os.path.isdir(path):
+        return f"the report path {path} is a directory: give a file name, e.g. {os.path.join(path, 'report.json')}"
+    if not os.path.isdir(folder):
+        return f"cannot write the report {path}: its folder {folder} does not exist"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return f"cannot write the report {path}: the file is not writable"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write the report {path}: its folder is not writable"
+    return None
+
+
+def _output_problem(output: str) -> str | None:
+    """Why the baked file cannot be saved to ``output`` (checked before baking), or None."""
+    folder = os.path.dirname(output)
+    if os.path.isdir(output):
+        return f"the output {output} is a directory: give a .blend file name, e.g. {os.path.join(output, 'x.blend')}"
+    if not os.path.isdir(folder):
+        return f"the output folder {folder} does not exist: create it first or choose another -o"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the output folder {folder} is not writable: choose another -o"
+    return None
 
 
 def bake_file(args) -> tuple[int, dict]:
-    """Open, bake and save one file; returns ``(exit code, report)``."""
+    """Open, bake and save one file; returns ``(exit code, report)`` and never raises (but for Ctrl-C).
+
+    Arguments are checked first (input, output folder, report path: exit code 2, nothing loaded); any exception
+    after that is a FAILED report naming its type (exit code 1), with the traceback under ``"traceback"``.
+    """
     t_start = time.perf_counter()
-    timings: dict[str, float] = {}
     report: dict = {"status": "FAILED", "input": os.path.abspath(args.input), "error": None}
     output = os.path.abspath(args.output or args.input)
     report["output"] = output
+    try:
+        return _bake_file(args, report, output, t_start)
+    except Exception as exc:  # anything unexpected: a report and a message, not a raw traceback
+        text = str(exc).strip()
+        report["status"] = "FAILED"
+        report["error"] = f"unexpected error: {type(exc).__name__}" + (f": {text}" if text else "")
+        report["traceback"] = traceback.format_exc()
+        report["timings"] = {**report.get("timings", {}), "total": time.perf_counter() - t_start}
+        return EXIT_BAKE_ERROR, report
+
+
+def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, dict]:
+    problem = report_path_problem(getattr(args, "report", None))
+    if problem:
+        report["error"] = problem
+        return EXIT_USAGE, report
+    if os.path.isdir(args.input):
+        report["error"] = f"the input {args.input} is a directory, not a .blend file"
+        return EXIT_USAGE, report
     if not os.path.isfile(args.input):
         report["error"] = f"input file not found: {args.input}"
+        return EXIT_USAGE, report
+    problem = _output_problem(output)
+    if problem:
+        report["error"] = problem
         return EXIT_USAGE, report
 
     import bpy
@@ -111,6 +190,7 @@ def bake_file(args) -> tuple[int, dict]:
     from . import register
     from .addon import bake
 
+    timings: dict[str, float] = {}
     t0 = time.perf_counter()
     register()
     try:
@@ -132,22 +212,36 @@ def bake_file(args) -> tuple[int, dict]:
     t0 = time.perf_counter()
     job = None
     try:
-        job = bake.start_bake(scene, frame_start=start, frame_end=end)
+        job = bake.start_bake(
+            scene,
+            frame_start=start,
+            frame_end=end,
+            allow_outside_paths=getattr(args, "allow_outside_paths", False),
+            trusted_folders=[os.path.dirname(output)] if args.output else [],
+        )
         job.run(progress)
         bake_report = job.finish()
     except bake.BakeError as exc:
         report["error"] = str(exc)
-        if job is not None:  # failed during the simulation: keep what is known about it
+        if job is not None:  # failed during the simulation or the write: keep what is known about it
             report.update({k: v for k, v in job.report("FAILED", error=str(exc)).items() if k != "status"})
             report["per_frame"] = bake.per_frame_stats(job)
         report["timings"] = {**report.get("timings", {}), **timings, "total": time.perf_counter() - t_start}
         return EXIT_BAKE_ERROR, report
     timings["bake"] = time.perf_counter() - t0
     report.update(bake_report)
+    report["status"] = "FAILED"  # until saved
     report["per_frame"] = bake.per_frame_stats(job)
 
     t0 = time.perf_counter()
-    bpy.ops.wm.save_as_mainfile(filepath=output)
+    try:
+        bpy.ops.wm.save_as_mainfile(filepath=output)
+    except RuntimeError as exc:
+        written = (
+            f" (the cache files {', '.join(bake_report['files'])} were written)" if bake_report.get("files") else ""
+        )
+        report["error"] = f"cannot save the baked file {output}: {exc}{written}"
+        return EXIT_BAKE_ERROR, report
     timings["save"] = time.perf_counter() - t0
     report["timings"] = {**bake_report["timings"], **timings, "total": time.perf_counter() - t_start}
     report["status"] = "FINISHED"
@@ -171,12 +265,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[contact_lab] error: {exc}", file=sys.stderr, flush=True)
         return EXIT_USAGE
     args.input = args.input[0]
-    code, report = bake_file(args)
-    _write_report(args.report, report)
+    problem = report_path_problem(args.report)
+    if problem:  # before anything is loaded: a report that cannot be written would hide the outcome
+        print(f"[contact_lab] error: {problem}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    try:
+        code, report = bake_file(args)
+    except KeyboardInterrupt:
+        print("[contact_lab] interrupted; nothing was saved", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    problem = _write_report(args.report, report)
     if code == EXIT_OK:
         print(f"[contact_lab] baked {report['input']} -> {report['output']}", flush=True)
     else:
         print(f"[contact_lab] error: {report['error']}", file=sys.stderr, flush=True)
+    if "traceback" in report:
+        where = f"is in {args.report}" if args.report and not problem else "is kept when you pass --report r.json"
+        print(f"[contact_lab] hint: an internal error; its traceback {where}", file=sys.stderr, flush=True)
+    if problem:
+        print(f"[contact_lab] error: {problem}", file=sys.stderr, flush=True)
+        code = code or EXIT_BAKE_ERROR
     return code
 
 

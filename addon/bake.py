@@ -8,21 +8,30 @@ This module knows the engines only by name: :data:`ENGINE_JOBS` maps ``scene.con
 engine's job class (:class:`~.job.BakeJob` subclasses in ``rigid/``, ``soft/`` and ``ipc/``), which exports
 its scene, drives its core engine and writes its outputs (keyframes, shape keys or PC2 caches).
 
-Nothing is lost: every check runs before the simulation; results are written only after the whole
-simulation finished and produced finite values (keyframes into new actions swapped in at the end, PC2
-files written next to their targets and renamed over them at the end). A cancel, an error or a
-divergence leaves every object's animation, shape keys, modifiers and cache files untouched.
+Nothing is lost. Every check runs before the simulation: the scene's objects and settings, and the folders
+files will be written into (:func:`check_output_folders`: a folder read from the .blend must stay inside the
+.blend's folder unless allowed, module :mod:`.paths`, and must be writable or creatable). The results are written
+only after the whole simulation finished with finite values, as one transaction
+(:mod:`.output.transaction`): new actions, meshes with the new shape keys and PC2 files are prepared beside the
+old ones, then swapped in by reversible steps, and what they replaced is deleted only once every step succeeded.
+A cancel, a divergence or any exception, during the simulation or while writing (``MemoryError`` and a full disk
+included), leaves every object's animation, shape keys, modifiers, rotation mode and pose and every cache file
+on disk as they were, and stores a FAILED (or CANCELLED) report on the scene saying why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+import bpy
+
+from . import paths
 from .errors import BakeError
 from .ipc.job import IpcBakeJob
 from .job import BakeJob, _now, store_report
 from .output import actions
 from .output import deform as deform_output
+from .paths import UnsafePathError
 from .rigid.job import RigidBakeJob
 from .scene import contact_objects, engine_shape_problems, raise_problems
 from .soft.job import SoftBakeJob
@@ -34,7 +43,9 @@ __all__ = [
     "IpcBakeJob",
     "RigidBakeJob",
     "SoftBakeJob",
+    "UnsafePathError",
     "bake_scene",
+    "check_output_folders",
     "clear_bake",
     "per_frame_stats",
     "start_bake",
@@ -45,14 +56,65 @@ ENGINE_JOBS: dict[str, type[BakeJob]] = {job.engine: job for job in (RigidBakeJo
 """``scene.contact_lab.engine`` → the job class that bakes it."""
 
 
-def start_bake(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> BakeJob:
-    """Validate and export ``scene`` for its engine and return a job ready to be stepped. Changes nothing.
+def check_output_folders(
+    scene,
+    job_class: type[BakeJob] | None = None,
+    *,
+    allow_outside_paths: bool = False,
+    trusted_folders: Iterable[str] = (),
+) -> list[str]:
+    """Check every folder a bake of ``scene`` would write into, before anything runs; creates nothing.
+
+    Each folder must resolve inside the .blend file's folder or one of ``trusted_folders`` (unless
+    ``allow_outside_paths``; module :mod:`.paths`) and be writable or creatable.
+
+    Returns:
+        The folders, resolved.
 
     Raises:
+        UnsafePathError: a folder leads outside; the message names the setting, the path and how to allow it.
+        BakeError: a folder setting is unusable (empty, relative in an unsaved file) or cannot be written.
+    """
+    job_class = job_class or ENGINE_JOBS.get(str(getattr(scene.contact_lab, "engine", "RIGID")), RigidBakeJob)
+    resolved = []
+    for setting, raw, folder in job_class.output_folders(scene):
+        real = paths.check_inside(
+            folder,
+            setting=setting,
+            raw=raw,
+            blend_path=bpy.data.filepath,
+            trusted=trusted_folders,
+            allow_outside=allow_outside_paths,
+        )
+        paths.check_writable(folder, setting=setting)
+        resolved.append(real)
+    return resolved
+
+
+def start_bake(
+    scene,
+    *,
+    frame_start: int | None = None,
+    frame_end: int | None = None,
+    allow_outside_paths: bool = False,
+    trusted_folders: Iterable[str] = (),
+) -> BakeJob:
+    """Validate and export ``scene`` for its engine and return a job ready to be stepped. Changes nothing.
+
+    Args:
+        scene: a bpy Scene with Contact Lab objects.
+        frame_start, frame_end: override ``scene.contact_lab``'s range.
+        allow_outside_paths: write output folders of the .blend even where they lead outside its folder (the
+            user confirmed; see :func:`check_output_folders`).
+        trusted_folders: folders the user chose for this bake, allowed like the .blend's own folder.
+
+    Raises:
+        UnsafePathError: an output folder leads outside the allowed folders (before anything is simulated).
         BakeError: invalid input; the message names the object.
     """
     t0 = _now()
     job_class = ENGINE_JOBS.get(str(getattr(scene.contact_lab, "engine", "RIGID")), RigidBakeJob)
+    check_output_folders(scene, job_class, allow_outside_paths=allow_outside_paths, trusted_folders=trusted_folders)
     active, passive = contact_objects(scene)
     label = "IPC" if job_class.engine == "IPC" else job_class.engine.title()
     raise_problems(engine_shape_problems(active + passive, job_class.shapes, label))
@@ -67,6 +129,8 @@ def bake_scene(
     frame_start: int | None = None,
     frame_end: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    allow_outside_paths: bool = False,
+    trusted_folders: Iterable[str] = (),
 ) -> dict:
     """Blocking bake of ``scene``: validate, simulate every frame, write the results (see :func:`start_bake`).
 
@@ -74,21 +138,29 @@ def bake_scene(
         scene: a bpy Scene with Contact Lab objects.
         frame_start, frame_end: override ``scene.contact_lab``'s range.
         progress: called as ``progress(frames_done, frame_count)`` after every frame.
+        allow_outside_paths, trusted_folders: see :func:`start_bake`.
 
     Returns:
         The report (also stored as JSON in ``scene.contact_lab.last_report``).
 
     Raises:
-        BakeError: invalid input or a failed simulation; no animation, shape key, modifier or cache file was
-            changed.
+        BakeError: invalid input, a failed simulation or a failed write (any exception inside is converted);
+            no animation, shape key, modifier or cache file was changed, and a FAILED report is stored once the
+            simulation started.
     """
-    job = start_bake(scene, frame_start=frame_start, frame_end=frame_end)
+    job = start_bake(
+        scene,
+        frame_start=frame_start,
+        frame_end=frame_end,
+        allow_outside_paths=allow_outside_paths,
+        trusted_folders=trusted_folders,
+    )
     try:
         job.run(progress)
+        return job.finish()
     except BakeError as exc:
         store_report(scene, job.report("FAILED", error=str(exc)))
         raise
-    return job.finish()
 
 
 def clear_bake(scene, objects=None) -> list[str]:

@@ -16,6 +16,7 @@ import bpy
 
 from ..core.errors import DivergenceError
 from .errors import BakeError
+from .output.transaction import describe_exception
 
 
 def _now() -> float:
@@ -63,6 +64,13 @@ class BakeJob:
     def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
         """Validate ``scene`` for this engine and export it (changes nothing); raises :class:`BakeError`."""
         raise NotImplementedError
+
+    @classmethod
+    def output_folders(cls, scene) -> list[tuple[str, str, str]]:
+        """``(setting name, value as stored, absolute folder)`` of every folder a bake of ``scene`` writes files
+        into, checked by :mod:`.bake` before the export (:mod:`.paths`); raises :class:`BakeError` for an unusable
+        setting."""
+        return []
 
     def _simulation(self) -> Iterator:
         raise NotImplementedError
@@ -116,7 +124,8 @@ class BakeJob:
         """Simulate up to ``max_frames`` frames or until ``time_budget`` [s] is used; True when done.
 
         Raises:
-            BakeError: the simulation diverged or failed (names the scene frame and the objects).
+            BakeError: the simulation diverged or failed with any exception (names the scene frame, the objects or
+                the exception type). ``KeyboardInterrupt`` and ``SystemExit`` pass through.
         """
         if self.finished:
             return True
@@ -137,9 +146,14 @@ class BakeJob:
                     break
         except DivergenceError as exc:
             raise self._divergence_error(exc) from exc
-        except (ValueError, ArithmeticError) as exc:
+        except BakeError:
+            raise
+        except Exception as exc:  # any failure of the core (MemoryError too) is a message and a report, not a traceback
             frame = int(self.export.frames[min(self.frames_done, self.frame_count - 1)])
-            raise BakeError(f"Simulation failed at frame {frame}: {exc}", frame=frame) from exc
+            raise BakeError(
+                f"Simulation failed at frame {frame} ({describe_exception(exc)}){_hint(exc)}; nothing was changed",
+                frame=frame,
+            ) from exc
         finally:
             self.timings["simulate"] += _now() - t0
         if self.frames_done >= self.frame_count:
@@ -178,17 +192,27 @@ class BakeJob:
         return report
 
     def finish(self) -> dict:
-        """Write the results, store and return the report.
+        """Write the results, store and return the report (a FAILED report when writing fails).
 
         Raises:
-            BakeError: the simulation is not complete, produced non-finite values, or an object vanished or
-                changed; nothing was changed then.
+            BakeError: the simulation is not complete, produced non-finite values, an object vanished or changed,
+                or writing failed with any exception (the write is one transaction, module
+                :mod:`.output.transaction`); nothing was changed then.
         """
         if not self.finished or self.frames_done < self.frame_count:
             raise BakeError("the simulation has not finished")
         scene = self.scene()
         t0 = _now()
-        self._write(scene)
+        try:
+            self._write(scene)
+        except BaseException as exc:  # every caller gets the FAILED report (the write rolled back)
+            error = exc
+            if not isinstance(exc, BakeError):  # the engines' transactions convert theirs; this is anything else
+                error = BakeError(f"Writing the results failed ({describe_exception(exc)}); nothing was changed")
+            store_report(scene, self.report("FAILED", error=str(error)))
+            if error is exc or not isinstance(exc, Exception):
+                raise  # a BakeError, or KeyboardInterrupt / SystemExit
+            raise error from exc
         self.timings["write"] = _now() - t0
         self.timings["total"] = sum(v for k, v in self.timings.items() if k != "total")
         report = self.report("FINISHED")
@@ -205,6 +229,12 @@ class BakeJob:
         if scene is not None:
             store_report(scene, report)
         return report
+
+
+def _hint(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return ": out of memory, lower the Lattice Resolution, the number of soft objects or the frame range"
+    return ""
 
 
 def scene_object(scene, name: str):

@@ -3,9 +3,13 @@
 ``CONTACT_LAB_OT_bake.execute`` is a complete blocking bake (scripts, tests, background mode).
 ``invoke`` in the UI runs the same job modally: a window timer pulls a few frames per tick, the
 progress bar and status text follow, Esc cancels and leaves everything unchanged.
+
+When the .blend's PC2 Cache Folder leads outside the .blend's folder (module ``addon.paths``), ``invoke`` asks
+first (Blender's confirmation popup naming the folder); confirming runs the bake with ``allow_outside_paths``.
 """
 
 import bpy
+from bpy.props import BoolProperty
 
 TIMER_INTERVAL = 0.02
 """Seconds between modal timer ticks."""
@@ -45,12 +49,25 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
     bl_label = "Bake Contact Lab"
     bl_options = {"REGISTER", "UNDO"}
 
+    allow_outside_paths: BoolProperty(
+        name="Allow Outside Paths",
+        description=(
+            "Write the PC2 caches even where the .blend file's Cache Folder leads outside the file's folder "
+            "(set by the confirmation popup)"
+        ),
+        default=False,
+        options={"SKIP_SAVE", "HIDDEN"},
+    )
+
     @classmethod
     def poll(cls, context):
         return context.scene is not None and _running["job"] is None
 
     # blocking -----------------------------------------------------------------------------------
     def execute(self, context):
+        if self.allow_outside_paths and self.options.is_invoke and _has_window(context):
+            # Blender runs execute() when the user confirms invoke()'s popup: continue with the modal bake
+            return self._start_modal(context, None)
         bake = _addon_bake()
         background = bpy.app.background
 
@@ -59,7 +76,7 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
                 print(f"[contact_lab] frame {done}/{total}", flush=True)
 
         try:
-            report = bake.bake_scene(context.scene, progress=progress)
+            report = bake.bake_scene(context.scene, progress=progress, allow_outside_paths=self.allow_outside_paths)
         except bake.BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -68,11 +85,30 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
 
     # modal --------------------------------------------------------------------------------------
     def invoke(self, context, event):
-        if bpy.app.background or context.window is None:
+        if not _has_window(context):
             return self.execute(context)
+        return self._start_modal(context, event)
+
+    def _start_modal(self, context, event):
         bake = _addon_bake()
         try:
-            job = bake.start_bake(context.scene)
+            job = bake.start_bake(context.scene, allow_outside_paths=self.allow_outside_paths)
+        except bake.UnsafePathError as exc:
+            if event is None:  # already confirmed (cannot happen twice): report like any other error
+                self.report({"ERROR"}, str(exc))
+                return {"CANCELLED"}
+            self.allow_outside_paths = True  # what execute() sees if the user confirms
+            return context.window_manager.invoke_confirm(
+                self,
+                event,
+                title="Write outside the .blend file's folder?",
+                message=(
+                    f"The PC2 Cache Folder '{exc.path}' of this file leads to '{exc.resolved}', outside the "
+                    "file's folder. Write the cache files there?"
+                ),
+                confirm_text="Bake and Write There",
+                icon="WARNING",
+            )
         except bake.BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -166,6 +202,11 @@ class CONTACT_LAB_OT_clear_bake(bpy.types.Operator):
         else:
             self.report({"INFO"}, f"Cleared the bake of {len(cleared)} object(s)")
         return {"FINISHED"}
+
+
+def _has_window(context) -> bool:
+    """True in the UI (a window to run a modal bake in); False in background mode and without a window."""
+    return not bpy.app.background and getattr(context, "window", None) is not None
 
 
 def _summary(report: dict) -> str:

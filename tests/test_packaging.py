@@ -92,6 +92,9 @@ def test_manifest_identity(manifest):
     assert manifest["tagline"][-1].isalnum()
     assert set(manifest["platforms"]) == set(PLATFORM_WHEEL_TAGS)
     assert len(manifest["permissions"]["files"]) <= 64
+    assert {"PC2", ".blend", "Numba"} <= set(
+        manifest["permissions"]["files"].replace(";", " ").split()
+    )  # what is written
 
 
 def test_manifest_wheels_cover_every_platform_and_python(manifest):

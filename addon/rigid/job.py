@@ -7,7 +7,8 @@ import numpy as np
 from ...core import iter_simulate
 from ..errors import BakeError
 from ..job import BakeJob, diverged, scene_object
-from ..output.actions import ACTION_SUFFIX, key_transforms
+from ..output.actions import ACTION_SUFFIX, commit_transforms, prepare_transforms
+from ..output.transaction import Transaction
 from ..properties import SHAPE_ITEMS
 from .export import SceneExport, export_scene
 
@@ -23,6 +24,8 @@ class RigidBakeJob(BakeJob):
 
     def __init__(self, scene, export: SceneExport):
         self.trajectory = None
+        self.write_warnings: list[str] = []
+        """Leftovers the last write could not remove (see :class:`~..output.transaction.Transaction`)."""
         super().__init__(scene, export)
 
     @classmethod
@@ -61,6 +64,7 @@ class RigidBakeJob(BakeJob):
                 "restitution_combine": ex.restitution_combine,
             },
             "stats": _stats_summary(self.trajectory, self.frames_done),
+            "warnings": list(self.write_warnings),
         }
 
     def per_frame_stats(self) -> dict:
@@ -92,7 +96,11 @@ class RigidBakeJob(BakeJob):
         self._check_finite()
         transforms = self.export.object_transforms(self.trajectory)
         objects = [scene_object(scene, body.object_name) for body in self.export.active_bodies]
-        key_transforms(objects, self.export.frames, [transforms[obj.name] for obj in objects])
+        # one transaction: every object gets its new action, or none does (module output.transaction)
+        with Transaction(f"bake of scene '{scene.name}'") as txn:
+            built = prepare_transforms(txn, objects, self.export.frames, [transforms[obj.name] for obj in objects])
+            commit_transforms(txn, built)
+        self.write_warnings = list(txn.warnings)
 
 
 def _stats_summary(traj, done: int) -> dict:

@@ -11,8 +11,9 @@ from .. import units
 from ..errors import BakeError
 from ..job import BakeJob, diverged, scene_object
 from ..output import deform as deform_output
-from ..output.actions import key_transforms
-from .export import export_soft_scene
+from ..output.actions import commit_transforms, prepare_transforms
+from ..output.transaction import Transaction
+from .export import export_soft_scene, resolve_cache_dir
 
 
 class SoftBakeJob(BakeJob):
@@ -36,12 +37,24 @@ class SoftBakeJob(BakeJob):
         """Wall-clock time spent on each frame [s]."""
         self._frame_clock = None
         self.written_files: list[str] = []
+        """PC2 files of the last successful write (absolute paths)."""
+        self.write_warnings: list[str] = []
+        """Leftovers the last write could not remove (see :class:`~..output.transaction.Transaction`)."""
         super().__init__(scene, export)
 
     @classmethod
     def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
         """Validate and export the soft engine's scene (:func:`.export.export_soft_scene`)."""
         return export_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
+
+    @classmethod
+    def output_folders(cls, scene) -> list[tuple[str, str, str]]:
+        """The PC2 Cache Folder when the output is PC2 (also for IPC, which shares the setting)."""
+        settings = scene.contact_lab
+        if settings.soft_output != "PC2":
+            return []
+        setting = f"PC2 Cache Folder of scene '{scene.name}'"
+        return [(setting, str(settings.soft_cache_dir).strip(), resolve_cache_dir(scene))]
 
     def _simulation(self):
         from ...core.soft import frame_loop
@@ -128,7 +141,7 @@ class SoftBakeJob(BakeJob):
                 "max_penetration": float(traj.max_penetration[steps].max()) if newton.size else 0.0,
                 "seconds_per_frame": float(seconds.mean()) if seconds.size else 0.0,
             },
-            "warnings": list(ex.warnings),
+            "warnings": list(ex.warnings) + list(self.write_warnings),
             "files": list(self.written_files),
         }
 
@@ -163,7 +176,12 @@ class SoftBakeJob(BakeJob):
                 raise BakeError(
                     f"'{obj.name}': its mesh changed during the bake; nothing was changed", object_name=obj.name
                 )
+            problem = deform_output.deform_output_problem(obj)
+            if problem:
+                raise BakeError(problem, object_name=obj.name)
             soft_objects.append(obj)
+        if ex.output == "SHAPE_KEYS":
+            self._check_shared_meshes(soft_objects)
         boxes = [scene_object(scene, c.object_name) for c in ex.dynamic_colliders]
         positions = [
             body.local_positions(tets, ex.length_scale)
@@ -183,16 +201,40 @@ class SoftBakeJob(BakeJob):
             location = units.body_to_object_location(com, quat, collider.centre_local, collider.scale)
             transforms.append((location, quat))
         frames = ex.frames.astype(np.float64)
-        # 2. cache files: each written atomically next to its target, renamed over it once all are written
-        if ex.output == "PC2":
-            self.written_files = deform_output.write_pc2_files(scene, ex, soft_objects, positions)
-        # 3. Blender data
-        key_transforms(boxes, ex.frames, transforms)
-        for obj, local, path in zip(
-            soft_objects, positions, self.written_files or [None] * len(soft_objects), strict=True
-        ):
-            deform_output.remove_deform_output(obj)
-            if ex.output == "PC2":
-                deform_output.attach_pc2(obj, path, frame_start=int(ex.frames[0]))
-            else:
-                deform_output.write_shape_keys(obj, frames, local, hold_ends=True)
+        pc2_output = ex.output == "PC2"
+        self.written_files = []
+        # 2. one transaction: prepare beside the old data, swap in, discard the replaced data (module
+        # output.transaction); any failure puts back every object and every cache file
+        with Transaction(f"bake of scene '{scene.name}'") as txn:
+            built = prepare_transforms(txn, boxes, ex.frames, transforms)
+            staged = deform_output.stage_pc2_files(txn, scene, ex, soft_objects, positions) if pc2_output else []
+            swaps, meshes = [], set()
+            for obj, local in zip(soft_objects, positions, strict=True):
+                if obj.data in meshes:  # PC2 of linked duplicates: their shared mesh is replaced once, for all
+                    swaps.append(deform_output.DeformSwap(obj, ex.output))
+                    continue
+                meshes.add(obj.data)
+                swaps.append(deform_output.prepare_deform_output(txn, obj, ex.output, frames, local, hold_ends=True))
+            commit_transforms(txn, built)
+            for k, swap in enumerate(swaps):
+                cache = staged[k][0] if pc2_output else None
+                deform_output.commit_deform_output(txn, swap, cache_path=cache, frame_start=float(ex.frames[0]))
+            if pc2_output:
+                deform_output.commit_pc2_files(txn, staged, soft_objects)
+        self.written_files = [target for target, _ in staged]
+        self.write_warnings = list(txn.warnings)
+
+    @staticmethod
+    def _check_shared_meshes(soft_objects: list) -> None:
+        """Two soft objects sharing one mesh cannot both get their own shape keys (the mesh holds them; PC2
+        output is fine: each object gets its own cache modifier and file)."""
+        owners: dict = {}
+        for obj in soft_objects:
+            other = owners.setdefault(obj.data, obj)
+            if other is not obj:
+                raise BakeError(
+                    f"'{other.name}' and '{obj.name}' share the mesh '{obj.data.name}', which cannot hold the shape "
+                    "keys of both: make them single-user (Object ▸ Relations ▸ Make Single User ▸ Object & Data) or "
+                    "set Soft Output to PC2 Cache; nothing was changed",
+                    object_name=obj.name,
+                )

@@ -159,6 +159,8 @@ def test_frame_range_follows_scene_until_set():
 def _operator(cls):
     op = cls.__new__(cls)
     cls.__bases__[0].__init__(op)
+    for name, marker in getattr(cls, "__annotations__", {}).items():  # operator properties: their defaults
+        setattr(op, name, marker.keywords.get("default"))
     return op
 
 
@@ -293,7 +295,7 @@ def test_modal_bake_steps_on_timer_and_cancels_on_esc(monkeypatch, mock_bpy, can
 
     mock_bpy.app.background = False
     job = FakeJob()
-    monkeypatch.setattr(bake, "start_bake", lambda scene: job)
+    monkeypatch.setattr(bake, "start_bake", lambda scene, **kw: job)
     context = _ui_context()
     op = _operator(op_bake.CONTACT_LAB_OT_bake)
     assert op.invoke(context, None) == {"RUNNING_MODAL"}
