@@ -401,7 +401,8 @@ def main(argv: list[str]) -> int:
             f"Bake '{key}' ({report['frames']['count']} frames × {s['substeps']} substeps, dhat {s['dhat']:.2e} m): "
             f"{st['tets']} tets, {st['vertices']} lattice and {st['render_vertices']} mesh vertices; Newton "
             f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; up to "
-            f"{st['max_contacts']} contacts, κ up to {st['max_kappa']:.3g} Pa/m; {report['wall_seconds']:.1f} s"
+            f"{st['max_contacts']} contacts, κ up to {st['max_kappa']:.3g} Pa/m; {st['solver_steps']} steps "
+            f"({st['halved_steps']} halved for fast contacts); {report['wall_seconds']:.1f} s"
         )
         if report.get("warnings"):
             print("  warnings: " + "; ".join(report["warnings"]))

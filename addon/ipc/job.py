@@ -95,6 +95,9 @@ class IpcBakeJob(SoftBakeJob):
         # the largest barrier stiffness used [Pa/m]: the automatic or set value, grown while surfaces approach
         stats["max_kappa"] = float(traj.kappa[steps].max()) if stepped else 0.0
         stats["max_friction_contacts"] = int(traj.friction_count[steps].max()) if stepped else 0
+        # fast contacts: steps halved until every step's straight-line motion is collision-free
+        stats["solver_steps"] = int(traj.steps[steps].sum())
+        stats["halved_steps"] = int(traj.splits[steps].sum())
         if self.export.check_intersections:
             stats["checked_frames"] = self.frames_done
             stats["intersections"] = int(traj.intersections[: self.frames_done].sum())
@@ -108,6 +111,7 @@ class IpcBakeJob(SoftBakeJob):
         out["friction_count"] = traj.friction_count[:done].tolist()
         out["min_distance"] = [float(d) if np.isfinite(d) else None for d in traj.min_distance[:done]]
         out["kappa"] = traj.kappa[:done].tolist()
+        out["solver_steps"] = traj.steps[:done].tolist()
         if self.export.check_intersections:
             out["intersections"] = traj.intersections[:done].tolist()
             out["inverted"] = traj.inverted[:done].tolist()

@@ -22,6 +22,10 @@ class IpcTrajectory(SoftTrajectory):
         """Intersecting triangle pairs found by the independent checker per frame (``check_intersections``)."""
         self.inverted = np.zeros(frame_count, dtype=np.int64)
         """Inverted tets found by the independent checker per frame (``check_intersections``)."""
+        self.steps = np.zeros(frame_count, dtype=np.int64)
+        """Solver steps per frame: the substeps, more where a step was halved (its motion was not collision-free)."""
+        self.splits = np.zeros(frame_count, dtype=np.int64)
+        """Halvings per frame (a step's straight-line motion was not collision-free), shape (frame_count,)."""
 
     def _record_stats(self, frame: int, stats) -> None:
         if frame > 0:
@@ -32,5 +36,7 @@ class IpcTrajectory(SoftTrajectory):
             self.min_distance[frame] = stats.min_distance
             self.kappa[frame] = stats.kappa
             self.converged[frame] = stats.converged
+            self.steps[frame] = stats.steps
+            self.splits[frame] = stats.splits
         self.intersections[frame] = stats.intersections  # the checker also checks the start (frame 0)
         self.inverted[frame] = stats.inverted
