@@ -6,7 +6,8 @@ in body frames: hulls, meshes, compounds, centres of mass) and ``rigid_body_impo
 Contact Lab settings); ``output/`` holds every writer (keyframes and baked actions, shape keys and PC2 caches).
 Shared: ``scene`` (which objects take part, compound parts, their checks, world matrices over the frame range),
 ``friction_export`` (surface friction inputs of every engine), ``friction_preview``, ``properties``, ``units``,
-``errors``, ``jitcache``; ``bake`` picks the engine's job.
+``errors``, ``jitcache``; ``bake`` picks the engine's job; ``paths`` (where a bake may write); ``batch``,
+``batch_cluster`` and ``batch_progress`` (the headless CLI's batch bakes: child processes, Dask, terminal progress).
 
 The only place that converts units (Blender units × ``scale_length`` = metres). It knows no UI: operators
 and panels call it, and the entry point registers them. Submodules that touch the core (the engines'
