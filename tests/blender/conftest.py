@@ -6,6 +6,10 @@ import sys
 import numpy as np
 import pytest
 
+# --import-mode=importlib keeps test folders off sys.path: put this one on it for the tier's helper modules
+# (``cli_tools``), imported by the test modules collected after this conftest.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 _bpy = sys.modules.get("bpy")
 if _bpy is not None and getattr(_bpy, "__contact_lab_mock__", False):
     raise RuntimeError("tests/blender must not run in the same process as tests/addon (mocked bpy)")

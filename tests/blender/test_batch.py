@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_tools import run_cli
 
 bpy = pytest.importorskip("bpy")
 
@@ -95,12 +96,7 @@ def batch_files(tmp_path_factory):
 
 
 def run_batch(*args, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "contact_lab", "bake", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_cli(*args, timeout=timeout)
 
 
 def digest(path) -> str:

@@ -8,13 +8,13 @@ before baking; any unexpected exception is a FAILED report with its traceback, n
 References: the file system itself (every path and its bytes under the test folder, before and after).
 """
 
-import hashlib
 import json
 import os
 import subprocess
 import sys
 
 import pytest
+from cli_tools import file_tree
 
 bpy = pytest.importorskip("bpy")
 
@@ -23,19 +23,6 @@ from contact_lab.addon import bake  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
 
 pytestmark = pytest.mark.blender
-
-
-def tree(root, *, skip=()):
-    """``{relative path: sha256 or 'dir'}`` of everything under ``root`` (hidden files too), but ``skip``."""
-    out = {}
-    for folder, dirs, names in os.walk(root):
-        for name in dirs:
-            out[os.path.relpath(os.path.join(folder, name), root)] = "dir"
-        for name in names:
-            path = os.path.join(folder, name)
-            if os.path.relpath(path, root) not in skip:
-                out[os.path.relpath(path, root)] = hashlib.sha256(open(path, "rb").read()).hexdigest()
-    return out
 
 
 def save_soft_shot(tmp_path, cache_dir, *, frames=2):
@@ -81,12 +68,12 @@ def test_a_cache_folder_leading_outside_is_refused_and_nothing_is_written(lab, t
         os.symlink(tmp_path / "elsewhere", tmp_path / "shots" / "link")
     blend = save_soft_shot(tmp_path, ESCAPES[escape](tmp_path))
     report = tmp_path / "report.json"
-    before = tree(tmp_path)
+    before = file_tree(tmp_path)
 
     code = cli.main(["bake", str(blend), "-o", str(tmp_path / "shots" / "out.blend"), "--report", str(report)])
 
     assert code == cli.EXIT_BAKE_ERROR
-    assert tree(tmp_path, skip={"report.json"}) == before  # no folder, no file, no output .blend
+    assert file_tree(tmp_path, skip={"report.json"}) == before  # no folder, no file, no output .blend
     result = json.loads(report.read_text())
     assert result["status"] == "FAILED" and "--allow-outside-paths" in result["error"]
     assert "PC2 Cache Folder of scene 'Scene'" in result["error"]
@@ -112,11 +99,11 @@ def test_the_refusal_end_to_end_and_the_flag_that_allows_it(lab, tmp_path):
     (tmp_path / "elsewhere").mkdir()
     blend = save_soft_shot(tmp_path, "//../elsewhere/cache/")
     outside = tmp_path / "elsewhere"
-    before = tree(outside)
+    before = file_tree(outside)
 
     refused = run_cli(blend, "--report", tmp_path / "report.json")
     assert refused.returncode == 1, refused.stderr + refused.stdout
-    assert tree(outside) == before and "--allow-outside-paths" in refused.stderr
+    assert file_tree(outside) == before and "--allow-outside-paths" in refused.stderr
     assert "Traceback" not in refused.stderr
 
     allowed = run_cli(blend, "--allow-outside-paths", "--report", tmp_path / "report.json")
@@ -141,7 +128,7 @@ def test_bad_arguments_are_usage_errors_found_before_baking(lab, tmp_path, capsy
     blend = tmp_path / "in.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))
     report = tmp_path / "report.json"
-    before = tree(tmp_path)
+    before = file_tree(tmp_path)
 
     assert cli.main(["bake", str(blend), "-o", str(tmp_path / "missing" / "x.blend"), "--report", str(report)]) == 2
     result = json.loads(report.read_text())
@@ -160,7 +147,7 @@ def test_bad_arguments_are_usage_errors_found_before_baking(lab, tmp_path, capsy
     assert cli.main(["bake", str(tmp_path), "--report", str(report)]) == 2
     assert "is a directory, not a .blend file" in json.loads(report.read_text())["error"]
     report.unlink()
-    assert tree(tmp_path) == before
+    assert file_tree(tmp_path) == before
 
 
 def test_an_unexpected_exception_is_a_failed_report_with_its_traceback(lab, tmp_path, monkeypatch, capsys):

@@ -1,23 +1,13 @@
 """``python -m contact_lab bake``: exit codes, saved keyframes and the JSON report."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+from cli_tools import run_cli
 
 bpy = pytest.importorskip("bpy")
 
 pytestmark = pytest.mark.blender
-
-
-def run_cli(*args, timeout=600):
-    return subprocess.run(
-        [sys.executable, "-m", "contact_lab", "bake", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def test_headless_bake_saves_keyframes_and_report(lab, tmp_path):

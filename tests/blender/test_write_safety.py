@@ -12,7 +12,6 @@ the one taken before, and the stored report says FAILED and why. The last run, w
 The simulation runs once per scenario (3 frames, lattice resolution 2); only the write is repeated.
 """
 
-import hashlib
 import itertools
 import json
 import os
@@ -20,6 +19,7 @@ import re
 
 import numpy as np
 import pytest
+from cli_tools import file_tree
 
 bpy = pytest.importorskip("bpy")
 
@@ -136,21 +136,9 @@ def _key(key):
     return {"name": key.name, "rna": rna(key), "custom": custom(key), "animation": _animation(key), "blocks": blocks}
 
 
-def files_under(root):
-    """``{relative path: sha256 of the bytes, or 'dir'}`` of everything under ``root``, hidden files included."""
-    out = {}
-    for folder, dirs, names in os.walk(root):
-        for name in dirs:
-            out[os.path.relpath(os.path.join(folder, name), root)] = "dir"
-        for name in names:
-            path = os.path.join(folder, name)
-            out[os.path.relpath(path, root)] = hashlib.sha256(open(path, "rb").read()).hexdigest()
-    return out
-
-
 def fingerprint(root):
     """Everything a failed write must leave as it was: the whole file's data and every file under ``root``."""
-    state = {"files": files_under(root)}
+    state = {"files": file_tree(root)}
     for attr in ("objects", "meshes", "shape_keys", "actions", "materials"):
         state[attr] = sorted(i.name for i in getattr(bpy.data, attr))
     for obj in bpy.data.objects:
