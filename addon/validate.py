@@ -414,11 +414,18 @@ def _engine_findings(view: SceneView) -> list[Finding]:
 
 
 def _active_mesh_problems(view: SceneView) -> list[tuple[str | None, str]]:
-    """Active Mesh shapes (Rigid engine): the evaluated mesh must be closed, with a volume, facing outwards."""
+    """Rigid engine, from the evaluated meshes: an active Mesh must be closed, with a volume, facing outwards; a
+    Convex Hull (body or part) needs 4 vertices not in one plane. The exports' own messages."""
     from .rigid import shapes as rigid_shapes
     from .scene import evaluated_at, mesh_arrays
 
-    todo = [o for o in view.active if o.contact_lab.shape == "MESH" and o.type == "MESH"]
+    parts = [p for children in view.parts.values() for p in children]
+    todo = [
+        o
+        for o in view.rigid + parts
+        if o.type == "MESH"
+        and (o.contact_lab.shape == "CONVEX_HULL" or o.contact_lab.shape == "MESH" and o.contact_lab.role == "ACTIVE")
+    ]
     if not todo or not -BLENDER_MAX_FRAME <= view.start <= BLENDER_MAX_FRAME:
         return []
     problems = []
@@ -430,10 +437,23 @@ def _active_mesh_problems(view: SceneView) -> list[tuple[str | None, str]]:
                 vertices, triangles = mesh_arrays(mesh)
             finally:
                 evaluated.to_mesh_clear()
-            message = rigid_shapes.mesh_problem(obj.name, vertices, triangles, active=True)
+            if obj.contact_lab.shape == "MESH":
+                message = rigid_shapes.mesh_problem(obj.name, vertices, triangles, active=True)
+            elif _flat(vertices):  # the hull of points in one plane has no volume (no hull built: no bmesh here)
+                message = rigid_shapes.hull_problem(obj.name, vertices, np.zeros((0, 3), dtype=np.int64))
+            else:
+                message = None
             if message is not None:
                 problems.append((obj.name, message))
     return problems
+
+
+def _flat(vertices: np.ndarray) -> bool:
+    """Fewer than 4 points, or all of them in one plane (relative to their extent)."""
+    if vertices.shape[0] < 4 or not np.all(np.isfinite(vertices)):
+        return vertices.shape[0] < 4
+    extent = np.linalg.svd(vertices - vertices.mean(axis=0), compute_uv=False)
+    return not extent[0] > 0.0 or extent[-1] <= 1e-6 * extent[0]
 
 
 # objects: numbers and transforms ----------------------------------------------------------------------

@@ -11,8 +11,8 @@ Every threshold comes from a constant the engines really use, or from a measurem
   hovers that far above what it rests on, a warning from 1 % of its size on, an error from 10 %.
 - **Huge bodies.** Gravity does not scale: a body 1 km across falls its own height in 14 s, which reads as slow
   motion, the usual sign of a scene modelled in centimetres or millimetres with a Unit Scale of 1 (a warning).
-  Blender keeps transforms and keyframes in single precision: beyond 2²³ × 0.5 mm ≈ 4.2 km from the origin their
-  spacing exceeds the rigid slop and resting contacts jitter (a warning).
+  Blender keeps transforms and keyframes in single precision: from 2²³ × 0.5 mm ≈ 4.2 km from the origin on their
+  spacing is about the rigid slop (0.49 mm there, 0.98 mm from 8.4 km) and resting contacts jitter (a warning).
 - **Mass ratios.** Measured with PROX at 100 iterations, a box resting on another for 1 s: 100:1 moves the stack
   by 1 cm, 300:1 by 4 cm, 1000:1 by 42 cm, 10⁴:1 sinks the heavy box 23 cm into the light one (PGS: 1 cm at
   1000:1). Two active bodies more than 100:1 apart are a warning (they may meet); more than 10⁴:1 while already
@@ -69,7 +69,7 @@ HUGE_SIZE = 1000.0
 """A body larger than this [m] moves in slow motion under real gravity (a warning)."""
 
 FAR = 2.0**23 * SLOP
-"""Distance from the origin [m] beyond which single-precision positions are spaced wider than the slop (4.2 km)."""
+"""Distance from the origin [m] beyond which single-precision positions are spaced about the slop apart (4.2 km)."""
 
 MASS_RATIO_WARNING = 100.0
 """Two active bodies more than this mass ratio apart: a warning (measured: 1 cm of error at 100:1, PROX)."""
@@ -364,11 +364,13 @@ def _size_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
         if body.role != "PASSIVE":
             centre = np.max([np.abs(s.centre).max() for s in body.solids]) if body.solids else 0.0
             if centre > FAR:
+                spacing = _length(float(np.spacing(np.float32(centre))))
                 out.append(
                     warning(
                         body.obj,
                         f"'{name}' is {_length(centre)} from the world origin: Blender stores positions in single "
-                        f"precision, spaced wider than {_length(SLOP)} there, so resting contacts jitter",
+                        f"precision, spaced about {spacing} apart there, so resting "
+                        "contacts jitter",
                         "move the scene closer to the origin",
                         "location",
                     )
@@ -394,8 +396,8 @@ def _soft_layer(view: SceneView, bodies: list[_Body]) -> float:
 
 def _length(metres: float) -> str:
     """A length for messages, in the unit that reads best."""
-    for unit, size in (("km", 1e3), ("m", 1.0), ("cm", 1e-2), ("mm", 1e-4)):
-        if metres >= size:
+    for unit, size, start in (("km", 1e3, 1e3), ("m", 1.0, 1.0), ("cm", 1e-2, 1e-2), ("mm", 1e-3, 1e-4)):
+        if metres >= start:
             value = metres / size
             return f"{value:,.0f} {unit}" if value >= 1000.0 else f"{value:.3g} {unit}"
     return f"{metres * 1e6:.3g} µm"
