@@ -186,6 +186,17 @@ def _uses_delta_transforms(obj) -> bool:
     )
 
 
+def nonfinite_vertices(name: str, vertices: np.ndarray) -> str | None:
+    """The message for a mesh with vertex coordinates that are NaN or infinite (``vertices`` (V, 3)), or None."""
+    bad = int(np.count_nonzero(~np.all(np.abs(np.asarray(vertices, dtype=np.float64)) < 1e30, axis=1)))
+    if not bad:
+        return None
+    return (
+        f"'{name}': {bad} of its {len(vertices)} vertices have coordinates that are not numbers (NaN) or infinite: "
+        "delete or move them in Edit Mode"
+    )
+
+
 def not_a_mesh(obj) -> str:
     """The message for an object of another type than mesh with the Active or Soft role."""
     return (
@@ -204,14 +215,16 @@ def _size_problem(obj) -> str | None:
     if obj.contact_lab.role == "ACTIVE" and kind != "MESH":
         return not_a_mesh(obj)
     _, size = local_box(obj)
-    if np.all(size > 0.0):
+    if np.all(size > 0.0) and np.all(size < 1e30):
         return None
+    data = getattr(obj, "data", None)
+    if kind == "MESH" and data is not None and not np.all(np.isfinite(size)):
+        return nonfinite_vertices(name, mesh_arrays(data)[0]) or f"'{name}': its bounding box is not finite"
     if kind != "MESH":
         return (
             f"'{name}' is not a mesh ({kind.title()}) and has no size for its {shape} shape: use a mesh object, or "
             "choose the Plane shape for a ground"
         )
-    data = getattr(obj, "data", None)
     if data is not None and len(data.vertices) == 0:
         return f"'{name}': its mesh is empty (no vertices): give it geometry, or set its Role to None"
     return (

@@ -42,6 +42,7 @@ from .scene import (
     engine_shape_problems,
     frame_range,
     mesh_shape_problems,
+    nonfinite_vertices,
     object_problems,
     sample_world_matrices,
 )
@@ -52,6 +53,9 @@ LEVELS = ("ERROR", "WARNING", "INFO")
 HUGE = 1.0e30
 """Magnitude from which a number counts as infinite: Blender clamps an infinite float property to 3.4e38 (the
 largest single-precision float), so ``isfinite`` alone lets it through."""
+
+STRONG_GRAVITY = 1000.0
+"""Gravity [m/s²] (about 100 g) above which it is almost certainly a typo or a unit mistake (a warning)."""
 
 BLENDER_MAX_FRAME = 1_048_574
 """Blender's largest frame number (and its negative the smallest the current frame may take)."""
@@ -167,7 +171,8 @@ def validate_scene(
     findings = _scene_findings(scene, start, end)
     findings += _engine_findings(view)
     findings += _object_findings(view)
-    if not findings:  # sizes, masses, overlaps and lattices need valid shapes (and a refused bake needs no more)
+    # the geometric checks need valid shapes (and a bake refused anyway needs no more)
+    if not any(f.level == "ERROR" for f in findings):
         view.metres = units.length_scale(scene)
         geometric = [obj for obj in view.objects if obj.name not in view.broken]
         matrices = sample_world_matrices(scene, geometric, np.array([start]))[0] if geometric else []
@@ -175,6 +180,7 @@ def validate_scene(
         findings += _world_scale_findings(view)
         findings += validate_physics.findings(view)
     findings += _output_findings(view)
+    findings = list(dict.fromkeys(findings))  # an engine's check and a general one may say the same
     return sorted(findings, key=lambda f: LEVELS.index(f.level))
 
 
@@ -359,6 +365,16 @@ def _scene_findings(scene, start: int, end: int) -> list[Finding]:
                 "scene.gravity",
             )
         )
+    elif scene.use_gravity and np.linalg.norm(gravity) > STRONG_GRAVITY:
+        out.append(
+            warning(
+                None,
+                f"Scene gravity is {np.linalg.norm(gravity):.3g} m/s², {np.linalg.norm(gravity) / 9.81:.3g} times "
+                "Earth's: bodies accelerate so fast that the solver needs far more substeps",
+                "check Scene Properties ▸ Gravity (Earth: 0, 0, -9.81 m/s²)",
+                "scene.gravity",
+            )
+        )
     for label, value, where in (
         ("Unit Scale", scene.unit_settings.scale_length, "Scene Properties ▸ Units ▸ Unit Scale"),
         ("frame rate", units.scene_fps(scene), "Output Properties ▸ Frame Rate"),
@@ -512,11 +528,22 @@ def _transform_findings(obj) -> list[Finding]:
     return out
 
 
+def _vertices(mesh) -> np.ndarray:
+    """A mesh's own vertex coordinates (V, 3) float32 [BU] (no triangulation: this runs for every object)."""
+    co = np.empty(3 * len(mesh.vertices), dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
 def _object_findings(view: SceneView) -> list[Finding]:
     """Per object: transforms and settings (NaN, infinite, zero scale); marks such objects broken."""
     out = []
     for obj in view.objects:
         found = _transform_findings(obj) + _setting_findings(obj, obj.contact_lab, "Physics ▸ Contact Lab Body")
+        if obj.type == "MESH" and obj.data is not None:
+            message = nonfinite_vertices(obj.name, _vertices(obj.data))
+            if message is not None:
+                found.append(error(obj, message, "", "data"))
         if found:
             view.broken.add(obj.name)
         out += found

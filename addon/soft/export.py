@@ -44,6 +44,7 @@ from ..scene import (
     local_box,
     mesh_arrays,
     mesh_shape_problems,
+    nonfinite_vertices,
     object_problems,
     raise_problems,
     sample_world_matrices,
@@ -301,8 +302,11 @@ def _material_problems(obj) -> list[tuple[str, str]]:
 
 
 def mesh_problems(obj, vertices: np.ndarray, triangles: np.ndarray) -> list[tuple[str, str]]:
-    """Problems of a soft object's mesh: no faces, no volume (flat, a line or a point)."""
+    """Problems of a soft object's mesh: vertices that are not finite, no faces, no volume (flat, a line, a point)."""
     name = obj.name
+    message = nonfinite_vertices(name, vertices)
+    if message is not None:
+        return [(name, message)]
     if vertices.shape[0] < 4 or triangles.shape[0] == 0:
         return [(name, f"'{name}': a soft body needs a mesh with faces around a volume ({vertices.shape[0]} vertices, "
                        f"{triangles.shape[0]} triangles)")]  # fmt: skip
