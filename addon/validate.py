@@ -540,7 +540,7 @@ def _object_findings(view: SceneView) -> list[Finding]:
     out = []
     for obj in view.objects:
         found = _transform_findings(obj) + _setting_findings(obj, obj.contact_lab, "Physics ▸ Contact Lab Body")
-        if obj.type == "MESH" and obj.data is not None:
+        if obj.type == "MESH" and getattr(obj, "data", None) is not None:
             message = nonfinite_vertices(obj.name, _vertices(obj.data))
             if message is not None:
                 found.append(error(obj, message, "", "data"))
