@@ -8,7 +8,9 @@ Every threshold comes from a constant the engines really use, or from a measurem
   correctly): an error; thinner than ten slops (5 mm) it can sink by a tenth of its size: a warning. The soft
   engine's penalty contact starts at its contact thickness (automatic: 0.5 % of the smallest soft body, at least
   0.1 mm) and IPC's barrier at ``dhat`` (automatic: 1/1000 of the soft bodies' bounding-box diagonal): a body
-  hovers that far above what it rests on, a warning from 1 % of its size on, an error from 10 %.
+  hovers that far above what it rests on, a warning from 1 % of its size on, an error from 10 % (measured: a
+  0.5 mm soft cube rests more than 0.1 mm above the ground). A thickness or barrier the user set is a choice:
+  only a warning, from 10 %.
 - **Huge bodies.** Gravity does not scale: a body 1 km across falls its own height in 14 s, which reads as slow
   motion, the usual sign of a scene modelled in centimetres or millimetres with a Unit Scale of 1 (a warning).
   Blender keeps transforms and keyframes in single precision: from 2²³ × 0.5 mm ≈ 4.2 km from the origin on their
@@ -315,7 +317,7 @@ def findings(view: SceneView) -> list[Finding]:
 
 def _size_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
     out = []
-    soft_layer = _soft_layer(view, bodies)
+    layer, explicit = _soft_layer(view, bodies)
     for body in bodies:
         if body.dims is None or body.role == "PASSIVE":
             continue  # a thin collider does not sink, and the size of a static world does not matter
@@ -334,21 +336,8 @@ def _size_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
                     "scale",
                 )
             )
-        elif view.engine != "RIGID" and soft_layer > 0.0 and largest > 0.0 and soft_layer > HOVER_WARNING * largest:
-            severe = soft_layer > HOVER_ERROR * largest
-            what = "barrier distance" if view.engine == "IPC" else "contact thickness"
-            make = error if severe else warning
-            out.append(
-                make(
-                    body.obj,
-                    f"'{name}' is {_length(largest)} across and the {view.engine.title()} engine's {what} is "
-                    f"{_length(soft_layer)} ({soft_layer / largest:.0%} of it): it would hover visibly above what "
-                    "it rests on",
-                    _scale_fix(view, largest, soft_layer / HOVER_WARNING)
-                    + f", or set a smaller {what.title()} in Physics ▸ Contact Lab Bake",
-                    "scale",
-                )
-            )
+        elif view.engine != "RIGID" and layer > 0.0 and largest > 0.0:
+            out += _hover_findings(view, body, largest, layer, explicit)
         if body.role != "PASSIVE" and largest > HUGE_SIZE:
             fall = np.sqrt(2.0 * largest / 9.81)
             out.append(
@@ -378,20 +367,51 @@ def _size_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
     return out
 
 
-def _soft_layer(view: SceneView, bodies: list[_Body]) -> float:
-    """The soft engine's contact thickness or IPC's barrier distance this scene would use [m] (0: rigid)."""
+def _hover_findings(view: SceneView, body: _Body, size: float, layer: float, explicit: bool) -> list[Finding]:
+    """A soft-engine body hovering on its contact layer: automatic layers from 1 % of its size (warning) and 10 %
+    (error); a layer the user set is their choice, flagged (warning) only from 10 %."""
+    ratio = layer / size
+    if ratio <= (HOVER_ERROR if explicit else HOVER_WARNING):
+        return []
+    what = "Barrier Distance" if view.engine == "IPC" else "Contact Thickness"
+    name = body.obj.name
+    if explicit:
+        return [
+            warning(
+                body.obj,
+                f"'{name}' is {_length(size)} across and the {what} set in Physics ▸ Contact Lab Bake is "
+                f"{_length(layer)} ({ratio:.0%} of it): it would hover visibly above what it rests on",
+                f"set a {what} below {_length(HOVER_WARNING * size)}, or 0 (automatic)",
+                f"scene.contact_lab.{'ipc_dhat' if view.engine == 'IPC' else 'soft_contact_thickness'}",
+            )
+        ]
+    make = error if ratio > HOVER_ERROR else warning
+    return [
+        make(
+            body.obj,
+            f"'{name}' is {_length(size)} across and the {view.engine.title()} engine's automatic {what.lower()} is "
+            f"{_length(layer)} ({ratio:.0%} of it): it would hover visibly above what it rests on",
+            _scale_fix(view, size, layer / HOVER_WARNING) + f", or set a smaller {what} in Physics ▸ Contact Lab Bake",
+            "scale",
+        )
+    ]
+
+
+def _soft_layer(view: SceneView, bodies: list[_Body]) -> tuple[float, bool]:
+    """``(the soft engine's contact thickness or IPC's barrier distance this scene would use [m] (0: rigid),
+    whether the user set it)``."""
     soft = [b for b in bodies if b.role == "SOFT" and b.dims is not None]
     if view.engine == "RIGID" or not soft:
-        return 0.0
+        return 0.0, False
     s = view.scene.contact_lab
     if view.engine == "IPC":
         if s.ipc_dhat > 0.0:
-            return float(s.ipc_dhat) * view.metres
+            return float(s.ipc_dhat) * view.metres, True
         points = np.concatenate([b.solids[0].vertices for b in soft])
-        return IPC_DHAT_FRACTION * float(np.linalg.norm(np.ptp(points, axis=0)))
+        return IPC_DHAT_FRACTION * float(np.linalg.norm(np.ptp(points, axis=0))), False
     if s.soft_contact_thickness > 0.0:
-        return float(s.soft_contact_thickness) * view.metres
-    return max(SOFT_MIN_THICKNESS, SOFT_THICKNESS_FRACTION * min(float(b.dims.max()) for b in soft))
+        return float(s.soft_contact_thickness) * view.metres, True
+    return max(SOFT_MIN_THICKNESS, SOFT_THICKNESS_FRACTION * min(float(b.dims.max()) for b in soft)), False
 
 
 def _length(metres: float) -> str:

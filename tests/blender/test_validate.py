@@ -113,6 +113,20 @@ def test_tiny_soft_body_is_refused_and_would_hover(lab, monkeypatch):
     assert lowest > 0.1 * size  # it floats a tenth of its size (and more) above the ground
 
 
+def test_a_contact_thickness_the_user_set_is_only_flagged_when_absurd(lab):
+    """A 3 cm soft finger with a 1 mm Contact Thickness set by hand (the grasp demo): no finding; with 5 mm (17 %):
+    a warning naming the setting, never an error (the user chose it)."""
+    scene = rigid_scene(frame_end=3)
+    scene.contact_lab.engine = "SOFT"
+    lab.add_ground()
+    lab.add_cube("Finger", (0.0, 0.0, 0.1), size=0.03, role="SOFT").contact_lab.lattice_resolution = 2
+    scene.contact_lab.soft_contact_thickness = 0.001
+    assert [f.level for f in findings_of(scene)] == ["INFO"]
+    scene.contact_lab.soft_contact_thickness = 0.005
+    finding = the_finding(findings_of(scene), "WARNING", "Finger", "Contact Thickness set in Physics", "17%")
+    assert finding.setting == "scene.contact_lab.soft_contact_thickness" and "below 0.3 mm" in finding.fix
+
+
 def test_huge_body_warns_slow_motion_and_the_issues_cube_is_flung(lab):
     """The issue's default cube at scale 1e6 starts deep inside the ground: warnings for its size (slow motion,
     with the Unit Scale fix) and for the overlap with the ground; it bakes, the report carries both warnings, and
