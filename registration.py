@@ -13,9 +13,17 @@ from .addon import jitcache, properties
 from .operators import bake as operators_bake
 from .operators import preview as operators_preview
 from .operators import rigid_body_import as operators_rigid_body_import
+from .operators import validate as operators_validate
 from .panels import physics as panels_physics
 
-MODULES = (properties, operators_bake, operators_preview, operators_rigid_body_import, panels_physics)
+MODULES = (
+    properties,
+    operators_bake,
+    operators_preview,
+    operators_rigid_body_import,
+    operators_validate,
+    panels_physics,
+)
 """Modules whose ``CLASSES`` are registered, in this order."""
 
 _registered: list = []

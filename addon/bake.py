@@ -35,6 +35,7 @@ from .paths import UnsafePathError
 from .rigid.job import RigidBakeJob
 from .scene import contact_objects, engine_shape_problems, raise_problems
 from .soft.job import SoftBakeJob
+from .validate import check_before_bake
 
 __all__ = [
     "ENGINE_JOBS",
@@ -99,7 +100,8 @@ def start_bake(
     allow_outside_paths: bool = False,
     trusted_folders: Iterable[str] = (),
 ) -> BakeJob:
-    """Validate and export ``scene`` for its engine and return a job ready to be stepped. Changes nothing.
+    """Validate (:func:`.validate.check_before_bake`) and export ``scene`` for its engine and return a job ready
+    to be stepped, carrying the validation's warnings. Changes nothing.
 
     Args:
         scene: a bpy Scene with Contact Lab objects.
@@ -114,13 +116,16 @@ def start_bake(
     """
     t0 = _now()
     job_class = ENGINE_JOBS.get(str(getattr(scene.contact_lab, "engine", "RIGID")), RigidBakeJob)
+    warnings = check_before_bake(scene, job_class.engine, frame_start=frame_start, frame_end=frame_end)
     check_output_folders(scene, job_class, allow_outside_paths=allow_outside_paths, trusted_folders=trusted_folders)
     active, passive = contact_objects(scene)
     label = "IPC" if job_class.engine == "IPC" else job_class.engine.title()
     raise_problems(engine_shape_problems(active + passive, job_class.shapes, label))
     export = job_class.export_scene(scene, frame_start=frame_start, frame_end=frame_end)
     export.timings["export"] = _now() - t0
-    return job_class(scene, export)
+    job = job_class(scene, export)
+    job.warnings = warnings  # the validation's warnings lead the report's (addon.validate)
+    return job
 
 
 def bake_scene(

@@ -57,6 +57,8 @@ class BakeJob:
         self.finished = False
         self.timings = dict(export.timings)
         self.timings.setdefault("simulate", 0.0)
+        self.warnings: list[str] = []
+        """Warnings of the validation before the bake (:mod:`.validate`); the report lists them first."""
         self._iterator = self._simulation()
 
     # to be provided by the engines -------------------------------------------------------------
@@ -186,6 +188,9 @@ class BakeJob:
             "unit_scale": ex.length_scale,
         }
         report.update(self._engine_report())
+        warnings = list(dict.fromkeys(self.warnings + report.get("warnings", [])))  # in order, each once
+        if warnings:
+            report["warnings"] = warnings
         report["timings"] = {k: round(float(v), 6) for k, v in self.timings.items()}
         if error is not None:
             report["error"] = error

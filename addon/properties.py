@@ -485,6 +485,11 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         description="JSON report of the last bake (read-only for users)",
         default="",
     )
+    last_validation: StringProperty(
+        name="Last Check",
+        description="JSON findings of the last Check Scene: errors, warnings and notes (read-only for users)",
+        default="",
+    )
     last_import_report: StringProperty(
         name="Last Import Report",
         description=(
@@ -655,10 +660,14 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     )
     lattice_resolution: IntProperty(
         name="Lattice Resolution",
-        description="Lattice cells along the longest side of the mesh: more = finer deformation, slower bake",
+        description=(
+            "Lattice cells along the longest side of the mesh: more = finer deformation, slower bake (the tet count "
+            "grows with its cube; Check Scene estimates it, and a bake above a million tets is refused)"
+        ),
         default=12,
         min=1,
-        soft_max=64,
+        soft_max=32,  # a cube at 32 is 236k tets: ~1.3 GB and tens of seconds per frame
+        max=256,  # high values are only sane for long thin meshes (a 1 m rope 1 cm thick: 256 × 3 × 3 cells)
     )
     # direction-dependent friction (course ch. 6; read by addon.friction_export) ---------------
     friction_model: EnumProperty(

@@ -122,7 +122,10 @@ def object_problems(
     problems: list[tuple[str | None, str]] = []
     if require_active and not active:
         problems.append((None, "no active bodies: set Physics ▸ Contact Lab ▸ Role to Active on at least one object"))
-    if frame_end <= frame_start:
+    if frame_end == frame_start:
+        single = f"the frame range {frame_start}-{frame_end} is a single frame, nothing to simulate"
+        problems.append((None, f"{single}: set End after Start"))
+    elif frame_end < frame_start:
         problems.append((None, f"frame range {frame_start}-{frame_end} is empty: End must be after Start"))
     if units.scene_fps(scene) <= 0.0:
         problems.append((None, "the scene's frame rate must be positive"))
@@ -133,7 +136,9 @@ def object_problems(
         name = obj.name
         if s.role == "ACTIVE":
             if not (np.isfinite(s.mass) and s.mass > 0.0):
-                problems.append((name, f"'{name}': mass must be positive, got {s.mass:g} kg"))
+                problems.append(
+                    (name, f"'{name}': mass must be positive, got {s.mass:g} kg: set Physics ▸ Contact Lab Body ▸ Mass")
+                )
             if s.shape == "PLANE":
                 problems.append((name, f"'{name}': a Plane is infinite and can only be Passive, not Active"))
             if obj.parent is not None:
@@ -145,22 +150,87 @@ def object_problems(
                     )
                 )
             if any(c.enabled for c in getattr(obj, "constraints", ())):
-                problems.append((name, f"'{name}': active bodies must not have enabled constraints"))
-            delta_rot = np.asarray(tuple(obj.delta_rotation_quaternion), dtype=np.float64)
-            if (
-                np.any(np.asarray(tuple(obj.delta_location)) != 0.0)
-                or np.any(np.asarray(tuple(obj.delta_rotation_euler)) != 0.0)
-                or not np.allclose(delta_rot, (1.0, 0.0, 0.0, 0.0))
-                or np.any(np.asarray(tuple(obj.delta_scale)) != 1.0)
-            ):
-                problems.append((name, f"'{name}': active bodies must not use delta transforms"))
+                problems.append(
+                    (
+                        name,
+                        f"'{name}': active bodies must not have enabled constraints: disable or remove them "
+                        "(Object Constraint Properties)",
+                    )
+                )
+            if _uses_delta_transforms(obj):
+                problems.append(
+                    (
+                        name,
+                        f"'{name}': active bodies must not use delta transforms: clear them (Object Properties ▸ "
+                        "Transform ▸ Delta Transform)",
+                    )
+                )
         # sizes checked elsewhere: a compound's are its parts' (its parent may be an Empty); a flat mesh or hull is
         # fine as a passive Mesh, and a flat hull gets its own message
         if s.shape not in ("PLANE", "COMPOUND", "CONVEX_HULL", "MESH"):
-            _, size = local_box(obj)
-            if not np.all(size > 0.0):
-                problems.append((name, f"'{name}': the {s.shape.lower()} has zero size (dimensions {_fmt(size)})"))
+            message = _size_problem(obj)
+            if message is not None:
+                problems.append((name, message))
     return problems
+
+
+def _uses_delta_transforms(obj) -> bool:
+    """Any delta location, rotation or scale other than the identity (plain Python: this runs per body)."""
+    identity = (1.0, 0.0, 0.0, 0.0)
+    rotation = zip(obj.delta_rotation_quaternion, identity, strict=True)
+    return (
+        any(v != 0.0 for v in obj.delta_location)
+        or any(v != 0.0 for v in obj.delta_rotation_euler)
+        or not all(abs(a - b) <= 1e-8 + 1e-5 * abs(b) for a, b in rotation)
+        or any(v != 1.0 for v in obj.delta_scale)
+    )
+
+
+def nonfinite_vertices(name: str, vertices: np.ndarray) -> str | None:
+    """The message for a mesh with vertex coordinates that are NaN or infinite (``vertices`` (V, 3)), or None."""
+    bad = int(np.count_nonzero(~np.all(np.abs(np.asarray(vertices, dtype=np.float64)) < 1e30, axis=1)))
+    if not bad:
+        return None
+    return (
+        f"'{name}': {bad} of its {len(vertices)} vertices have coordinates that are not numbers (NaN) or infinite: "
+        "delete or move them in Edit Mode"
+    )
+
+
+def not_a_mesh(obj) -> str:
+    """The message for an object of another type than mesh with the Active or Soft role."""
+    return (
+        f"'{obj.name}' is not a mesh ({obj.type.title()}): only mesh objects can be Active or Soft; set its Role to "
+        "None, or convert it (Object ▸ Convert ▸ Mesh)"
+    )
+
+
+def _size_problem(obj) -> str | None:
+    """Why a primitive shape (box, sphere, capsule, cylinder, cone) has nothing to take its size from, or None.
+
+    An active object must be a mesh (an Empty, a Curve or a Text is no solid); a passive Empty has no size; a mesh
+    may be empty or flat.
+    """
+    name, shape, kind = obj.name, obj.contact_lab.shape.lower(), getattr(obj, "type", "MESH")
+    if obj.contact_lab.role == "ACTIVE" and kind != "MESH":
+        return not_a_mesh(obj)
+    _, size = local_box(obj)
+    if np.all(size > 0.0) and np.all(size < 1e30):
+        return None
+    data = getattr(obj, "data", None)
+    if kind == "MESH" and data is not None and not np.all(np.isfinite(size)):
+        return nonfinite_vertices(name, mesh_arrays(data)[0]) or f"'{name}': its bounding box is not finite"
+    if kind != "MESH":
+        return (
+            f"'{name}' is not a mesh ({kind.title()}) and has no size for its {shape} shape: use a mesh object, or "
+            "choose the Plane shape for a ground"
+        )
+    if data is not None and len(data.vertices) == 0:
+        return f"'{name}': its mesh is empty (no vertices): give it geometry, or set its Role to None"
+    return (
+        f"'{name}': the {shape} has zero size (dimensions {_fmt(size)}): it needs a thickness along every axis "
+        "(Solidify, or scale it), or choose the Mesh shape"
+    )
 
 
 def validate_scales(objects: list, scales: np.ndarray, shears: np.ndarray, frames: np.ndarray) -> None:
@@ -177,6 +247,23 @@ def validate_scales(objects: list, scales: np.ndarray, shears: np.ndarray, frame
         shape = obj.contact_lab.shape
         name = obj.name
         sc = scales[:, k]  # (F, 3)
+        bad = np.flatnonzero(~np.all(np.isfinite(sc) & (np.abs(sc) < 1e30), axis=1) | np.isnan(shears[:, k]))
+        if bad.size:
+            raise BakeError(
+                f"'{name}': its transform is not a number or infinite at frame {int(frames[bad[0]])}: type finite "
+                "values in its Location, Rotation and Scale (and its parent's)",
+                object_name=name,
+                frame=int(frames[bad[0]]),
+            )
+        zero = np.argwhere(sc == 0.0)
+        if zero.size:
+            row, axis = zero[0]
+            raise BakeError(
+                f"'{name}': its scale is zero on axis {'XYZ'[axis]} at frame {int(frames[row])}: it has no size along "
+                f"{'XYZ'[axis]}; give it a positive scale (or its parent, if the parent is scaled to zero)",
+                object_name=name,
+                frame=int(frames[row]),
+            )
         bad = np.flatnonzero(np.any(sc < 0.0, axis=1))
         if bad.size:
             raise BakeError(
@@ -217,7 +304,8 @@ def sample_world_matrices(scene, objects: list, frames: np.ndarray) -> np.ndarra
     if not objects:
         return out
     pool = scene.objects
-    index = np.array([pool.find(obj.name) for obj in objects], dtype=np.int64)
+    position = {o.name: k for k, o in enumerate(pool)}  # one pass: pool.find per object is quadratic
+    index = np.array([position.get(obj.name, -1) for obj in objects], dtype=np.int64)
     if np.any(index < 0):
         raise BakeError("an object to sample is not in the scene")
     buf = np.empty(len(pool) * 16, dtype=np.float32)

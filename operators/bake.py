@@ -80,7 +80,7 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
         except bake.BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        self.report({"INFO"}, _summary(report))
+        self.report({"WARNING" if report.get("warnings") else "INFO"}, _summary(report))
         return {"FINISHED"}
 
     # modal --------------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
                 bake.store_report(scene, job.report("FAILED", error=str(exc)))
             self.report({"ERROR"}, str(exc))
             return self._end(context, {"CANCELLED"})
-        self.report({"INFO"}, _summary(report))
+        self.report({"WARNING" if report.get("warnings") else "INFO"}, _summary(report))
         return self._end(context, {"FINISHED"})
 
     def cancel(self, context):
@@ -210,6 +210,13 @@ def _has_window(context) -> bool:
 
 
 def _summary(report: dict) -> str:
+    """One line for the operator: what was baked, and the first warning (of the validation or the engine)."""
+    warnings = report.get("warnings", [])
+    text = _baked(report)
+    return f"{text}; {len(warnings)} warning(s): {warnings[0]}" if warnings else text
+
+
+def _baked(report: dict) -> str:
     frames = report["frames"]
     stats = report["stats"]
     seconds = report["timings"].get("total", 0.0)

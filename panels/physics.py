@@ -375,4 +375,81 @@ def _draw_friction(layout, context, obj) -> None:
     box.operator("contact_lab.preview_friction", icon="COLOR")
 
 
-CLASSES = (CONTACT_LAB_PT_scene, CONTACT_LAB_PT_object)
+class CONTACT_LAB_PT_check(bpy.types.Panel):
+    """Check Scene: the last check's errors, warnings and notes, each naming the object and what to change"""
+
+    bl_label = "Check Scene"
+    bl_idname = "CONTACT_LAB_PT_check"
+    bl_parent_id = "CONTACT_LAB_PT_scene"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and hasattr(context.scene, "contact_lab")
+
+    def draw_header(self, context):
+        counts = _check_counts(context.scene.contact_lab.last_validation)
+        if counts:
+            self.layout.label(icon=_check_icon(counts))
+
+    def draw(self, context):
+        draw_check(self.layout, context.scene.contact_lab)
+
+
+MAX_FINDING_LINES = 8
+"""Findings listed in the panel; the rest are counted ("and N more")."""
+
+FINDING_ICONS = {"ERROR": "CANCEL", "WARNING": "ERROR", "INFO": "INFO"}
+
+
+def _check_counts(text: str) -> dict:
+    try:
+        return json.loads(text).get("counts", {}) if text else {}
+    except (ValueError, AttributeError):
+        return {}
+
+
+def _check_icon(counts: dict) -> str:
+    if counts.get("ERROR"):
+        return FINDING_ICONS["ERROR"]
+    return FINDING_ICONS["WARNING"] if counts.get("WARNING") else "CHECKMARK"
+
+
+def draw_check(layout, settings) -> None:
+    """The Check Scene button and the last check's findings: an icon per level, the message naming the object,
+    the fix below it; at most :data:`MAX_FINDING_LINES`, then how many more."""
+    from ..addon import validate
+
+    layout.operator("contact_lab.validate", text="Check Scene", icon="VIEWZOOM")
+    text = settings.last_validation
+    if not text:
+        layout.label(text="Not checked yet (every bake checks first)")
+        return
+    counts, findings = validate.from_json(text)
+    engine = _check_engine(text)
+    if engine and engine != settings.engine:
+        layout.label(text=f"Checked for the {engine.title()} engine: check again", icon="FILE_REFRESH")
+    if not findings:
+        layout.label(text="No problems found", icon="CHECKMARK")
+        return
+    parts = [f"{counts.get(level, 0)} {level.lower()}(s)" for level in validate.LEVELS if counts.get(level)]
+    layout.label(text=", ".join(parts))
+    col = layout.column(align=True)
+    for finding in findings[:MAX_FINDING_LINES]:
+        col.label(text=finding.message, icon=FINDING_ICONS.get(finding.level, "INFO"))
+        if finding.fix:
+            col.label(text=finding.fix, icon="BLANK1")
+    if len(findings) > MAX_FINDING_LINES:
+        col.label(text=f"and {len(findings) - MAX_FINDING_LINES} more")
+
+
+def _check_engine(text: str) -> str:
+    try:
+        return str(json.loads(text).get("engine", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
+CLASSES = (CONTACT_LAB_PT_scene, CONTACT_LAB_PT_check, CONTACT_LAB_PT_object)

@@ -44,6 +44,7 @@ from ..scene import (
     local_box,
     mesh_arrays,
     mesh_shape_problems,
+    nonfinite_vertices,
     object_problems,
     raise_problems,
     sample_world_matrices,
@@ -301,8 +302,11 @@ def _material_problems(obj) -> list[tuple[str, str]]:
 
 
 def mesh_problems(obj, vertices: np.ndarray, triangles: np.ndarray) -> list[tuple[str, str]]:
-    """Problems of a soft object's mesh: no faces, no volume (flat, a line or a point)."""
+    """Problems of a soft object's mesh: vertices that are not finite, no faces, no volume (flat, a line, a point)."""
     name = obj.name
+    message = nonfinite_vertices(name, vertices)
+    if message is not None:
+        return [(name, message)]
     if vertices.shape[0] < 4 or triangles.shape[0] == 0:
         return [(name, f"'{name}': a soft body needs a mesh with faces around a volume ({vertices.shape[0]} vertices, "
                        f"{triangles.shape[0]} triangles)")]  # fmt: skip
@@ -322,7 +326,13 @@ def soft_problems(soft: list, active: list) -> list[tuple[str | None, str]]:
     for obj in soft:
         name = obj.name
         if obj.type != "MESH":
-            problems.append((name, f"'{name}': a soft body must be a mesh object, not {obj.type.lower()}"))
+            problems.append(
+                (
+                    name,
+                    f"'{name}': a soft body must be a mesh object, not {obj.type.lower()}: only mesh objects can be "
+                    "Active or Soft; set its Role to None, or convert it (Object ▸ Convert ▸ Mesh)",
+                )
+            )
             continue
         problems += _material_problems(obj)
         group = str(obj.contact_lab.pin_group)
@@ -455,8 +465,11 @@ def _check_invertible(objects: list, matrices: np.ndarray, frames: np.ndarray) -
         bad = np.flatnonzero(~(det[:, k] > SINGULAR_TOLERANCE * np.maximum(scale3[:, k], 1e-300)))
         if bad.size:
             frame = int(frames[bad[0]])
+            column = np.linalg.norm(linear[bad[0], k], axis=0)
+            axes = ", ".join("XYZ"[a] for a in np.flatnonzero(~(column > 0.0))) or "none (it is flattened by a parent)"
             raise BakeError(
-                f"'{obj.name}': its world matrix is singular (zero scale) at frame {frame}",
+                f"'{obj.name}': its world matrix is singular (zero scale) at frame {frame}, scale zero on axis {axes}: "
+                "give it (and its parents) a positive scale",
                 object_name=obj.name,
                 frame=frame,
             )

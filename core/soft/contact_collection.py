@@ -140,6 +140,10 @@ def _point_positions(x_a, x_b, point_nodes, point_weights):
     return pos
 
 
+MAX_GRID_CELLS = 1 << 20
+"""Most cells of the soft–soft point grid along one axis (so that cell keys fit an int64)."""
+
+
 @njit_kernel
 def _point_grid(pos, tri_points, grow):
     """Uniform grid over the points' start positions ``pos[0]`` (P, 3): returns ``(origin (3,), cell [m],
@@ -163,6 +167,8 @@ def _point_grid(pos, tri_points, grow):
             e_max = max(e_max, max(a, b, c) - min(a, b, c))
         extents[t] = e_max
     cell = max(float(np.median(extents)), grow, 1.0e-9)
+    for i in range(3):  # bodies of wildly different sizes: keep the keys (dims³) within int64
+        cell = max(cell, (ghi[i] - glo[i]) / (MAX_GRID_CELLS - 1))
     dims = np.empty(3, dtype=np.int64)
     for i in range(3):
         dims[i] = int((ghi[i] - glo[i]) / cell) + 1
@@ -213,6 +219,22 @@ def _collect_soft_soft_pairs(x_a, x_b, delta, point_nodes, point_weights, point_
                     hi[i] = max(hi[i], v)
             cmin[i] = max(int(math.floor((lo[i] - grow - glo[i]) / cell)), 0)
             cmax[i] = min(int(math.floor((hi[i] + grow - glo[i]) / cell)), dims[i] - 1)
+        spanned = (cmax[0] - cmin[0] + 1) * (cmax[1] - cmin[1] + 1) * (cmax[2] - cmin[2] + 1)
+        if spanned > P:
+            # a triangle far larger than the cells (a body many times the size of the others) spans more cells
+            # than there are points: walk the points instead, in ascending key order, as the cell walk would
+            for slot in range(P):
+                key = sorted_keys[slot]
+                iz = key % dims[2]
+                iy = (key // dims[2]) % dims[1]
+                ix = key // (dims[1] * dims[2])
+                if cmin[0] <= ix <= cmax[0] and cmin[1] <= iy <= cmax[1] and cmin[2] <= iz <= cmax[2]:
+                    count = _add_point_triangle(
+                        order[slot], t, body, reach, lo, hi, pos, point_nodes, point_weights, point_friction,
+                        point_body, tri_points, x_a, x_b, geometry_a, geometry_b, one, coef, g, scratch,
+                        el_kind, el_nodes, el_weights, el_target, el_mu, count,
+                    )  # fmt: skip
+            continue
         for ix in range(cmin[0], cmax[0] + 1):
             for iy in range(cmin[1], cmax[1] + 1):
                 for iz in range(cmin[2], cmax[2] + 1):

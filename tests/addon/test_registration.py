@@ -9,6 +9,7 @@ from contact_lab.addon import jitcache, properties
 from contact_lab.operators import bake as op_bake
 from contact_lab.operators import preview
 from contact_lab.operators import rigid_body_import as op_import
+from contact_lab.operators import validate as op_validate
 from contact_lab.panels import physics
 
 
@@ -31,7 +32,14 @@ def test_mock_is_the_bpy_in_use():
 def test_register_is_idempotent_and_unregister_reverses(clean_registration):
     """register() twice registers every class once; unregister() removes them in reverse order."""
     bpy = clean_registration
-    expected = properties.CLASSES + op_bake.CLASSES + preview.CLASSES + op_import.CLASSES + physics.CLASSES
+    expected = (
+        properties.CLASSES
+        + op_bake.CLASSES
+        + preview.CLASSES
+        + op_import.CLASSES
+        + op_validate.CLASSES
+        + physics.CLASSES
+    )
     registration.register()
     registration.register()
     assert [cls for kind, cls in bpy.utils.calls] == list(expected)
@@ -71,7 +79,13 @@ def test_class_names_and_ids():
     assert op_bake.CONTACT_LAB_OT_bake.bl_options == {"REGISTER", "UNDO"}
     for panel in physics.CLASSES:
         assert (panel.bl_space_type, panel.bl_region_type, panel.bl_context) == ("PROPERTIES", "WINDOW", "physics")
-    assert {p.__name__ for p in physics.CLASSES} == {"CONTACT_LAB_PT_scene", "CONTACT_LAB_PT_object"}
+    assert {p.__name__ for p in physics.CLASSES} == {
+        "CONTACT_LAB_PT_scene",
+        "CONTACT_LAB_PT_check",
+        "CONTACT_LAB_PT_object",
+    }
+    assert physics.CONTACT_LAB_PT_check.bl_parent_id == physics.CONTACT_LAB_PT_scene.bl_idname
+    assert op_validate.CONTACT_LAB_OT_validate.bl_idname == "contact_lab.validate"
 
 
 def _props(cls):

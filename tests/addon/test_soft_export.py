@@ -60,14 +60,26 @@ def fake_mesh_object(name, vertices=CUBE_VERTICES, triangles=CUBE_TRIANGLES, *, 
         vertices=Buffer(np.asarray(vertices, np.float32), items), loop_triangles=Buffer(np.asarray(triangles, np.int32))
     )
     return types.SimpleNamespace(
-        name=name, type="MESH", data=mesh, vertex_groups=vertex_groups, contact_lab=soft_settings(**settings)
+        name=name,
+        type="MESH",
+        data=mesh,
+        vertex_groups=vertex_groups,
+        contact_lab=soft_settings(**settings),
+        delta_location=(0.0, 0.0, 0.0),
+        delta_scale=(1.0, 1.0, 1.0),
+        **TRANSFORM,
     )
+
+
+TRANSFORM = dict(location=(0.0, 0.0, 0.0), rotation_mode="XYZ", rotation_euler=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0))
+"""An object's own transform: the identity (what the pre-bake validation reads)."""
 
 
 def fake_rigid(name, role="PASSIVE", shape="BOX"):
     return types.SimpleNamespace(
         name=name,
         type="MESH",
+        **TRANSFORM,
         contact_lab=types.SimpleNamespace(role=role, shape=shape, mass=1.0, friction=0.5, restitution=0.0),
         parent=None,
         constraints=(),
@@ -91,6 +103,11 @@ def fake_scene(objects, **settings):
         soft_contact_thickness=0.0,
         soft_cache_dir="//contact_lab_cache/",
         friction_combine="GEOMETRIC",
+        ipc_dhat=0.0,
+        ipc_kappa=0.0,
+        ipc_eps_v=1.0e-3,
+        ipc_tolerance=1.0e-3,
+        ipc_max_iterations=100,
     )
     values.update(settings)
     return types.SimpleNamespace(
@@ -99,6 +116,8 @@ def fake_scene(objects, **settings):
         contact_lab=types.SimpleNamespace(**values),
         render=types.SimpleNamespace(fps=24, fps_base=1.0),
         unit_settings=types.SimpleNamespace(scale_length=1.0),
+        gravity=(0.0, 0.0, -9.81),
+        use_gravity=True,
     )
 
 

@@ -252,14 +252,22 @@ def test_mesh_collider_bowl(lab):
         ipc_export.export_ipc_scene(scene)
 
 
-def test_intersecting_start_is_a_clean_error(lab):
-    """A soft cube already through the plane at the start: a clean error naming the problem, nothing written;
+def test_intersecting_start_is_a_clean_error(lab, monkeypatch):
+    """A soft cube already through the plane at the start: the validation refuses it before anything runs, and
+    without the validation the core's exact check does, with a clean error naming the problem, nothing written;
     the Soft engine refuses a Mesh collider with a message pointing to IPC."""
+    from contact_lab.addon import bake as addon_bake
+
     scene = ipc_scene(frame_end=4)
     lab.add_ground(size=2.0)
     add_soft_cube(location=(0.0, 0.0, 0.02))  # its bottom 4 cm below the plane
     scene.frame_set(1)
     before = scene_state(scene)
+    with pytest.raises(RuntimeError, match="'Jelly' and 'Ground' overlap by 4 cm at frame 1: IPC cannot start"):
+        bpy.ops.contact_lab.bake()
+    assert scene_state(scene) == before
+
+    monkeypatch.setattr(addon_bake, "check_before_bake", lambda *args, **kwargs: [])
     with pytest.raises(RuntimeError, match="IPC needs a start without contact or intersection") as info:
         bpy.ops.contact_lab.bake()
     assert "Move the objects apart at frame 1" in str(info.value) and "nothing was changed" in str(info.value)
