@@ -235,7 +235,7 @@ def test_overlapping_boxes_warn_and_are_thrown_apart(lab):
     b = lab.add_cube("B", (0.8, 0.0, 0.0))
     the_finding(findings_of(scene), "WARNING", "A", "'B'", "overlap by 20 cm at frame 1", "move them apart")
     reports = []
-    op = types.SimpleNamespace(report=lambda level, text: reports.append((level, text)))
+    op = types.SimpleNamespace(report=lambda level, text: reports.append((level, text)), allow_outside_paths=False)
     from contact_lab.operators.bake import CONTACT_LAB_OT_bake
 
     assert CONTACT_LAB_OT_bake.execute(op, bpy.context) == {"FINISHED"}
