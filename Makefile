@@ -52,6 +52,10 @@ STAMP52 := $(VENV52)/.contact_lab-setup
 CORE_FINGERPRINT := $(shell find core -name '*.py' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/$(CORE_FINGERPRINT)
 PIP_INSTALL = -m pip install --disable-pip-version-check --progress-bar off -q
+# OpenBLAS picks its kernels by CPU (numpy's 3×3 matrix products go through it), and kernels of different CPU
+# generations round differently in the last bit: pin one that every x86-64 CPU with AVX2 runs, so the bit-for-bit
+# reference checks (tests/core/data/rigid_reference.npz, tests/golden) hold on any test machine.
+export OPENBLAS_CORETYPE ?= Haswell
 
 # Prints the absolute path of a Python interpreter of version $(1) (e.g. 3.11) that can create venvs, or nothing.
 # Tries pythonX.Y, python3, the pyenv shim with PYENV_VERSION set, then ~/.pyenv/versions/X.Y.*.
