@@ -1,8 +1,9 @@
 """Bake orchestration: pick the engine's job, export → simulate (frame by frame) → write the results; and clear.
 
 Both operator paths use this module: the blocking ``execute`` calls :func:`bake_scene`; the modal
-``invoke`` calls :func:`start_bake` and then :meth:`BakeJob.step` from a timer, :meth:`BakeJob.finish`
-at the end or :meth:`BakeJob.cancel` on Esc. The headless CLI calls :func:`bake_scene` too.
+``invoke`` calls :func:`start_bake` on Blender's main thread, hands the job to a worker thread that builds and
+simulates it (:mod:`.worker`) and, from a timer, calls :meth:`BakeJob.finish` on the main thread at the end (Esc
+cancels). The headless CLI calls :func:`bake_scene` too.
 
 This module knows the engines only by name: :data:`ENGINE_JOBS` maps ``scene.contact_lab.engine`` to the
 engine's job class (:class:`~.job.BakeJob` subclasses in ``rigid/``, ``soft/`` and ``ipc/``), which exports
@@ -100,8 +101,9 @@ def start_bake(
     allow_outside_paths: bool = False,
     trusted_folders: Iterable[str] = (),
 ) -> BakeJob:
-    """Validate (:func:`.validate.check_before_bake`) and export ``scene`` for its engine and return a job ready
-    to be stepped, carrying the validation's warnings. Changes nothing.
+    """Validate (:func:`.validate.check_before_bake`) and gather ``scene`` for its engine (Blender's main thread:
+    everything is read from bpy here) and return a job ready to be built and stepped on any thread, carrying the
+    validation's warnings. Changes nothing.
 
     Args:
         scene: a bpy Scene with Contact Lab objects.
@@ -121,9 +123,9 @@ def start_bake(
     active, passive = contact_objects(scene)
     label = "IPC" if job_class.engine == "IPC" else job_class.engine.title()
     raise_problems(engine_shape_problems(active + passive, job_class.shapes, label))
-    export = job_class.export_scene(scene, frame_start=frame_start, frame_end=frame_end)
-    export.timings["export"] = _now() - t0
-    job = job_class(scene, export)
+    gathered = job_class.gather(scene, frame_start=frame_start, frame_end=frame_end)
+    gathered.timings["gather"] = _now() - t0
+    job = job_class(scene, gathered)
     job.warnings = warnings  # the validation's warnings lead the report's (addon.validate)
     return job
 

@@ -34,12 +34,12 @@ def diverged(frame: int, names: list[str]) -> BakeError:
 
 
 class BakeJob:
-    """One bake in progress: a validated export and its simulation generator, advanced on demand.
+    """One bake in progress: the gathered scene, its core world once built, and the simulation generator.
 
-    Engine-independent; subclasses provide the generator (:meth:`_simulation`), record each yielded frame
-    (:meth:`_record`), write the results (:meth:`_write`) and add their part of the report
-    (:meth:`_engine_report`). ``export`` needs ``frames`` (scene frame numbers, shape (F,)), ``fps``,
-    ``length_scale`` and ``timings``.
+    Engine-independent; subclasses read and build their scene (:meth:`gather`, :meth:`build_export`), provide the
+    generator (:meth:`_simulation`), record each yielded frame (:meth:`_record`), write the results
+    (:meth:`_write`) and add their part of the report (:meth:`_engine_report`). The gathered input and the export
+    both carry ``frames`` (scene frame numbers, shape (F,)), ``fps``, ``length_scale`` and ``timings``.
     """
 
     engine = ""
@@ -49,23 +49,41 @@ class BakeJob:
     """``obj.contact_lab.shape`` values this engine simulates (checked by :mod:`.bake` before the export; the
     engine's own export decides which roles may use them)."""
 
-    def __init__(self, scene, export):
+    def __init__(self, scene, gathered):
         self.scene_name = scene.name
-        self.export = export
+        self.input = gathered
+        """What :meth:`gather` read (plain data, no bpy)."""
+        self.export = None
+        """The core world and everything the write needs, once :meth:`build` ran (None before)."""
         self.frames_done = 0
         """Rows recorded so far (1 after the initial state)."""
         self.finished = False
-        self.timings = dict(export.timings)
+        self.timings = dict(gathered.timings)
         self.timings.setdefault("simulate", 0.0)
         self.warnings: list[str] = []
         """Warnings of the validation before the bake (:mod:`.validate`); the report lists them first."""
-        self._iterator = self._simulation()
+        self._iterator = None
 
     # to be provided by the engines -------------------------------------------------------------
     @classmethod
-    def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
-        """Validate ``scene`` for this engine and export it (changes nothing); raises :class:`BakeError`."""
+    def gather(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
+        """Validate ``scene`` for this engine and read everything the bake needs into plain data (Blender's main
+        thread; changes nothing); raises :class:`BakeError`."""
         raise NotImplementedError
+
+    @classmethod
+    def build_export(cls, gathered):
+        """The core world of a gathered scene, with everything the write needs (no bpy: any thread); raises
+        :class:`BakeError`."""
+        raise NotImplementedError
+
+    @classmethod
+    def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
+        """:meth:`gather` then :meth:`build_export`, in this thread (scripts and tests)."""
+        return cls.build_export(cls.gather(scene, frame_start=frame_start, frame_end=frame_end))
+
+    def _built(self) -> None:
+        """Called once :attr:`export` is set, before the first frame (subclasses size their buffers here)."""
 
     @classmethod
     def output_folders(cls, scene) -> list[tuple[str, str, str]]:
@@ -82,7 +100,7 @@ class BakeJob:
         raise NotImplementedError
 
     def _divergence_error(self, exc: DivergenceError) -> BakeError:
-        return diverged(int(self.export.frames[min(exc.frame, self.frame_count - 1)]), exc.body_label)
+        return diverged(int(self.input.frames[min(exc.frame, self.frame_count - 1)]), exc.body_label)
 
     def _write(self, scene) -> None:
         """Write the finished simulation into ``scene`` (all checks first, then the changes)."""
@@ -98,7 +116,7 @@ class BakeJob:
     # progress -----------------------------------------------------------------------------------
     @property
     def frame_count(self) -> int:
-        return int(self.export.frames.shape[0])
+        return int(self.input.frames.shape[0])
 
     @property
     def progress(self) -> float:
@@ -108,12 +126,19 @@ class BakeJob:
     @property
     def current_frame(self) -> int:
         """Scene frame of the last recorded row (the start frame before anything ran)."""
-        return int(self.export.frames[max(self.frames_done - 1, 0)])
+        return int(self.input.frames[max(self.frames_done - 1, 0)])
 
     def status_text(self) -> str:
+        """Where the bake is: the frame, or that it has not started simulating yet."""
+        if self.export is None:
+            return "Preparing the simulation…"
         if self.frames_done <= 1:
-            return "Compiling solver (first run only)…"
+            return "Starting the simulation…"
         return f"Frame {self.current_frame} ({self.frames_done}/{self.frame_count})"
+
+    def solver_note(self) -> str:
+        """A short note on the last frame's solver work for the progress line (e.g. Newton iterations), or ''."""
+        return ""
 
     def scene(self):
         scene = bpy.data.scenes.get(self.scene_name)
@@ -122,6 +147,35 @@ class BakeJob:
         return scene
 
     # simulation ---------------------------------------------------------------------------------
+    def build(self) -> None:
+        """Build the core world from the gathered data (:meth:`build_export`) and create the simulation; a no-op
+        once built. No bpy: the UI runs it on the bake's worker thread, where the first bake compiles.
+
+        Raises:
+            BakeError: the core refused the scene or failed with any exception (named); nothing was changed.
+        """
+        if self.export is not None:
+            return
+        t0 = _now()
+        try:
+            export = type(self).build_export(self.input)
+        except BakeError:
+            raise
+        except Exception as exc:  # MemoryError from a huge lattice too: a message and a report, not a traceback
+            raise BakeError(
+                f"Building the simulation failed ({describe_exception(exc)}){_hint(exc)}; nothing was changed"
+            ) from exc
+        finally:
+            self.timings["build"] = _now() - t0
+        self.export = export
+        self._built()
+        self._iterator = self._simulation()
+
+    def close(self) -> None:
+        """Stop the simulation generator (on the thread that steps it)."""
+        if self._iterator is not None:
+            self._iterator.close()
+
     def step(self, *, max_frames: int | None = 1, time_budget: float | None = None) -> bool:
         """Simulate up to ``max_frames`` frames or until ``time_budget`` [s] is used; True when done.
 
@@ -131,6 +185,7 @@ class BakeJob:
         """
         if self.finished:
             return True
+        self.build()
         t0 = _now()
         pulled = 0
         try:
@@ -151,7 +206,7 @@ class BakeJob:
         except BakeError:
             raise
         except Exception as exc:  # any failure of the core (MemoryError too) is a message and a report, not a traceback
-            frame = int(self.export.frames[min(self.frames_done, self.frame_count - 1)])
+            frame = int(self.input.frames[min(self.frames_done, self.frame_count - 1)])
             raise BakeError(
                 f"Simulation failed at frame {frame} ({describe_exception(exc)}){_hint(exc)}; nothing was changed",
                 frame=frame,
@@ -173,7 +228,7 @@ class BakeJob:
     # results ------------------------------------------------------------------------------------
     def report(self, status: str, *, error: str | None = None) -> dict:
         """Machine-readable summary (JSON-compatible) of this job in its current state."""
-        ex = self.export
+        ex = self.input
         report = {
             "status": status,
             "engine": self.engine,
@@ -225,9 +280,15 @@ class BakeJob:
         scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)  # show the baked pose
         return report
 
-    def cancel(self, reason: str = "cancelled by the user") -> dict:
-        """Stop the simulation and discard its result; nothing but the scene's last report changes."""
-        self._iterator.close()
+    def cancel(self, reason: str = "cancelled by the user", *, close: bool = True) -> dict:
+        """Stop the simulation and discard its result; nothing but the scene's last report changes.
+
+        Args:
+            close: stop the generator here; False when another thread is stepping it (:mod:`.worker`: the worker
+                stops it itself).
+        """
+        if close:
+            self.close()
         self.finished = True
         report = self.report("CANCELLED", error=f"Bake cancelled at frame {self.current_frame}: {reason}")
         scene = bpy.data.scenes.get(self.scene_name)

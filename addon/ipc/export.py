@@ -20,7 +20,7 @@ Everything is validated before anything is simulated; problems raise :class:`~..
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -35,8 +35,10 @@ from ..soft.export import (
     STATIC_TOLERANCE,
     SoftColliderExport,
     SoftSceneExport,
+    SoftSceneInput,
     _uses_axis_anisotropy,
-    collect_soft_scene,
+    build_soft_scene,
+    gather_soft_scene,
 )
 
 
@@ -136,11 +138,56 @@ def read_evaluated_meshes(scene, objects: list, frame: int) -> list[tuple[np.nda
     return out
 
 
-def _mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.ndarray, metres: float):
+@dataclass
+class MeshColliderInput:
+    """A passive Mesh-shaped object as read from Blender: the core's :class:`MeshCollider` and its record."""
+
+    collider: MeshCollider
+    record: SoftColliderExport
+    """Its ``collider_index`` is set by :func:`build_ipc_scene` (the IPC world numbers the colliders)."""
+    track: tuple | None = None
+    """Kinematic: ``(positions (F, 3) [m], quaternions (F, 4) wxyz)``."""
+
+
+@dataclass
+class IpcSceneInput:
+    """An IPC-engine scene as read from Blender (:func:`gather_ipc_scene`): the soft input, the mesh colliders
+    and the IPC settings; plain data, built into an :class:`IpcSceneExport` on any thread."""
+
+    soft: SoftSceneInput
+    meshes: list[MeshColliderInput]
+    dhat: float = 0.0
+    kappa: float = 0.0
+    eps_v: float = 1.0e-3
+    tolerance: float = 1.0e-3
+    max_iterations: int = 100
+    check_intersections: bool = False
+
+    @property
+    def frames(self) -> np.ndarray:
+        return self.soft.frames
+
+    @property
+    def fps(self) -> float:
+        return self.soft.fps
+
+    @property
+    def length_scale(self) -> float:
+        return self.soft.length_scale
+
+    @property
+    def timings(self) -> dict:
+        return self.soft.timings
+
+
+def read_mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.ndarray, metres: float):
     """Mesh colliders of the passive Mesh-shaped ``meshes`` with world matrices ``matrices`` (F, M, 4, 4) [BU].
 
     Returns:
-        ``(records, MeshCollider list, {mesh number: kinematic track})``; the records' collider index is unset.
+        One :class:`MeshColliderInput` per object, in order (main thread: reads the evaluated meshes).
+
+    Raises:
+        BakeError: a mesh's scale is sheared or animated, or its evaluated mesh has no faces.
     """
     translation, rotation, scale, shear = units.decompose_matrices(matrices)  # (F, M, ...)
     quats = units.make_quat_continuous(units.matrix_to_quat(rotation))
@@ -162,7 +209,7 @@ def _mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.ndarra
                 object_name=obj.name,
                 frame=int(frames[bad[0]]),
             )
-    records, colliders, tracks = [], [], {}
+    out = []
     for k, (obj, (vertices, triangles)) in enumerate(
         zip(meshes, read_evaluated_meshes(scene, meshes, int(frames[0])), strict=True)
     ):
@@ -174,62 +221,44 @@ def _mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.ndarra
             axis = scale[0, k] * np.asarray(AXIS_VECTORS[s.structure_axis])  # the axis as the object is scaled
             anisotropy[:3] = (float(s.friction_t), float(s.friction_b), 1.0)
             anisotropy[3:] = axis / np.linalg.norm(axis)
-        colliders.append(
-            MeshCollider(
-                vertices=vertices * scale[0, k] * metres,  # the scale (also a mirror) baked into the vertices
-                triangles=triangles,
-                kind=kind,
-                position=translation[0, k] * metres,
-                orientation=quats[0, k],
-                friction=float(s.friction),
-                anisotropy=anisotropy,
-                name=obj.name,
-            )
+        collider = MeshCollider(
+            vertices=vertices * scale[0, k] * metres,  # the scale (also a mirror) baked into the vertices
+            triangles=triangles,
+            kind=kind,
+            position=translation[0, k] * metres,
+            orientation=quats[0, k],
+            friction=float(s.friction),
+            anisotropy=anisotropy,
+            name=obj.name,
         )
+        track = None
         if kind == ColliderKind.KINEMATIC:
-            tracks[k] = (np.ascontiguousarray(translation[:, k] * metres), np.ascontiguousarray(quats[:, k]))
-        records.append(SoftColliderExport(obj.name, "PASSIVE", "MESH", -1, kind, np.zeros(3), scale[0, k].copy()))
-    return records, colliders, tracks
+            track = (np.ascontiguousarray(translation[:, k] * metres), np.ascontiguousarray(quats[:, k]))
+        record = SoftColliderExport(obj.name, "PASSIVE", "MESH", -1, kind, np.zeros(3), scale[0, k].copy())
+        out.append(MeshColliderInput(collider, record, track))
+    return out
 
 
-def export_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> IpcSceneExport:
-    """Validate an IPC-engine scene and convert it into an :class:`IpcWorld` with its tracks and settings.
+def gather_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> IpcSceneInput:
+    """Validate an IPC-engine scene and read everything its bake needs (Blender's main thread; no core work).
 
     Reads ``scene.contact_lab`` and every object's ``contact_lab`` settings. Changes nothing except the current
     frame during sampling, which is restored.
 
     Raises:
-        BakeError: anything :func:`~.soft_export.export_soft_scene` refuses (except Mesh-shaped passive
+        BakeError: anything :func:`~..soft.export.gather_soft_scene` refuses (except Mesh-shaped passive
             colliders), invalid IPC settings, a Mesh collider that is not a mesh, has no faces, or whose scale
             is animated or sheared; the message names the object.
     """
     settings = scene.contact_lab
     raise_problems(_settings_problems(settings))
-    base, meshes, mesh_matrices = collect_soft_scene(
+    soft, meshes, mesh_matrices = gather_soft_scene(
         scene, frame_start=frame_start, frame_end=frame_end, mesh_collider_problems=_mesh_object_problems
     )
-    metres = base.length_scale
-    records, mesh_colliders, mesh_tracks = _mesh_colliders(scene, meshes, mesh_matrices, base.frames, metres)
-    try:
-        world = IpcWorld(base.world, mesh_colliders=mesh_colliders)
-    except ValueError as exc:
-        raise BakeError(f"the IPC world cannot be built: {exc}") from exc
-    tracks = {}
-    for k, soft_index in enumerate(world.collider_soft_index):
-        if soft_index >= 0 and int(soft_index) in base.collider_tracks:
-            tracks[k] = base.collider_tracks[int(soft_index)]
-    mesh_index = np.flatnonzero(world.collider_soft_index < 0)  # the mesh colliders, in the order given
-    for j, record in enumerate(records):
-        record.collider_index = int(mesh_index[j])
-        if j in mesh_tracks:
-            tracks[record.collider_index] = mesh_tracks[j]
-    values = {f.name: getattr(base, f.name) for f in fields(SoftSceneExport)}
-    values.update(contact="IPC", integrator="BE", contact_thickness=0.0)  # IPC steps with backward Euler
-    return IpcSceneExport(
-        **values,
-        ipc_world=world,
-        mesh_colliders=records,
-        ipc_collider_tracks=tracks,
+    metres = soft.length_scale
+    return IpcSceneInput(
+        soft=soft,
+        meshes=read_mesh_colliders(scene, meshes, mesh_matrices, soft.frames, metres),
         dhat=float(settings.ipc_dhat) * metres,
         kappa=float(settings.ipc_kappa),
         eps_v=float(settings.ipc_eps_v),
@@ -237,3 +266,47 @@ def export_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | 
         max_iterations=int(settings.ipc_max_iterations),
         check_intersections=bool(settings.check_intersections),
     )
+
+
+def build_ipc_scene(inp: IpcSceneInput) -> IpcSceneExport:
+    """The IPC world of a gathered scene (no bpy: any thread; the bake's worker thread builds it).
+
+    Raises:
+        BakeError: the soft world or the IPC world cannot be built.
+    """
+    base = build_soft_scene(inp.soft)
+    try:
+        world = IpcWorld(base.world, mesh_colliders=[m.collider for m in inp.meshes])
+    except ValueError as exc:
+        raise BakeError(f"the IPC world cannot be built: {exc}") from exc
+    tracks = {}
+    for k, soft_index in enumerate(world.collider_soft_index):
+        if soft_index >= 0 and int(soft_index) in base.collider_tracks:
+            tracks[k] = base.collider_tracks[int(soft_index)]
+    mesh_index = np.flatnonzero(world.collider_soft_index < 0)  # the mesh colliders, in the order given
+    records = []
+    for j, mesh in enumerate(inp.meshes):
+        record = replace(mesh.record, collider_index=int(mesh_index[j]))
+        records.append(record)
+        if mesh.track is not None:
+            tracks[record.collider_index] = mesh.track
+    values = {f.name: getattr(base, f.name) for f in fields(SoftSceneExport)}
+    values.update(contact="IPC", integrator="BE", contact_thickness=0.0)  # IPC steps with backward Euler
+    return IpcSceneExport(
+        **values,
+        ipc_world=world,
+        mesh_colliders=records,
+        ipc_collider_tracks=tracks,
+        dhat=inp.dhat,
+        kappa=inp.kappa,
+        eps_v=inp.eps_v,
+        tolerance=inp.tolerance,
+        max_iterations=inp.max_iterations,
+        check_intersections=inp.check_intersections,
+    )
+
+
+def export_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> IpcSceneExport:
+    """Validate an IPC-engine scene and convert it into an :class:`IpcWorld` with its tracks and settings:
+    :func:`gather_ipc_scene` then :func:`build_ipc_scene`, in this thread."""
+    return build_ipc_scene(gather_ipc_scene(scene, frame_start=frame_start, frame_end=frame_end))

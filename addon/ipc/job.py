@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import BakeError
-from ..job import BakeJob
 from ..soft.job import SoftBakeJob
-from .export import export_ipc_scene
+from .export import IpcSceneExport, IpcSceneInput, build_ipc_scene, gather_ipc_scene
 
 
 class IpcBakeJob(SoftBakeJob):
@@ -15,17 +14,27 @@ class IpcBakeJob(SoftBakeJob):
     as :class:`SoftBakeJob` (shape keys or PC2 caches, keyframes of the dynamic boxes)."""
 
     engine = "IPC"
+    input: IpcSceneInput
+    export: IpcSceneExport | None
 
-    def __init__(self, scene, export):
-        super().__init__(scene, export)
+    def __init__(self, scene, gathered: IpcSceneInput):
+        super().__init__(scene, gathered)
         from ...core.ipc.trajectory import IpcTrajectory
 
         self.trajectory = IpcTrajectory(self.frame_count, 0)  # empty until the first frame: reports read zeros
 
     @classmethod
-    def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
-        """Validate and export the IPC engine's scene (:func:`.export.export_ipc_scene`)."""
-        return export_ipc_scene(scene, frame_start=frame_start, frame_end=frame_end)
+    def gather(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None) -> IpcSceneInput:
+        """Validate and read the IPC engine's scene (:func:`.export.gather_ipc_scene`)."""
+        return gather_ipc_scene(scene, frame_start=frame_start, frame_end=frame_end)
+
+    @classmethod
+    def build_export(cls, gathered: IpcSceneInput) -> IpcSceneExport:
+        """The soft world and its IPC view (:func:`.export.build_ipc_scene`)."""
+        return build_ipc_scene(gathered)
+
+    def _soft_input(self):
+        return self.input.soft
 
     def _simulation(self):
         from ...core.ipc import frame_loop
@@ -51,9 +60,9 @@ class IpcBakeJob(SoftBakeJob):
             cause = exc.__cause__
             if not isinstance(cause, IpcInputError):
                 raise
-            names = [b.object_name for b in self.export.bodies]
+            names = [b.object_name for b in self.input.soft.bodies]
             culprit = next((n for n in names if f"{n}" in str(cause)), names[0] if names else None)
-            frame = int(self.export.frames[0])
+            frame = int(self.input.frames[0])
             raise BakeError(
                 f"{cause}. Move the objects apart at frame {frame} (IPC surfaces must start with a gap); nothing "
                 "was changed",
@@ -61,25 +70,20 @@ class IpcBakeJob(SoftBakeJob):
                 frame=frame,
             ) from cause
 
-    def status_text(self) -> str:
-        if self.frames_done <= 1:
-            return "Compiling the IPC solver (first run only)…"
-        return BakeJob.status_text(self)
-
     def _settings_report(self) -> dict:
-        ex = self.export
+        ex, inp = self.export, self.input
         return {
-            "substeps": ex.substeps,
-            "dhat": ex.resolved_dhat(),
-            "dhat_automatic": ex.dhat <= 0.0,
-            "kappa": ex.kappa,
-            "kappa_automatic": ex.kappa <= 0.0,
-            "eps_v": ex.eps_v,
-            "tolerance": ex.tolerance,
-            "max_iterations": ex.max_iterations,
-            "check_intersections": ex.check_intersections,
-            "output": ex.output,
-            "cache_dir": ex.cache_dir,
+            "substeps": inp.soft.substeps,
+            "dhat": ex.resolved_dhat() if ex is not None else inp.dhat,
+            "dhat_automatic": inp.dhat <= 0.0,
+            "kappa": inp.kappa,
+            "kappa_automatic": inp.kappa <= 0.0,
+            "eps_v": inp.eps_v,
+            "tolerance": inp.tolerance,
+            "max_iterations": inp.max_iterations,
+            "check_intersections": inp.check_intersections,
+            "output": inp.soft.output,
+            "cache_dir": inp.soft.cache_dir,
         }
 
     def _engine_report(self) -> dict:
@@ -98,7 +102,7 @@ class IpcBakeJob(SoftBakeJob):
         # fast contacts: steps halved until every step's straight-line motion is collision-free
         stats["solver_steps"] = int(traj.steps[steps].sum())
         stats["halved_steps"] = int(traj.splits[steps].sum())
-        if self.export.check_intersections:
+        if self.input.check_intersections:
             stats["checked_frames"] = self.frames_done
             stats["intersections"] = int(traj.intersections[: self.frames_done].sum())
             stats["inverted"] = int(traj.inverted[: self.frames_done].sum())
@@ -112,7 +116,7 @@ class IpcBakeJob(SoftBakeJob):
         out["min_distance"] = [float(d) if np.isfinite(d) else None for d in traj.min_distance[:done]]
         out["kappa"] = traj.kappa[:done].tolist()
         out["solver_steps"] = traj.steps[:done].tolist()
-        if self.export.check_intersections:
+        if self.input.check_intersections:
             out["intersections"] = traj.intersections[:done].tolist()
             out["inverted"] = traj.inverted[:done].tolist()
         return out

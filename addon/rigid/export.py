@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core import BodyKind, CombineMode, KinematicTrack, Model, ModelBuilder, ModelError, ShapeType
+from ...core.friction.surface import SurfaceFriction
 from .. import friction_export, units
 from ..errors import BakeError
 from ..scene import (
@@ -174,66 +175,107 @@ def _geometries(objects, parts, scale, body_matrices, part_matrices, meshes, met
     return out
 
 
-def _add_bodies(builder, objects, geometries, surfaces, translation, rotation, scale, quats, metres, parts):
-    """One body with its shapes (and their surface friction) per object, in ``objects`` order.
+@dataclass
+class BodyInput:
+    """One object as a core body, read from Blender: what :func:`build_scene` adds to the model (no bpy)."""
+
+    object_name: str
+    role: str
+    """'ACTIVE' (dynamic) or 'PASSIVE' (kinematic)."""
+    shape: str
+    geometry: rigid_shapes.BodyGeometry
+    surface: SurfaceFriction | None
+    """Surface friction inputs of its shapes (None: the shapes' μ says everything)."""
+    mass: float
+    friction: float
+    restitution: float
+    linear_damping: float
+    angular_damping: float
+    pos: np.ndarray
+    """Centre of mass in the world at the first frame [m], (3,)."""
+    quat: np.ndarray
+    """Orientation at the first frame (wxyz), (4,)."""
+    scale: np.ndarray
+    """Object scale at the first frame, (3,)."""
+    parts: list[str] = field(default_factory=list)
+
+
+def _read_bodies(objects, geometries, surfaces, translation, rotation, scale, quats, metres, parts) -> list[BodyInput]:
+    """One :class:`BodyInput` per object, in ``objects`` order (main thread: reads the objects' settings).
 
     Args:
         objects: active then passive objects. geometries: their :class:`.shapes.BodyGeometry`. surfaces: per object
             a ``SurfaceFriction`` or None. translation, rotation, scale: decomposed world matrices per sampled frame,
             (Fs, N, 3) / (Fs, N, 3, 3) / (Fs, N, 3). quats: continuous orientations (Fs, N, 4). metres: metres per
             BU. parts: ``{compound name: part objects}``.
-
-    Returns:
-        The exported bodies.
     """
-    bodies: list[ExportedBody] = []
+    out = []
     for k, obj in enumerate(objects):
         s = obj.contact_lab
-        geometry = geometries[k]
-        centre = geometry.centre_local
+        centre = geometries[k].centre_local
         # centre of mass in world [BU] at the first frame: M · (centre, 1)
         com = translation[0, k] + rotation[0, k] @ (scale[0, k] * centre)
-        is_active = s.role == "ACTIVE"
+        out.append(
+            BodyInput(
+                object_name=obj.name,
+                role=str(s.role),
+                shape=str(s.shape),
+                geometry=geometries[k],
+                surface=surfaces[k],
+                mass=float(s.mass),
+                friction=float(s.friction),
+                restitution=float(s.restitution),
+                linear_damping=float(s.linear_damping),
+                angular_damping=float(s.angular_damping),
+                pos=com * metres,
+                quat=quats[0, k],
+                scale=scale[0, k].copy(),
+                parts=[p.name for p in parts.get(obj.name, ())] if s.shape == "COMPOUND" else [],
+            )
+        )
+    return out
+
+
+def _add_bodies(builder, bodies: list[BodyInput]) -> list[ExportedBody]:
+    """One body with its shapes (and their surface friction) per :class:`BodyInput`, in order (no bpy)."""
+    out: list[ExportedBody] = []
+    for body in bodies:
+        geometry = body.geometry
+        is_active = body.role == "ACTIVE"
         body_kw = {}
         if is_active:
-            body_kw = dict(linear_damping=float(s.linear_damping), angular_damping=float(s.angular_damping))
+            body_kw = dict(linear_damping=body.linear_damping, angular_damping=body.angular_damping)
             if any(spec.shape_type == ShapeType.MESH for spec in geometry.shapes):
                 # a mesh's inertia comes from its triangles (the builder derives primitives' and hulls' itself)
                 mp = geometry.mass_properties
-                body_kw["inertia"] = np.asarray(mp.inertia) * (float(s.mass) / mp.volume)
+                body_kw["inertia"] = np.asarray(mp.inertia) * (body.mass / mp.volume)
         index = builder.add_body(
-            pos=com * metres,
-            quat=quats[0, k],
-            mass=float(s.mass) if is_active else 1.0,
+            pos=body.pos,
+            quat=body.quat,
+            mass=body.mass if is_active else 1.0,
             kind=BodyKind.DYNAMIC if is_active else BodyKind.KINEMATIC,
-            label=obj.name,
+            label=body.object_name,
             **body_kw,
         )
         for spec in geometry.shapes:
-            if spec.shape_type == ShapeType.MESH and not hasattr(builder, "add_shape_mesh"):
-                raise BakeError(
-                    f"'{obj.name}': this version's rigid engine cannot simulate the Mesh shape yet: choose Convex "
-                    "Hull, or bake with the IPC engine (passive colliders)",
-                    object_name=obj.name,
-                )
-            shape_index = _add_shape(builder, index, spec, float(s.friction), float(s.restitution))
-            if surfaces[k] is not None:
-                builder.set_shape_friction(shape_index, surfaces[k])
-        names = [p.name for p in parts.get(obj.name, ())] if s.shape == "COMPOUND" else []
-        bodies.append(ExportedBody(obj.name, s.role, s.shape, index, centre.copy(), scale[0, k].copy(), names))
-    return bodies
+            shape_index = _add_shape(builder, index, spec, body.friction, body.restitution)
+            if body.surface is not None:
+                builder.set_shape_friction(shape_index, body.surface)
+        out.append(
+            ExportedBody(
+                body.object_name, body.role, body.shape, index, geometry.centre_local.copy(), body.scale, body.parts
+            )
+        )
+    return out
 
 
-def _kinematic_track(bodies, active_count, translation, rotation, scale, quats, metres) -> KinematicTrack:
-    """Poses of the passive (kinematic) bodies, ``bodies[active_count:]``, at every frame [m]."""
-    kin = np.arange(active_count, len(bodies))
-    centres = np.stack([bodies[k].centre_local for k in kin])  # (K, 3)
-    offset = np.einsum("fkij,fkj->fki", rotation[:, kin], scale[:, kin] * centres[None])
-    return KinematicTrack(
-        body_index=np.array([bodies[k].body_index for k in kin], dtype=np.int64),
-        pos=(translation[:, kin] + offset) * metres,
-        quat=np.ascontiguousarray(quats[:, kin]),
-    )
+def _kinematic_pose(centres, active_count, translation, rotation, scale, quats) -> tuple[np.ndarray, np.ndarray]:
+    """Poses of the passive (kinematic) bodies, objects ``[active_count:]``, at every frame: ``(centres of mass
+    (F, K, 3) [BU], quaternions (F, K, 4))``. ``centres``: every body's centre in object space [BU]."""
+    kin = np.arange(active_count, len(centres))
+    local = np.stack([centres[k] for k in kin])  # (K, 3)
+    offset = np.einsum("fkij,fkj->fki", rotation[:, kin], scale[:, kin] * local[None])
+    return translation[:, kin] + offset, np.ascontiguousarray(quats[:, kin])
 
 
 def _check_parts_fixed(objects, parts, matrices, part_slices, frames) -> None:
@@ -280,8 +322,36 @@ def _culprit(message: str, names) -> str | None:
     return next((name for name in sorted(names, key=len, reverse=True) if message.startswith(name)), None)
 
 
-def export_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SceneExport:
-    """Validate the scene and convert it into a core model plus the passive objects' pose track.
+@dataclass
+class RigidSceneInput:
+    """A Rigid-engine scene as read from Blender (:func:`gather_scene`): plain data, no bpy.
+
+    :func:`build_scene` turns it into a :class:`SceneExport` (the core model) on any thread.
+    """
+
+    scene_name: str
+    frames: np.ndarray
+    """Scene frame numbers of the trajectory rows, shape (frame_count,), int."""
+    fps: float
+    length_scale: float
+    gravity: np.ndarray
+    """(3,) [m/s²]."""
+    bodies: list[BodyInput]
+    active_count: int
+    kinematic_pose: tuple | None
+    """``(positions (F, K, 3) [m], quaternions (F, K, 4))`` of the passive bodies (``bodies[active_count:]``)."""
+    settings: dict
+    """The :class:`SceneExport` solver settings (``substeps``, ``solver``, ...) by name."""
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.frames.shape[0])
+
+
+def gather_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> RigidSceneInput:
+    """Validate the scene and read everything a rigid bake needs (Blender's main thread; the model is built by
+    :func:`build_scene`).
 
     Reads ``scene.contact_lab`` and every object's ``contact_lab`` settings. Changes nothing except the
     current frame during sampling (and mesh evaluation), which is restored.
@@ -328,38 +398,79 @@ def export_scene(scene, *, frame_start: int | None = None, frame_end: int | None
     surfaces = friction_export.export_surfaces(
         scene, objects, [g.surface_centre for g in geometries], scale[0], metres, int(frames[0])
     )
-    builder = ModelBuilder(gravity=units.scene_gravity(scene))
-    try:
-        bodies = _add_bodies(builder, objects, geometries, surfaces, translation, rotation, scale, quats, metres, parts)
-        model = builder.finalize(
-            friction_combine=CombineMode[settings.friction_combine],
-            restitution_combine=CombineMode[settings.restitution_combine],
-        )
-    except ModelError as exc:
-        message = str(exc)
-        culprit = _culprit(message, [o.name for o in objects])
-        if culprit is not None:  # "Name: ..." → "'Name': ...", like the bridge's own messages
-            message = f"'{culprit}'{message[len(culprit) :]}"
-        raise BakeError(message, object_name=culprit) from exc
-
-    track = _kinematic_track(bodies, len(active), translation, rotation, scale, quats, metres) if passive else None
-
-    return SceneExport(
+    bodies = _read_bodies(objects, geometries, surfaces, translation, rotation, scale, quats, metres, parts)
+    pose = None
+    if passive:
+        pose = _kinematic_pose([g.centre_local for g in geometries], len(active), translation, rotation, scale, quats)
+        pose = (pose[0] * metres, pose[1])
+    return RigidSceneInput(
         scene_name=scene.name,
-        model=model,
         frames=frames,
         fps=units.scene_fps(scene),
         length_scale=metres,
+        gravity=np.asarray(units.scene_gravity(scene), dtype=np.float64),
+        bodies=bodies,
+        active_count=len(active),
+        kinematic_pose=pose,
+        settings=dict(
+            substeps=int(settings.substeps),
+            solver=str(settings.solver),
+            iterations=int(settings.iterations),
+            tolerance=float(settings.tolerance),
+            sleeping=bool(settings.sleeping),
+            sleep_time=float(settings.sleep_time),
+            sleep_linear_speed=float(settings.sleep_linear_speed),
+            sleep_angular_speed=float(settings.sleep_angular_speed),
+            friction_combine=str(settings.friction_combine),
+            restitution_combine=str(settings.restitution_combine),
+        ),
+    )
+
+
+def build_scene(inp: RigidSceneInput) -> SceneExport:
+    """The core model of a gathered scene (shapes, hulls, mesh BVHs and fields, friction; no bpy: any thread).
+
+    Raises:
+        BakeError: the core refuses the model (the message names the object).
+    """
+    builder = ModelBuilder(gravity=inp.gravity)
+    try:
+        bodies = _add_bodies(builder, inp.bodies)
+        model = builder.finalize(
+            friction_combine=CombineMode[inp.settings["friction_combine"]],
+            restitution_combine=CombineMode[inp.settings["restitution_combine"]],
+        )
+    except ModelError as exc:
+        message = str(exc)
+        culprit = _culprit(message, [b.object_name for b in inp.bodies])
+        if culprit is not None:  # "Name: ..." → "'Name': ...", like the bridge's own messages
+            message = f"'{culprit}'{message[len(culprit) :]}"
+        raise BakeError(message, object_name=culprit) from exc
+    track = None
+    if inp.kinematic_pose is not None:
+        track = KinematicTrack(
+            body_index=np.array([b.body_index for b in bodies[inp.active_count :]], dtype=np.int64),
+            pos=inp.kinematic_pose[0],
+            quat=inp.kinematic_pose[1],
+        )
+    return SceneExport(
+        scene_name=inp.scene_name,
+        model=model,
+        frames=inp.frames,
+        fps=inp.fps,
+        length_scale=inp.length_scale,
         bodies=bodies,
         kinematic_track=track,
-        substeps=int(settings.substeps),
-        solver=str(settings.solver),
-        iterations=int(settings.iterations),
-        tolerance=float(settings.tolerance),
-        sleeping=bool(settings.sleeping),
-        sleep_time=float(settings.sleep_time),
-        sleep_linear_speed=float(settings.sleep_linear_speed),
-        sleep_angular_speed=float(settings.sleep_angular_speed),
-        friction_combine=str(settings.friction_combine),
-        restitution_combine=str(settings.restitution_combine),
+        timings=dict(inp.timings),
+        **inp.settings,
     )
+
+
+def export_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SceneExport:
+    """Validate the scene and convert it into a core model plus the passive objects' pose track:
+    :func:`gather_scene` then :func:`build_scene`, in this thread.
+
+    Raises:
+        BakeError: see :func:`gather_scene` and :func:`build_scene`.
+    """
+    return build_scene(gather_scene(scene, frame_start=frame_start, frame_end=frame_end))

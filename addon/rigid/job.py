@@ -10,7 +10,7 @@ from ..job import BakeJob, diverged, scene_object
 from ..output.actions import ACTION_SUFFIX, commit_transforms, prepare_transforms
 from ..output.transaction import Transaction
 from ..properties import SHAPE_ITEMS
-from .export import SceneExport, export_scene
+from .export import RigidSceneInput, SceneExport, build_scene, gather_scene
 
 __all__ = ["ACTION_SUFFIX", "RigidBakeJob"]
 """``ACTION_SUFFIX``: the baked actions are named ``<object name><ACTION_SUFFIX>``."""
@@ -22,15 +22,18 @@ class RigidBakeJob(BakeJob):
     engine = "RIGID"
     shapes = frozenset(name for name, _, _ in SHAPE_ITEMS)
 
-    def __init__(self, scene, export: SceneExport):
+    input: RigidSceneInput
+    export: SceneExport | None
+
+    def __init__(self, scene, gathered: RigidSceneInput):
         self.trajectory = None
         self.write_warnings: list[str] = []
         """Leftovers the last write could not remove (see :class:`~..output.transaction.Transaction`)."""
-        super().__init__(scene, export)
+        super().__init__(scene, gathered)
 
     @classmethod
-    def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SceneExport:
-        """Refuse soft bodies (the other engines' objects), then export the rigid scene."""
+    def gather(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None) -> RigidSceneInput:
+        """Refuse soft bodies (the other engines' objects), then read the rigid scene (:func:`.export.gather_scene`)."""
         soft = sorted(o.name for o in scene.objects if getattr(getattr(o, "contact_lab", None), "role", None) == "SOFT")
         if soft:
             raise BakeError(
@@ -38,7 +41,12 @@ class RigidBakeJob(BakeJob):
                 "to Soft or IPC, or change its Role",
                 object_name=soft[0],
             )
-        return export_scene(scene, frame_start=frame_start, frame_end=frame_end)
+        return gather_scene(scene, frame_start=frame_start, frame_end=frame_end)
+
+    @classmethod
+    def build_export(cls, gathered: RigidSceneInput) -> SceneExport:
+        """The core model (:func:`.export.build_scene`)."""
+        return build_scene(gathered)
 
     def _simulation(self):
         return iter_simulate(self.export.model, **self.export.simulate_kwargs())
@@ -48,20 +56,16 @@ class RigidBakeJob(BakeJob):
         self.frames_done = self.trajectory.frames_done
 
     def _engine_report(self) -> dict:
-        ex = self.export
+        bodies, settings = self.input.bodies, self.input.settings
         return {
             "bodies": {
-                "active": [b.object_name for b in ex.active_bodies],
-                "passive": [b.object_name for b in ex.passive_bodies],
-                "compound_parts": {b.object_name: b.parts for b in ex.bodies if b.parts},
+                "active": [b.object_name for b in bodies if b.role == "ACTIVE"],
+                "passive": [b.object_name for b in bodies if b.role != "ACTIVE"],
+                "compound_parts": {b.object_name: b.parts for b in bodies if b.parts},
             },
             "settings": {
-                "solver": ex.solver,
-                "substeps": ex.substeps,
-                "iterations": ex.iterations,
-                "tolerance": ex.tolerance,
-                "friction_combine": ex.friction_combine,
-                "restitution_combine": ex.restitution_combine,
+                name: settings[name]
+                for name in ("solver", "substeps", "iterations", "tolerance", "friction_combine", "restitution_combine")
             },
             "stats": _stats_summary(self.trajectory, self.frames_done),
             "warnings": list(self.write_warnings),
@@ -91,7 +95,7 @@ class RigidBakeJob(BakeJob):
             raise diverged(frame, [name])
 
     def _write(self, scene) -> None:
-        if self.trajectory is None:
+        if self.trajectory is None or self.export is None:
             raise BakeError("the simulation has not finished")
         self._check_finite()
         transforms = self.export.object_transforms(self.trajectory)

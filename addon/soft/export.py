@@ -377,26 +377,90 @@ def _warnings(objects: list, scene) -> list[str]:
     return out
 
 
-# building --------------------------------------------------------------------------------------------
+# reading (main thread) ------------------------------------------------------------------------------
 
 
-def _pin_mask(lattice_tets: np.ndarray, embed_tet: np.ndarray, pinned_render: np.ndarray, count: int) -> np.ndarray:
-    """Lattice vertices of the tets that contain a pinned render vertex, shape (count,) bool."""
-    mask = np.zeros(count, dtype=bool)
-    mask[lattice_tets[embed_tet[pinned_render]].ravel()] = True
-    return mask
+@dataclass
+class SoftBodyInput:
+    """One soft object as read from Blender: everything :func:`build_soft_body` needs, detached from bpy.
+
+    Read on Blender's main thread (:func:`read_soft_body`); the lattice is built from it on any thread.
+    """
+
+    object_name: str
+    vertices: np.ndarray
+    """(V, 3) float64 mesh vertices as modelled, object space [BU]."""
+    triangles: np.ndarray
+    """(T, 3) int64 mesh triangles."""
+    world_matrices: np.ndarray
+    """(F, 4, 4) row-major world matrices at the baked frames [BU]."""
+    pinned_render: np.ndarray
+    """(V,) bool: render vertices in the pin group (weight above :data:`PIN_WEIGHT_THRESHOLD`)."""
+    lattice_resolution: int
+    material: dict
+    """Keyword arguments of ``SoftWorldBuilder.add_soft_body`` known before the lattice (SI units)."""
 
 
-def build_soft_body(obj, matrices: np.ndarray, metres: float) -> tuple[dict, SoftBodyExport]:
-    """Lattice, embedding and pins of one soft object.
+@dataclass
+class ColliderInput:
+    """One rigid object (passive or active box) as read from Blender, for :func:`build_soft_scene`."""
+
+    object_name: str
+    role: str
+    shape: str
+    kind: ColliderKind
+    centre_local: np.ndarray
+    """Collider origin in object space [BU], (3,)."""
+    scale: np.ndarray
+    """Object scale at the first frame, (3,)."""
+    arguments: dict
+    """Keyword arguments of ``SoftWorldBuilder.add_collider`` (SI units)."""
+    track: tuple | None = None
+    """Kinematic colliders: ``(positions (F, 3) [m], quaternions (F, 4) wxyz)``."""
+
+
+@dataclass
+class SoftSceneInput:
+    """A Soft-engine scene as read from Blender (:func:`gather_soft_scene`): plain data, no bpy.
+
+    :func:`build_soft_scene` turns it into a :class:`SoftSceneExport` on any thread (the bake's worker thread).
+    """
+
+    scene_name: str
+    frames: np.ndarray
+    """Scene frame numbers of the baked rows, shape (F,), int."""
+    fps: float
+    length_scale: float
+    """Metres per Blender unit [m/BU]."""
+    gravity: np.ndarray
+    """(3,) [m/s²]."""
+    bodies: list[SoftBodyInput]
+    colliders: list[ColliderInput]
+    substeps: int = 2
+    contact: str = "IMPLICIT"
+    dual_solver: str = "PROX"
+    integrator: str = "BE"
+    contact_thickness: float = 0.0
+    output: str = "SHAPE_KEYS"
+    cache_dir: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.frames.shape[0])
+
+
+def read_soft_body(obj, matrices: np.ndarray, metres: float) -> SoftBodyInput:
+    """Read one validated soft mesh object: its mesh, pins and material (main thread; no lattice yet).
 
     Args:
         obj: a validated soft mesh object.
         matrices: (F, 4, 4) its world matrices at the baked frames [BU].
         metres: metres per Blender unit.
 
-    Returns:
-        ``(keyword arguments of SoftWorldBuilder.add_soft_body, the export record with body_index = -1)``.
+    Raises:
+        BakeError: the world matrix is singular at the first frame, or the pin group pins nothing.
     """
     s, name = obj.contact_lab, obj.name
     vertices, triangles = read_mesh(obj)
@@ -404,17 +468,6 @@ def build_soft_body(obj, matrices: np.ndarray, metres: float) -> tuple[dict, Sof
     scale = np.linalg.norm(linear, axis=0)  # column norms: the object's (positive) scale
     if np.any(scale <= 0.0) or abs(np.linalg.det(linear)) <= SINGULAR_TOLERANCE * float(np.prod(scale)):
         raise BakeError(f"'{name}': its world matrix is singular (zero scale) at the first frame", object_name=name)
-    # cubic cells along the object's own axes: tetrahedralize the scaled local mesh, then place it in the world
-    lattice = tetrahedralize_lattice(vertices * scale, triangles, resolution=int(s.lattice_resolution))
-    placement = linear / scale  # a rotation, or a rotation with shear (parents) / a mirror (det < 0)
-    rest_world = (lattice.tet_vertices @ placement.T + matrices[0, :3, 3]) * metres
-    tets = np.array(lattice.tet_indices, copy=True)
-    weights = np.array(lattice.embed_weights, copy=True)
-    surface_triangles = np.array(triangles, dtype=np.int64, copy=True)
-    if np.linalg.det(placement) < 0.0:  # mirrored: swap two corners so every tet stays positively oriented
-        tets[:, [2, 3]] = tets[:, [3, 2]]
-        weights[:, [2, 3]] = weights[:, [3, 2]]
-        surface_triangles[:, [1, 2]] = surface_triangles[:, [2, 1]]  # and keep the faces outward
     group = str(s.pin_group)
     if group:
         pinned_render = read_group_weights(obj, group) > PIN_WEIGHT_THRESHOLD
@@ -426,34 +479,75 @@ def build_soft_body(obj, matrices: np.ndarray, metres: float) -> tuple[dict, Sof
             )
     else:
         pinned_render = np.zeros(vertices.shape[0], dtype=bool)
-    pinned = _pin_mask(tets, lattice.embed_tet, pinned_render, rest_world.shape[0])
-    kwargs = dict(
+    material = dict(
         density=float(s.density),
         youngs_modulus=float(s.youngs_modulus),
         poisson_ratio=float(s.poisson_ratio),
         damping=float(s.damping),
         friction=float(s.friction),
-        pinned=pinned,
-        contact_points=(np.asarray(lattice.embed_tet), weights),  # the visible surface collides, not the lattice
-        contact_triangles=surface_triangles,  # what other soft bodies collide with
         volume_kappa=kappa_per_pa(s.volume_compressibility) if s.volume_compressibility > 0.0 else 0.0,
         volume_model=VOLUME_LAWS[str(s.volume_law)],
         initial_velocity=np.asarray(s.initial_velocity, dtype=float) * metres,
         name=name,
     )
-    record = SoftBodyExport(
+    return SoftBodyInput(
         object_name=name,
-        body_index=-1,
-        lattice=lattice,
-        tet_indices=tets,
-        embed_tet=np.asarray(lattice.embed_tet),
-        embed_weights=weights,
-        rest_world=rest_world,
-        pinned=pinned,
-        pinned_render=pinned_render,
+        vertices=vertices,
+        triangles=triangles,
         world_matrices=np.array(matrices, dtype=np.float64),
+        pinned_render=pinned_render,
+        lattice_resolution=int(s.lattice_resolution),
+        material=material,
     )
-    return kwargs, record
+
+
+def read_colliders(rigid: list, roles: list, matrices: np.ndarray, metres: float) -> list[ColliderInput]:
+    """Passive objects and active boxes as :class:`ColliderInput` (main thread).
+
+    Args:
+        rigid: the objects. roles: 'ACTIVE' or 'PASSIVE' per object. matrices: their world matrices (F, K, 4, 4)
+            [BU]. metres: metres per BU.
+    """
+    translation, rotation, scale, _shear = units.decompose_matrices(matrices)  # (F, K, ...)
+    quats = units.make_quat_continuous(units.matrix_to_quat(rotation))  # (F, K, 4)
+    out = []
+    for k, obj in enumerate(rigid):
+        s = obj.contact_lab
+        centre, size = local_box(obj)
+        if s.shape == "PLANE":
+            centre = np.zeros(3)
+        com = translation[:, k] + np.einsum("fij,fj->fi", rotation[:, k], scale[:, k] * centre)  # (F, 3) [BU]
+        size_m = np.abs(scale[0, k]) * size * metres
+        if roles[k] == "ACTIVE":
+            kind = ColliderKind.DYNAMIC
+        else:
+            moving = np.abs(matrices[:, k] - matrices[:1, k]).max() > STATIC_TOLERANCE
+            kind = ColliderKind.KINEMATIC if moving else ColliderKind.STATIC
+        arguments = dict(
+            position=com[0] * metres,
+            orientation=quats[0, k],
+            kind=kind,
+            friction=float(s.friction),
+            mass=float(s.mass) if kind == ColliderKind.DYNAMIC else 1.0,
+            name=obj.name,
+        )
+        if _uses_axis_anisotropy(obj):
+            axis = scale[0, k] * np.asarray(AXIS_VECTORS[s.structure_axis])  # the axis as the object is scaled
+            arguments["anisotropic_friction"] = (float(s.friction_t), float(s.friction_b), axis / np.linalg.norm(axis))
+        shape = SHAPES[s.shape]
+        if shape == ShapeType.BOX:
+            arguments["half_extents"] = 0.5 * size_m
+        elif shape == ShapeType.SPHERE:
+            arguments["radius"] = 0.5 * float(size_m.max())
+        elif shape == ShapeType.CAPSULE:
+            radius = 0.5 * float(max(size_m[0], size_m[1]))
+            arguments["radius"] = radius
+            arguments["half_height"] = max(0.5 * float(size_m[2]) - radius, 0.0)
+        track = None
+        if kind == ColliderKind.KINEMATIC:
+            track = (np.ascontiguousarray(com * metres), np.ascontiguousarray(quats[:, k]))
+        out.append(ColliderInput(obj.name, roles[k], s.shape, kind, centre, scale[0, k].copy(), arguments, track))
+    return out
 
 
 def _check_invertible(objects: list, matrices: np.ndarray, frames: np.ndarray) -> None:
@@ -475,104 +569,30 @@ def _check_invertible(objects: list, matrices: np.ndarray, frames: np.ndarray) -
             )
 
 
-def _add_colliders(builder, rigid: list, roles: list, matrices: np.ndarray, metres: float):
-    """Add passive objects and active boxes; return (records, kinematic tracks)."""
-    translation, rotation, scale, _shear = units.decompose_matrices(matrices)  # (F, K, ...)
-    quats = units.make_quat_continuous(units.matrix_to_quat(rotation))  # (F, K, 4)
-    records, tracks = [], {}
-    for k, obj in enumerate(rigid):
-        s = obj.contact_lab
-        centre, size = local_box(obj)
-        if s.shape == "PLANE":
-            centre = np.zeros(3)
-        com = translation[:, k] + np.einsum("fij,fj->fi", rotation[:, k], scale[:, k] * centre)  # (F, 3) [BU]
-        size_m = np.abs(scale[0, k]) * size * metres
-        if roles[k] == "ACTIVE":
-            kind = ColliderKind.DYNAMIC
-        else:
-            moving = np.abs(matrices[:, k] - matrices[:1, k]).max() > STATIC_TOLERANCE
-            kind = ColliderKind.KINEMATIC if moving else ColliderKind.STATIC
-        shape = SHAPES[s.shape]
-        kwargs = dict(
-            position=com[0] * metres,
-            orientation=quats[0, k],
-            kind=kind,
-            friction=float(s.friction),
-            mass=float(s.mass) if kind == ColliderKind.DYNAMIC else 1.0,
-            name=obj.name,
-        )
-        if _uses_axis_anisotropy(obj):
-            axis = scale[0, k] * np.asarray(AXIS_VECTORS[s.structure_axis])  # the axis as the object is scaled
-            kwargs["anisotropic_friction"] = (float(s.friction_t), float(s.friction_b), axis / np.linalg.norm(axis))
-        if shape == ShapeType.BOX:
-            kwargs["half_extents"] = 0.5 * size_m
-        elif shape == ShapeType.SPHERE:
-            kwargs["radius"] = 0.5 * float(size_m.max())
-        elif shape == ShapeType.CAPSULE:
-            radius = 0.5 * float(max(size_m[0], size_m[1]))
-            kwargs["radius"] = radius
-            kwargs["half_height"] = max(0.5 * float(size_m[2]) - radius, 0.0)
-        index = builder.add_collider(shape, **kwargs)
-        if kind == ColliderKind.KINEMATIC:
-            tracks[index] = (np.ascontiguousarray(com * metres), np.ascontiguousarray(quats[:, k]))
-        records.append(SoftColliderExport(obj.name, roles[k], s.shape, index, kind, centre, scale[0, k].copy()))
-    return records, tracks
-
-
-def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SoftSceneExport:
-    """Validate a Soft-engine scene and convert it into a core soft world plus its pin and collider tracks.
-
-    Reads ``scene.contact_lab`` and every object's ``contact_lab`` settings. Changes nothing except the current
-    frame during sampling, which is restored.
-
-    Raises:
-        BakeError: anything invalid (no soft bodies, not a mesh, flat mesh, bad material, missing pin group,
-            an active non-box, a Mesh-shaped collider, unsaved file with a relative PC2 folder, ...), naming the
-            object.
-    """
-    export, _meshes, _matrices = collect_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
-    return export
-
-
-def _add_soft_bodies(builder, soft: list, matrices: np.ndarray, metres: float) -> tuple[list, dict]:
-    """Add every soft object to ``builder``; returns ``(exports, pin tracks)``.
-
-    Args:
-        soft: soft objects. matrices: their world matrices per frame (F, S, 4, 4) [BU]. metres: metres per BU.
-
-    Returns:
-        The :class:`SoftBodyExport` records, and ``{body index: world matrices (F, 4, 4) [m]}`` of the bodies
-        with pinned vertices (their pins follow the object's animation).
-    """
-    bodies: list[SoftBodyExport] = []
-    pin_tracks = {}
-    for k, obj in enumerate(soft):
-        kwargs, record = build_soft_body(obj, matrices[:, k], metres)
-        record.body_index = builder.add_soft_body(record.rest_world, record.tet_indices, **kwargs)
-        bodies.append(record)
-        if record.pinned.any():
-            track = np.array(matrices[:, k], dtype=np.float64)
-            track[:, :3, 3] *= metres
-            pin_tracks[record.body_index] = track
-    return bodies, pin_tracks
-
-
-def collect_soft_scene(
+def gather_soft_scene(
     scene,
     *,
     frame_start: int | None = None,
     frame_end: int | None = None,
     mesh_collider_problems=None,
-) -> tuple[SoftSceneExport, list, np.ndarray]:
-    """:func:`export_soft_scene`, optionally keeping passive Mesh-shaped colliders aside (the IPC export).
+) -> tuple[SoftSceneInput, list, np.ndarray]:
+    """Validate a Soft-engine scene and read everything its bake needs (Blender's main thread; no core work).
+
+    Reads ``scene.contact_lab`` and every object's ``contact_lab`` settings. Changes nothing except the current
+    frame during sampling, which is restored.
 
     Args:
         mesh_collider_problems: None (the soft engine): passive objects with the Mesh shape are an error. Otherwise
             a function ``(mesh objects) -> problems`` validating them: they stay out of the soft world and
-            are returned with their world matrices, sampled in the same pass as everything else.
+            are returned with their world matrices, sampled in the same pass as everything else (the IPC export).
 
     Returns:
-        ``(export, mesh objects (sorted by name), their world matrices (F, M, 4, 4) [BU])``.
+        ``(input, mesh objects (sorted by name), their world matrices (F, M, 4, 4) [BU])``.
+
+    Raises:
+        BakeError: anything invalid (no soft bodies, not a mesh, flat mesh, bad material, missing pin group,
+            an active non-box, a Mesh-shaped collider, unsaved file with a relative PC2 folder, ...), naming the
+            object.
     """
     settings = scene.contact_lab
     start, end = frame_range(scene, frame_start, frame_end)
@@ -599,28 +619,14 @@ def collect_soft_scene(
     validate_scales(passive, scale[:, len(active) :], shear[:, len(active) :], frames)
 
     metres = units.length_scale(scene)
-    builder = SoftWorldBuilder(gravity=units.scene_gravity(scene))
-    try:
-        bodies, pin_tracks = _add_soft_bodies(builder, soft, soft_matrices, metres)
-        colliders, collider_tracks = _add_colliders(
-            builder, rigid, ["ACTIVE"] * len(active) + ["PASSIVE"] * len(passive), rigid_matrices, metres
-        )
-        world = builder.finalize()
-    except SoftWorldError as exc:
-        message = str(exc)
-        culprit = next((o.name for o in soft + rigid if message.startswith(o.name + ":")), None)
-        raise BakeError(message, object_name=culprit) from exc
-
-    export = SoftSceneExport(
+    inp = SoftSceneInput(
         scene_name=scene.name,
-        world=world,
         frames=frames,
         fps=units.scene_fps(scene),
         length_scale=metres,
-        bodies=bodies,
-        colliders=colliders,
-        pin_tracks=pin_tracks,
-        collider_tracks=collider_tracks,
+        gravity=np.asarray(units.scene_gravity(scene), dtype=np.float64),
+        bodies=[read_soft_body(obj, soft_matrices[:, k], metres) for k, obj in enumerate(soft)],
+        colliders=read_colliders(rigid, ["ACTIVE"] * len(active) + ["PASSIVE"] * len(passive), rigid_matrices, metres),
         substeps=int(settings.soft_substeps),
         contact=str(settings.soft_contact),
         integrator=str(settings.soft_integrator) if settings.soft_contact == "IMPLICIT" else "BE",
@@ -630,4 +636,140 @@ def collect_soft_scene(
         cache_dir=cache_dir,
         warnings=_warnings(soft + rigid + meshes, scene),
     )
-    return export, meshes, mesh_matrices
+    return inp, meshes, mesh_matrices
+
+
+# building (any thread) -------------------------------------------------------------------------------
+
+
+def _pin_mask(lattice_tets: np.ndarray, embed_tet: np.ndarray, pinned_render: np.ndarray, count: int) -> np.ndarray:
+    """Lattice vertices of the tets that contain a pinned render vertex, shape (count,) bool."""
+    mask = np.zeros(count, dtype=bool)
+    mask[lattice_tets[embed_tet[pinned_render]].ravel()] = True
+    return mask
+
+
+def build_soft_body(inp: SoftBodyInput, metres: float) -> tuple[dict, SoftBodyExport]:
+    """Lattice, embedding and pins of one soft object (no bpy: runs on the bake's worker thread).
+
+    Args:
+        inp: the object as read by :func:`read_soft_body`.
+        metres: metres per Blender unit.
+
+    Returns:
+        ``(keyword arguments of SoftWorldBuilder.add_soft_body, the export record with body_index = -1)``.
+    """
+    matrices = inp.world_matrices
+    linear = matrices[0, :3, :3]
+    scale = np.linalg.norm(linear, axis=0)  # column norms: the object's (positive) scale
+    # cubic cells along the object's own axes: tetrahedralize the scaled local mesh, then place it in the world
+    lattice = tetrahedralize_lattice(inp.vertices * scale, inp.triangles, resolution=inp.lattice_resolution)
+    placement = linear / scale  # a rotation, or a rotation with shear (parents) / a mirror (det < 0)
+    rest_world = (lattice.tet_vertices @ placement.T + matrices[0, :3, 3]) * metres
+    tets = np.array(lattice.tet_indices, copy=True)
+    weights = np.array(lattice.embed_weights, copy=True)
+    surface_triangles = np.array(inp.triangles, dtype=np.int64, copy=True)
+    if np.linalg.det(placement) < 0.0:  # mirrored: swap two corners so every tet stays positively oriented
+        tets[:, [2, 3]] = tets[:, [3, 2]]
+        weights[:, [2, 3]] = weights[:, [3, 2]]
+        surface_triangles[:, [1, 2]] = surface_triangles[:, [2, 1]]  # and keep the faces outward
+    pinned = _pin_mask(tets, lattice.embed_tet, inp.pinned_render, rest_world.shape[0])
+    kwargs = dict(
+        inp.material,
+        pinned=pinned,
+        contact_points=(np.asarray(lattice.embed_tet), weights),  # the visible surface collides, not the lattice
+        contact_triangles=surface_triangles,  # what other soft bodies collide with
+    )
+    record = SoftBodyExport(
+        object_name=inp.object_name,
+        body_index=-1,
+        lattice=lattice,
+        tet_indices=tets,
+        embed_tet=np.asarray(lattice.embed_tet),
+        embed_weights=weights,
+        rest_world=rest_world,
+        pinned=pinned,
+        pinned_render=inp.pinned_render,
+        world_matrices=inp.world_matrices,
+    )
+    return kwargs, record
+
+
+def _add_soft_bodies(builder, bodies: list[SoftBodyInput], metres: float) -> tuple[list, dict]:
+    """Add every soft body to ``builder``; returns ``(exports, pin tracks)``.
+
+    Returns:
+        The :class:`SoftBodyExport` records, and ``{body index: world matrices (F, 4, 4) [m]}`` of the bodies
+        with pinned vertices (their pins follow the object's animation).
+    """
+    records: list[SoftBodyExport] = []
+    pin_tracks = {}
+    for inp in bodies:
+        kwargs, record = build_soft_body(inp, metres)
+        record.body_index = builder.add_soft_body(record.rest_world, record.tet_indices, **kwargs)
+        records.append(record)
+        if record.pinned.any():
+            track = np.array(inp.world_matrices, dtype=np.float64)
+            track[:, :3, 3] *= metres
+            pin_tracks[record.body_index] = track
+    return records, pin_tracks
+
+
+def _add_colliders(builder, colliders: list[ColliderInput]) -> tuple[list, dict]:
+    """Add passive objects and active boxes; return (records, kinematic tracks by collider index)."""
+    records, tracks = [], {}
+    for c in colliders:
+        index = builder.add_collider(SHAPES[c.shape], **c.arguments)
+        if c.track is not None:
+            tracks[index] = c.track
+        records.append(SoftColliderExport(c.object_name, c.role, c.shape, index, c.kind, c.centre_local, c.scale))
+    return records, tracks
+
+
+def build_soft_scene(inp: SoftSceneInput) -> SoftSceneExport:
+    """The core soft world of a gathered scene (lattices, embedding, colliders; no bpy: any thread).
+
+    Raises:
+        BakeError: the core refuses the world (the message names the object).
+    """
+    builder = SoftWorldBuilder(gravity=inp.gravity)
+    try:
+        bodies, pin_tracks = _add_soft_bodies(builder, inp.bodies, inp.length_scale)
+        colliders, collider_tracks = _add_colliders(builder, inp.colliders)
+        world = builder.finalize()
+    except SoftWorldError as exc:
+        message = str(exc)
+        names = [b.object_name for b in inp.bodies] + [c.object_name for c in inp.colliders]
+        culprit = next((name for name in names if message.startswith(name + ":")), None)
+        raise BakeError(message, object_name=culprit) from exc
+    return SoftSceneExport(
+        scene_name=inp.scene_name,
+        world=world,
+        frames=inp.frames,
+        fps=inp.fps,
+        length_scale=inp.length_scale,
+        bodies=bodies,
+        colliders=colliders,
+        pin_tracks=pin_tracks,
+        collider_tracks=collider_tracks,
+        substeps=inp.substeps,
+        contact=inp.contact,
+        integrator=inp.integrator,
+        dual_solver=inp.dual_solver,
+        contact_thickness=inp.contact_thickness,
+        output=inp.output,
+        cache_dir=inp.cache_dir,
+        warnings=list(inp.warnings),
+        timings=dict(inp.timings),
+    )
+
+
+def export_soft_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SoftSceneExport:
+    """Validate a Soft-engine scene and convert it into a core soft world plus its pin and collider tracks:
+    :func:`gather_soft_scene` then :func:`build_soft_scene`, in this thread.
+
+    Raises:
+        BakeError: see :func:`gather_soft_scene` and :func:`build_soft_scene`.
+    """
+    inp, _meshes, _matrices = gather_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
+    return build_soft_scene(inp)

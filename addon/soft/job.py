@@ -13,7 +13,7 @@ from ..job import BakeJob, diverged, scene_object
 from ..output import deform as deform_output
 from ..output.actions import commit_transforms, prepare_transforms
 from ..output.transaction import Transaction
-from .export import export_soft_scene, resolve_cache_dir
+from .export import SoftSceneExport, SoftSceneInput, build_soft_scene, gather_soft_scene, resolve_cache_dir
 
 
 class SoftBakeJob(BakeJob):
@@ -21,18 +21,17 @@ class SoftBakeJob(BakeJob):
     objects and location/rotation keyframes of the dynamic (active) boxes."""
 
     engine = "SOFT"
+    export: SoftSceneExport | None
 
-    def __init__(self, scene, export):
-        ex = export
-        F = int(ex.frames.shape[0])
+    def __init__(self, scene, gathered):
+        F = int(gathered.frames.shape[0])
         self.trajectory = SoftTrajectory(F, 0)
         """The core's :class:`~contact_lab.core.soft.trajectory.SoftTrajectory` (positions, per-frame statistics);
         an empty one until the first frame, so a report before then reads zeros."""
-        dynamic = ex.dynamic_colliders
-        self.box_position = np.empty((F, len(dynamic), 3))
-        """Dynamic boxes' centre of mass per frame [m], (F, D, 3)."""
-        self.box_quaternion = np.empty((F, len(dynamic), 4))
-        """Dynamic boxes' orientation per frame (wxyz), (F, D, 4)."""
+        self.box_position = np.empty((F, 0, 3))
+        """Dynamic boxes' centre of mass per frame [m], (F, D, 3) (sized once built)."""
+        self.box_quaternion = np.empty((F, 0, 4))
+        """Dynamic boxes' orientation per frame (wxyz), (F, D, 4) (sized once built)."""
         self.frame_seconds = np.zeros(F)
         """Wall-clock time spent on each frame [s]."""
         self._frame_clock = None
@@ -40,12 +39,27 @@ class SoftBakeJob(BakeJob):
         """PC2 files of the last successful write (absolute paths)."""
         self.write_warnings: list[str] = []
         """Leftovers the last write could not remove (see :class:`~..output.transaction.Transaction`)."""
-        super().__init__(scene, export)
+        super().__init__(scene, gathered)
 
     @classmethod
-    def export_scene(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
-        """Validate and export the soft engine's scene (:func:`.export.export_soft_scene`)."""
-        return export_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
+    def gather(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SoftSceneInput:
+        """Validate and read the soft engine's scene (:func:`.export.gather_soft_scene`)."""
+        gathered, _meshes, _matrices = gather_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
+        return gathered
+
+    @classmethod
+    def build_export(cls, gathered) -> SoftSceneExport:
+        """The soft world: lattices, embedding, colliders (:func:`.export.build_soft_scene`)."""
+        return build_soft_scene(gathered)
+
+    def _built(self) -> None:
+        F, D = self.frame_count, len(self.export.dynamic_colliders)
+        self.box_position = np.empty((F, D, 3))
+        self.box_quaternion = np.empty((F, D, 4))
+
+    def _soft_input(self) -> SoftSceneInput:
+        """The soft part of the gathered scene (the IPC input wraps one)."""
+        return self.input
 
     @classmethod
     def output_folders(cls, scene) -> list[tuple[str, str, str]]:
@@ -87,24 +101,45 @@ class SoftBakeJob(BakeJob):
         starts = world.body_node_start
         return [node_pos[:, starts[b.body_index] : starts[b.body_index + 1]] for b in self.export.bodies]
 
-    def status_text(self) -> str:
-        if self.frames_done <= 1:
-            return "Compiling the soft solver (first run only)…"
-        return super().status_text()
+    def solver_note(self) -> str:
+        done = self.frames_done
+        if done <= 1 or self.trajectory.newton_iterations.shape[0] < done:
+            return ""
+        return f"{int(self.trajectory.newton_iterations[done - 1])} Newton iterations"
 
     def _settings_report(self) -> dict:
         from ...core.soft.world_solver import resolved_contact_thickness
 
-        ex = self.export
+        ex = self.export or self._soft_input()
+        thickness = ex.contact_thickness
+        if self.export is not None:
+            thickness = resolved_contact_thickness(self.export.world, self.export.solver_settings())
         return {
             "substeps": ex.substeps,
             "contact": ex.contact,
             "integrator": ex.integrator,
             "dual_solver": ex.dual_solver,
-            "contact_thickness": resolved_contact_thickness(ex.world, ex.solver_settings()),
+            "contact_thickness": thickness,
             "contact_thickness_automatic": ex.contact_thickness <= 0.0,
             "output": ex.output,
             "cache_dir": ex.cache_dir,
+        }
+
+    def _body_names(self) -> dict:
+        """Soft, active and passive object names (from the gathered scene until the world is built)."""
+        if self.export is not None:
+            ex = self.export
+            return {
+                "soft": [b.object_name for b in ex.bodies],
+                "active": [c.object_name for c in ex.dynamic_colliders],
+                "passive": [c.object_name for c in ex.passive_colliders],
+            }
+        inp = self._soft_input()
+        colliders = inp.colliders + [m.record for m in getattr(self.input, "meshes", [])]
+        return {
+            "soft": [b.object_name for b in inp.bodies],
+            "active": [c.object_name for c in colliders if c.role == "ACTIVE"],
+            "passive": [c.object_name for c in colliders if c.role != "ACTIVE"],
         }
 
     def _engine_report(self) -> dict:
@@ -113,12 +148,9 @@ class SoftBakeJob(BakeJob):
         steps = slice(1, done)
         newton = traj.newton_iterations[steps]
         seconds = self.frame_seconds[steps]
+        bodies = ex.bodies if ex is not None else []
         return {
-            "bodies": {
-                "soft": [b.object_name for b in ex.bodies],
-                "active": [c.object_name for c in ex.dynamic_colliders],
-                "passive": [c.object_name for c in ex.passive_colliders],
-            },
+            "bodies": self._body_names(),
             "settings": self._settings_report(),
             "stats": {
                 "soft_bodies": [
@@ -129,11 +161,11 @@ class SoftBakeJob(BakeJob):
                         "render_vertices": b.render_vertex_count,
                         "pinned_vertices": int(b.pinned.sum()),
                     }
-                    for b in ex.bodies
+                    for b in bodies
                 ],
-                "tets": int(sum(b.tet_count for b in ex.bodies)),
-                "vertices": int(sum(b.tet_vertex_count for b in ex.bodies)),
-                "render_vertices": int(sum(b.render_vertex_count for b in ex.bodies)),
+                "tets": int(sum(b.tet_count for b in bodies)),
+                "vertices": int(sum(b.tet_vertex_count for b in bodies)),
+                "render_vertices": int(sum(b.render_vertex_count for b in bodies)),
                 "max_newton_iterations": int(newton.max()) if newton.size else 0,
                 "mean_newton_iterations": float(newton.mean()) if newton.size else 0.0,
                 "unconverged_frames": int((~traj.converged[steps]).sum()),
@@ -141,14 +173,14 @@ class SoftBakeJob(BakeJob):
                 "max_penetration": float(traj.max_penetration[steps].max()) if newton.size else 0.0,
                 "seconds_per_frame": float(seconds.mean()) if seconds.size else 0.0,
             },
-            "warnings": list(ex.warnings) + list(self.write_warnings),
+            "warnings": list(self._soft_input().warnings) + list(self.write_warnings),
             "files": list(self.written_files),
         }
 
     def per_frame_stats(self) -> dict:
         done, traj = self.frames_done, self.trajectory
         return {
-            "frame": [int(f) for f in self.export.frames[:done]],
+            "frame": [int(f) for f in self.input.frames[:done]],
             "newton_iterations": traj.newton_iterations[:done].tolist(),
             "pcg_iterations": traj.pcg_iterations[:done].tolist(),
             "contact_count": traj.contact_count[:done].tolist(),

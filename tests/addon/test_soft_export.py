@@ -232,6 +232,11 @@ def _matrix(rotation_quat, scale, translation):
     return m
 
 
+def _read_and_build(obj, matrices, metres):
+    """What the bake does for one soft object: read it (main thread), then build its lattice (worker thread)."""
+    return soft_export.build_soft_body(soft_export.read_soft_body(obj, matrices, metres), metres)
+
+
 def _signed_volumes(x, tets):
     e = x[tets[:, 1:]] - x[tets[:, :1]]
     return np.linalg.det(e)
@@ -248,7 +253,7 @@ def test_lattice_is_placed_by_the_world_matrix_and_embeds_the_render_mesh(scale,
     q /= np.linalg.norm(q)
     m = _matrix(q, scale, (0.5, -2.0, 3.0))
     obj = fake_mesh_object("Jelly", lattice_resolution=3)
-    kwargs, record = soft_export.build_soft_body(obj, np.stack([m, m]), metres)
+    kwargs, record = _read_and_build(obj, np.stack([m, m]), metres)
     assert np.all(_signed_volumes(record.rest_world, record.tet_indices) > 0.0)
     expected_world = (CUBE_VERTICES @ m[:3, :3].T + m[:3, 3]) * metres
     np.testing.assert_allclose(record.render_world(record.rest_world), expected_world, atol=1e-12 * max(1, metres))
@@ -268,7 +273,7 @@ def test_volume_penalty_settings_reach_the_soft_body(kappa_atm, law):
     """Volume κ [1/atm] is passed in 1/Pa (1 atm = 101325 Pa) with its law; 0 switches the penalty off."""
     m = _matrix((1.0, 0.0, 0.0, 0.0), (1.0, 1.0, 1.0), (0.0, 0.0, 0.0))
     obj = fake_mesh_object("Jelly", lattice_resolution=2, volume_compressibility=kappa_atm, volume_law=law)
-    kwargs, _ = soft_export.build_soft_body(obj, np.stack([m, m]), 1.0)
+    kwargs, _ = _read_and_build(obj, np.stack([m, m]), 1.0)
     assert kwargs["volume_kappa"] == pytest.approx(kappa_atm / 101325.0, rel=1e-12)
     assert kwargs["volume_model"] == soft_export.VOLUME_LAWS[law]
 
@@ -278,7 +283,7 @@ def test_output_follows_the_world_matrix_of_each_frame():
     m0 = _matrix((1.0, 0.0, 0.0, 0.0), (1.0, 1.0, 1.0), (0.0, 0.0, 0.0))
     m1 = _matrix((0.0, 0.0, 0.0, 1.0), (2.0, 2.0, 2.0), (1.0, 2.0, 3.0))  # turned 180° about z, scaled, moved
     obj = fake_mesh_object("Jelly", lattice_resolution=2)
-    _, record = soft_export.build_soft_body(obj, np.stack([m0, m1]), 1.0)
+    _, record = _read_and_build(obj, np.stack([m0, m1]), 1.0)
     shifted = record.rest_world + (0.0, 0.0, -0.25)  # the simulation moved the body down by 0.25 m
     out = record.local_positions(np.stack([record.rest_world, shifted]), 1.0)
     world1 = CUBE_VERTICES + (0.0, 0.0, -0.25)
@@ -290,7 +295,7 @@ def test_pin_group_pins_the_four_corners_of_each_containing_tet():
     weights = np.array([1.0, 0.6, 0.5, 0.2, 0.0, 0.0, 0.0, 0.0])
     obj = fake_mesh_object("Jelly", groups={"Other": np.ones(8), "Pins": weights}, pin_group="Pins")
     obj.contact_lab.lattice_resolution = 3
-    kwargs, record = soft_export.build_soft_body(obj, np.eye(4)[None], 1.0)
+    kwargs, record = _read_and_build(obj, np.eye(4)[None], 1.0)
     np.testing.assert_array_equal(record.pinned_render, weights > 0.5)
     expected = np.zeros(record.tet_vertex_count, dtype=bool)
     for v in np.flatnonzero(weights > 0.5):
@@ -305,14 +310,14 @@ def test_pin_group_without_pinned_vertices_is_refused():
     """A pin group whose weights are all 0.5 or less is an error (nothing would be pinned)."""
     obj = fake_mesh_object("Jelly", groups={"Pins": np.full(8, 0.5)}, pin_group="Pins")
     with pytest.raises(BakeError, match="'Jelly': pin group 'Pins' has no vertex with a weight above 0.5"):
-        soft_export.build_soft_body(obj, np.eye(4)[None], 1.0)
+        _read_and_build(obj, np.eye(4)[None], 1.0)
 
 
 def test_singular_world_matrix_is_refused():
     """A zero scale cannot be inverted for the output: the error names the object."""
     m = np.diag([1.0, 0.0, 1.0, 1.0])
     with pytest.raises(BakeError, match="'Jelly': its world matrix is singular"):
-        soft_export.build_soft_body(fake_mesh_object("Jelly"), m[None], 1.0)
+        _read_and_build(fake_mesh_object("Jelly"), m[None], 1.0)
 
 
 @pytest.mark.parametrize("engine", ["SOFT", "IPC"])
