@@ -185,10 +185,18 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
         report["error"] = problem
         return EXIT_USAGE, report
 
+    twin = _installed_twin()
+    if twin is not None:  # an installed extension: bake as the add-on does, sharing its compiled kernels
+        return twin._bake_file(args, report, output, t_start)
+
     import bpy
 
     from . import register
+    from .addon import jitcache
+
+    jitcache.configure()  # before the core is imported: an installed extension's kernels live in its user folder
     from .addon import bake
+    from .addon.worker import CompileWatch
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -219,7 +227,12 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
             allow_outside_paths=getattr(args, "allow_outside_paths", False),
             trusted_folders=[os.path.dirname(output)] if args.output else [],
         )
-        job.run(progress)
+        watch = CompileWatch()
+        with watch.listen():
+            try:
+                job.run(progress)
+            finally:
+                job.compiled_kernels = watch.count
         bake_report = job.finish()
     except bake.BakeError as exc:
         report["error"] = str(exc)
@@ -247,6 +260,31 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
     report["status"] = "FINISHED"
     report["error"] = None
     return EXIT_OK, report
+
+
+def _installed_twin():
+    """This module imported under the add-on's own package name, ``bl_ext.<repo>.<id>.__main__``, when this copy
+    is an extension installed in one of Blender's extension repositories; None otherwise (a development checkout,
+    or already under that name).
+
+    The CLI run from an installed extension's folder then reads and writes the add-on's kernel cache: numba's cache
+    entries record their module's name, so they can only be shared under the same name (``addon/jitcache.py``).
+    """
+    if __package__.startswith("bl_ext."):
+        return None
+    import importlib
+
+    import bpy
+
+    here = os.path.realpath(os.path.dirname(os.path.abspath(__file__)))
+    for repo in bpy.context.preferences.extensions.repos:
+        directory = getattr(repo, "directory", "")
+        if directory and os.path.realpath(directory) == os.path.dirname(here):
+            try:
+                return importlib.import_module(f"bl_ext.{repo.module}.{os.path.basename(here)}.__main__")
+            except ImportError:  # the repository is not set up in this process: bake under the plain name
+                return None
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

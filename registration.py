@@ -9,11 +9,12 @@ Idempotent and loud: a second :func:`register` is a no-op, errors propagate (not
 
 import bpy
 
-from .addon import jitcache, properties
+from .addon import jitcache, properties, warmup
 from .operators import bake as operators_bake
 from .operators import preview as operators_preview
 from .operators import rigid_body_import as operators_rigid_body_import
 from .operators import validate as operators_validate
+from .operators import warmup as operators_warmup
 from .panels import physics as panels_physics
 
 MODULES = (
@@ -22,6 +23,7 @@ MODULES = (
     operators_preview,
     operators_rigid_body_import,
     operators_validate,
+    operators_warmup,
     panels_physics,
 )
 """Modules whose ``CLASSES`` are registered, in this order."""
@@ -52,6 +54,8 @@ def register() -> None:
     except BaseException:
         _unregister_classes()  # leave no half-registered state behind, then re-raise
         raise
+    if warmup.schedule():  # compile the solvers in the background, once per version (installed extension, UI)
+        operators_warmup.follow_warmup()
 
 
 def _unregister_classes() -> None:
@@ -63,6 +67,7 @@ def unregister() -> None:
     """Undo :func:`register` in reverse order; a no-op when not registered."""
     if not _registered:
         return
+    warmup.stop()
     for owner in (bpy.types.Object, bpy.types.Scene):
         if hasattr(owner, "contact_lab"):
             del owner.contact_lab

@@ -37,6 +37,7 @@ from .rigid.job import RigidBakeJob
 from .scene import contact_objects, engine_shape_problems, raise_problems
 from .soft.job import SoftBakeJob
 from .validate import check_before_bake
+from .worker import CompileWatch
 
 __all__ = [
     "ENGINE_JOBS",
@@ -162,8 +163,13 @@ def bake_scene(
         allow_outside_paths=allow_outside_paths,
         trusted_folders=trusted_folders,
     )
+    watch = CompileWatch()
     try:
-        job.run(progress)
+        with watch.listen():
+            try:
+                job.run(progress)
+            finally:
+                job.compiled_kernels = watch.count
         return job.finish()
     except BakeError as exc:
         store_report(scene, job.report("FAILED", error=str(exc)))

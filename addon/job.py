@@ -62,6 +62,8 @@ class BakeJob:
         self.timings.setdefault("simulate", 0.0)
         self.warnings: list[str] = []
         """Warnings of the validation before the bake (:mod:`.validate`); the report lists them first."""
+        self.compiled_kernels = 0
+        """numba compilations while this job built and simulated (0 once the kernel cache is warm)."""
         self._iterator = None
 
     # to be provided by the engines -------------------------------------------------------------
@@ -246,6 +248,7 @@ class BakeJob:
         warnings = list(dict.fromkeys(self.warnings + report.get("warnings", [])))  # in order, each once
         if warnings:
             report["warnings"] = warnings
+        report["compiled_kernels"] = int(self.compiled_kernels)
         report["timings"] = {k: round(float(v), 6) for k, v in self.timings.items()}
         if error is not None:
             report["error"] = error

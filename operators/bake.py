@@ -1,8 +1,10 @@
 """Bake and Clear operators: thin wrappers around :mod:`..addon.bake`.
 
 ``CONTACT_LAB_OT_bake.execute`` is a complete blocking bake (scripts, tests, background mode).
-``invoke`` in the UI runs the same job modally: a window timer pulls a few frames per tick, the
-progress bar and status text follow, Esc cancels and leaves everything unchanged.
+``invoke`` in the UI runs the same job off the main thread (``addon.worker.BackgroundBake``): the scene is read
+here, a worker thread builds and simulates it, and a window timer only reads its progress (the progress bar, the
+panel and the status bar follow) and writes the results when it is done. Blender stays responsive throughout, also
+while the first bake compiles the solver; Esc cancels at once and leaves everything unchanged.
 
 When the .blend's PC2 Cache Folder leads outside the .blend's folder (module ``addon.paths``), ``invoke`` asks
 first (Blender's confirmation popup naming the folder); confirming runs the bake with ``allow_outside_paths``.
@@ -11,11 +13,8 @@ first (Blender's confirmation popup naming the folder); confirming runs the bake
 import bpy
 from bpy.props import BoolProperty
 
-TIMER_INTERVAL = 0.02
-"""Seconds between modal timer ticks."""
-
-TICK_BUDGET = 0.08
-"""Seconds of simulation per timer tick (keeps the UI responsive)."""
+TIMER_INTERVAL = 0.1
+"""Seconds between modal timer ticks (each only reads the worker's progress)."""
 
 PASS_THROUGH_EVENTS = frozenset(
     {"MOUSEMOVE", "INBETWEEN_MOUSEMOVE", "WHEELUPMOUSE", "WHEELDOWNMOUSE", "MIDDLEMOUSE", "TRACKPADPAN", "TRACKPADZOOM"}
@@ -23,7 +22,7 @@ PASS_THROUGH_EVENTS = frozenset(
 """Events that still reach Blender during a modal bake (view navigation only: no editing mid-bake)."""
 
 _running = {"job": None}
-"""The modal bake in progress, if any (one at a time)."""
+"""The modal bake in progress (an ``addon.worker.BackgroundBake``), if any: one at a time."""
 
 
 def _addon_bake():
@@ -31,6 +30,12 @@ def _addon_bake():
     from ..addon import bake
 
     return bake
+
+
+def _addon_worker():
+    from ..addon import worker
+
+    return worker
 
 
 def _tag_redraw(context) -> None:
@@ -92,7 +97,7 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
     def _start_modal(self, context, event):
         bake = _addon_bake()
         try:
-            job = bake.start_bake(context.scene, allow_outside_paths=self.allow_outside_paths)
+            job = _addon_worker().BackgroundBake(context.scene, allow_outside_paths=self.allow_outside_paths)
         except bake.UnsafePathError as exc:
             if event is None:  # already confirmed (cannot happen twice): report like any other error
                 self.report({"ERROR"}, str(exc))
@@ -113,9 +118,10 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         _running["job"] = job
+        job.start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(TIMER_INTERVAL, window=context.window)
-        wm.progress_begin(0, job.frame_count)
+        wm.progress_begin(0, job.job.frame_count)
         self._set_status(context, job)
         wm.modal_handler_add(self)
         return {"RUNNING_MODAL"}
@@ -126,23 +132,18 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
             return self._end(context, {"CANCELLED"})
         if event.type == "ESC" and event.value == "PRESS":
             job.cancel()
-            self.report({"WARNING"}, f"Bake cancelled at frame {job.current_frame}; nothing was changed")
+            self.report({"WARNING"}, f"Bake cancelled at frame {job.job.current_frame}; nothing was changed")
             return self._end(context, {"CANCELLED"})
         if event.type != "TIMER":
             return {"PASS_THROUGH"} if event.type in PASS_THROUGH_EVENTS else {"RUNNING_MODAL"}
-        bake = _addon_bake()
-        try:
-            done = job.step(max_frames=None, time_budget=TICK_BUDGET)
-            if not done:
-                self._set_status(context, job)
-                return {"RUNNING_MODAL"}
-            report = job.finish()
-        except bake.BakeError as exc:
-            scene = bpy.data.scenes.get(job.scene_name)
-            if scene is not None:
-                bake.store_report(scene, job.report("FAILED", error=str(exc)))
-            self.report({"ERROR"}, str(exc))
+        state = job.tick()  # reads the worker's progress; writes the results once it is done
+        if state == "RUNNING":
+            self._set_status(context, job)
+            return {"RUNNING_MODAL"}
+        if state == "FAILED":
+            self.report({"ERROR"}, str(job.error))
             return self._end(context, {"CANCELLED"})
+        report = job.report or {}
         self.report({"WARNING" if report.get("warnings") else "INFO"}, _summary(report))
         return self._end(context, {"FINISHED"})
 
@@ -155,13 +156,14 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
 
     # helpers ------------------------------------------------------------------------------------
     def _set_status(self, context, job) -> None:
+        progress = job.progress()
         settings = context.scene.contact_lab
         settings.is_baking = True
-        settings.bake_progress = job.progress
-        settings.bake_status = job.status_text()
-        context.window_manager.progress_update(job.frames_done)
+        settings.bake_progress = progress.fraction
+        settings.bake_status = progress.text
+        context.window_manager.progress_update(progress.frames_done)
         if context.workspace is not None:
-            context.workspace.status_text_set(f"Contact Lab: {settings.bake_status} — Esc to cancel")
+            context.workspace.status_text_set(f"Contact Lab: {progress.text} — Esc to cancel")
         _tag_redraw(context)
 
     def _end(self, context, result):

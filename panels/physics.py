@@ -4,6 +4,7 @@ import json
 
 import bpy
 
+from ..addon import jitcache, warmup
 from ..addon.properties import COMBINE_PHRASES, RIGID_ONLY_SHAPES
 from ..addon.scene import compound_parent, shape_label
 
@@ -89,7 +90,24 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
                 layout.progress(factor=settings.bake_progress, type="BAR", text=f"{text} — Esc to cancel")
             else:
                 layout.label(text=f"{text} ({settings.bake_progress:.0%})")
+        _draw_warmup(layout)
         _draw_report(layout, settings.last_report)
+
+
+def _draw_warmup(layout) -> None:
+    """The background compile of the solvers (:mod:`..addon.warmup`): its progress, a failure, or nothing."""
+    state = warmup.status()
+    if state.state == "running":
+        text = state.text()
+        if hasattr(layout, "progress") and state.total:
+            layout.progress(factor=state.done / state.total, type="BAR", text=text)
+        else:
+            layout.label(text=text, icon="TIME")
+    elif state.state == "failed":
+        layout.label(text=state.text(), icon="ERROR")
+        layout.operator("contact_lab.warm_up", text="Compile Solvers Again", icon="FILE_REFRESH")
+    elif jitcache.configured_dir() and state.state == "idle" and warmup.stamp() is None:
+        layout.operator("contact_lab.warm_up", text="Compile Solvers Now", icon="PREFERENCES")
 
 
 def _draw_blender_world(layout, scene) -> None:

@@ -251,11 +251,14 @@ class ConfirmingWindowManager:
 def test_bake_asks_before_writing_outside_and_continues_modally_when_confirmed(monkeypatch, mock_bpy):
     """invoke(): an UnsafePathError opens Blender's confirmation naming the folder; execute() after the
     confirmation (same operator, is_invoke) starts the modal bake with allow_outside_paths."""
-    from contact_lab.addon import bake
+    from contact_lab.addon import bake, worker
 
     mock_bpy.app.background = False
     calls = []
-    job = types.SimpleNamespace(frame_count=3, frames_done=0, progress=0.0, status_text=lambda: "Frame 1")
+    job = types.SimpleNamespace(
+        scene_name="Scene", engine="RIGID", frame_count=3, frames_done=0, status_text=lambda: "Frame 1", solver_note=str
+    )
+    monkeypatch.setattr(worker.BakeWorker, "start", lambda self: None)  # the gather is what this test is about
 
     def start_bake(scene, **kwargs):
         calls.append(kwargs)
@@ -284,7 +287,9 @@ def test_bake_asks_before_writing_outside_and_continues_modally_when_confirmed(m
         assert kind == "confirm" and "'//../x/'" in kwargs["message"] and "/tmp/x" in kwargs["message"]
         assert op.allow_outside_paths and calls == [{"allow_outside_paths": False}]
         assert op.execute(context) == {"RUNNING_MODAL"}  # the user confirmed
-        assert calls[-1] == {"allow_outside_paths": True} and op_bake._running["job"] is job
-        assert settings.is_baking
+        assert calls[-1] == {"allow_outside_paths": True} and op_bake._running["job"].job is job
+        assert settings.is_baking and settings.bake_status.startswith("Frame 1")
     finally:
+        if op_bake._running["job"] is not None:
+            op_bake._running["job"].guard.release()
         op_bake._running["job"] = None

@@ -1,6 +1,8 @@
 """Registration, properties and the bake operator against the mocked bpy."""
 
+import gc
 import sys
+import threading
 import types
 
 import pytest
@@ -10,6 +12,7 @@ from contact_lab.operators import bake as op_bake
 from contact_lab.operators import preview
 from contact_lab.operators import rigid_body_import as op_import
 from contact_lab.operators import validate as op_validate
+from contact_lab.operators import warmup as op_warmup
 from contact_lab.panels import physics
 
 
@@ -38,6 +41,7 @@ def test_register_is_idempotent_and_unregister_reverses(clean_registration):
         + preview.CLASSES
         + op_import.CLASSES
         + op_validate.CLASSES
+        + op_warmup.CLASSES
         + physics.CLASSES
     )
     registration.register()
@@ -236,23 +240,38 @@ def test_jit_cache_left_alone_in_development():
 
 
 class FakeJob:
-    """Stands in for addon.bake.BakeJob: finishes after ``steps`` timer ticks."""
+    """Stands in for addon.job.BakeJob on the worker thread: each frame waits for the test to open its gate."""
+
+    engine = "RIGID"
 
     def __init__(self, steps=2):
         self.steps, self.frame_count, self.frames_done = steps, 10, 0
         self.scene_name = "Scene"
-        self.cancelled = self.finished = False
+        self.cancelled = self.finished = self.closed = False
         self.current_frame = 1
-        self.progress = 0.0
+        self.gate = threading.Semaphore(0)
+        """Released by the test once per frame it lets the worker simulate."""
+        self.stepped = threading.Semaphore(0)
+        """Released by the worker after each frame."""
 
     def status_text(self):
         return f"Frame {self.frames_done}"
 
+    def solver_note(self):
+        return ""
+
+    def build(self):
+        pass
+
     def step(self, *, max_frames=1, time_budget=None):
+        assert self.gate.acquire(timeout=10), "the test never opened the gate"
         self.steps -= 1
         self.frames_done += 5
-        self.progress = self.frames_done / self.frame_count
+        self.stepped.release()
         return self.steps <= 0
+
+    def close(self):
+        self.closed = True
 
     def finish(self):
         self.finished = True
@@ -263,8 +282,12 @@ class FakeJob:
             "bodies": {"active": ["Cube"]},
         }
 
-    def cancel(self, reason="cancelled by the user"):
+    def report(self, status, *, error=None):
+        return {"status": status, "error": error}
+
+    def cancel(self, reason="cancelled by the user", *, close=True):
         self.cancelled = True
+        return self.report("CANCELLED", error=reason)
 
 
 class FakeWindowManager:
@@ -303,8 +326,10 @@ def _ui_context():
 
 
 @pytest.mark.parametrize("cancel", [False, True])
-def test_modal_bake_steps_on_timer_and_cancels_on_esc(monkeypatch, mock_bpy, cancel):
-    """invoke() starts a timer-driven job; TIMER steps it to finish, Esc cancels it; both clean up."""
+def test_modal_bake_runs_in_a_worker_and_cancels_on_esc(monkeypatch, mock_bpy, cancel):
+    """invoke() hands the job to a worker thread; TIMER only reads its progress and finishes it on this thread once
+    the worker is done; Esc cancels at once (the worker stops after its frame and closes the simulation itself);
+    both clean up."""
     from contact_lab.addon import bake
 
     mock_bpy.app.background = False
@@ -313,20 +338,29 @@ def test_modal_bake_steps_on_timer_and_cancels_on_esc(monkeypatch, mock_bpy, can
     context = _ui_context()
     op = _operator(op_bake.CONTACT_LAB_OT_bake)
     assert op.invoke(context, None) == {"RUNNING_MODAL"}
+    running = op_bake._running["job"]
     assert context.scene.contact_lab.is_baking and not op_bake.CONTACT_LAB_OT_bake.poll(context)
     timer = types.SimpleNamespace(type="TIMER", value="NOTHING")
     assert op.modal(context, types.SimpleNamespace(type="A", value="PRESS")) == {"RUNNING_MODAL"}
+    assert op.modal(context, timer) == {"RUNNING_MODAL"} and job.frames_done == 0  # nothing simulated on a tick
+    job.gate.release()
+    assert job.stepped.acquire(timeout=10)
     assert op.modal(context, timer) == {"RUNNING_MODAL"}
     assert context.scene.contact_lab.bake_progress == 0.5
     if cancel:
         assert op.modal(context, types.SimpleNamespace(type="ESC", value="PRESS")) == {"CANCELLED"}
         assert job.cancelled and not job.finished
+        job.gate.release()  # the worker finishes its frame, sees the cancel and stops
+        assert running.worker.wait(10) and job.closed and job.steps == 0 and not job.finished
     else:
+        job.gate.release()
+        assert running.worker.wait(10)
         assert op.modal(context, timer) == {"FINISHED"}
-        assert job.finished and not job.cancelled
+        assert job.finished and not job.cancelled and not job.closed
     wm_log = context.window_manager.log
     assert wm_log[0] == "timer_add" and "timer_remove" in wm_log and wm_log[-1] == "progress_end"
     assert not context.scene.contact_lab.is_baking and op_bake.CONTACT_LAB_OT_bake.poll(context)
+    assert gc.isenabled()  # the collector guard gave the collector back
 
 
 def test_core_fingerprint_changes_with_any_core_source(tmp_path):

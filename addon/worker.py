@@ -1,0 +1,338 @@
+"""A bake off Blender's main thread: the worker thread builds and simulates, the main thread only reads and writes.
+
+Blender's UI, its timers and every bpy call live on the main thread. A bake therefore runs in three parts
+(:class:`BackgroundBake`):
+
+1. **gather** on the main thread (:func:`.bake.start_bake`): validate, then read the scene into plain arrays;
+2. **build and simulate** on a :class:`BakeWorker` thread: the core world (lattices, hulls, fields) and every
+   frame. The first bake compiles the numba kernels here. The kernels release the GIL (``nogil``) and so does
+   LLVM while it compiles, so the main thread keeps drawing; the worker never touches bpy;
+3. **write** on the main thread (:meth:`.job.BakeJob.finish`), as one transaction.
+
+:meth:`BackgroundBake.tick` is what the modal operator's timer calls: it only reads the worker's progress, so it
+returns in microseconds, and writes once the worker is done. :meth:`BackgroundBake.cancel` returns at once: the
+worker stops at its next frame (or when its compile ends) and its result is dropped; nothing was written.
+
+Two things could still stall the main thread, and both are handled here:
+
+- **Compiles are reported, not guessed.** :class:`CompileWatch` listens to numba's ``numba:compile`` events of the
+  worker thread, so "Compiling…" shows exactly while kernels compile (never on a warm bake) with the count.
+- **Full garbage collections.** A cold compile creates millions of Python objects; CPython's automatic
+  full collection of them holds the GIL (measured up to about a second), freezing the UI whichever thread
+  triggers it. :class:`CollectorGuard` switches the automatic collector off for the bake and runs short young
+  collections on a thread of its own instead.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from dataclasses import dataclass
+
+from .errors import BakeError
+from .output.transaction import describe_exception
+
+ETA_WINDOW = 10
+"""Frames averaged for the remaining-time estimate."""
+
+COLLECT_INTERVAL = 0.01
+"""Seconds between the young garbage collections while a background bake runs (:class:`CollectorGuard`)."""
+
+MIDDLE_INTERVAL = 1.0
+"""Seconds between collections of the middle generation (objects that outlived a young collection)."""
+
+
+class CompileWatch:
+    """Counts numba compilations on one thread (numba's ``numba:compile`` events; a cache hit is not one).
+
+    Install with :meth:`listen` (a context manager) on the thread to watch. :attr:`active` is the depth of compiles
+    in progress (a kernel compiles the kernels it calls inside its own compile), :attr:`count` the finished ones.
+    Reading both from another thread is safe: each is one int.
+    """
+
+    def __init__(self):
+        self.count = 0
+        self.active = 0
+        self._thread = None
+
+    def listen(self):
+        """Context manager: watch the calling thread's compiles until exit."""
+        from numba.core import event
+
+        watch = self
+        watch._thread = threading.get_ident()
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                if threading.get_ident() == watch._thread:
+                    watch.active += 1
+
+            def on_end(self, ev):
+                if threading.get_ident() == watch._thread:
+                    watch.active -= 1
+                    watch.count += 1
+
+        return event.install_listener("numba:compile", _Listener())
+
+
+class CollectorGuard:
+    """No automatic garbage collection while a background bake runs: a daemon thread collects the young generations
+    every :data:`COLLECT_INTERVAL` instead, so each collection only walks a few milliseconds' worth of new objects
+    and holds the GIL that briefly; long-lived garbage waits for the collector, switched back on afterwards.
+
+    Re-entrant per instance; :meth:`release` restores the collector as it was.
+    """
+
+    def __init__(self):
+        self._was_enabled = True
+        self._stop: threading.Event | None = None
+        self.collections = 0
+        """Young collections run while held."""
+
+    def hold(self) -> None:
+        if self._stop is not None:
+            return
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+        self._stop = threading.Event()
+        threading.Thread(target=self._collect, args=(self._stop,), name="contact_lab collector", daemon=True).start()
+
+    def _collect(self, stop: threading.Event) -> None:
+        threshold0 = gc.get_threshold()[0]
+        middle = time.perf_counter()
+        while not stop.wait(COLLECT_INTERVAL):
+            now = time.perf_counter()
+            if now - middle >= MIDDLE_INTERVAL:
+                gc.collect(1)
+                middle = now
+            elif gc.get_count()[0] >= threshold0:
+                gc.collect(0)
+            else:
+                continue
+            self.collections += 1
+
+    def release(self) -> None:
+        if self._stop is None:
+            return
+        self._stop.set()
+        self._stop = None
+        if self._was_enabled:
+            gc.enable()
+
+
+@dataclass
+class Progress:
+    """What the panel and the status bar show of a running bake (a snapshot, read on the main thread)."""
+
+    fraction: float
+    """Frames simulated / frames, in [0, 1]."""
+    frames_done: int
+    frame_count: int
+    text: str
+    """One line: the phase or frame, seconds per frame, time left, the solver's work, compiles."""
+    compiling: bool
+    compiles: int
+    """Kernels compiled by this bake so far."""
+    seconds_left: float | None
+
+
+class BakeWorker:
+    """Builds and simulates one :class:`~.job.BakeJob` on a daemon thread.
+
+    The thread owns the job from :meth:`start` until :attr:`done`: the main thread only reads its progress
+    attributes (ints and floats) and, after :attr:`done`, finishes it. :meth:`cancel` asks the thread to stop at
+    its next frame; the thread then closes the job's simulation itself.
+    """
+
+    def __init__(self, job):
+        self.job = job
+        self.compiles = CompileWatch()
+        self.error: BaseException | None = None
+        """What ended the thread early (a :class:`BakeError` for anything the job reports), or None."""
+        self.phase = "waiting"
+        """'waiting', 'building', 'simulating', 'done', 'cancelled' or 'failed'."""
+        self.frame_seconds: list[float] = []
+        """Wall time of each simulated frame that compiled nothing [s] (the remaining-time estimate)."""
+        self.started = 0.0
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"contact_lab bake '{job.scene_name}'", daemon=True)
+
+    # control (main thread) -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.started = time.perf_counter()
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Ask the thread to stop; returns at once (the thread stops at its next frame or after its compile)."""
+        self._cancel.set()
+
+    @property
+    def done(self) -> bool:
+        """The thread has finished (simulated every frame, failed or stopped after a cancel)."""
+        return self._done.is_set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the thread is done or ``timeout`` [s] passed; True when done."""
+        return self._done.wait(timeout)
+
+    # the thread -------------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        job = self.job
+        try:
+            with self.compiles.listen():
+                self.phase = "building"
+                job.build()
+                job.compiled_kernels = self.compiles.count
+                self.phase = "simulating"
+                while not self._cancel.is_set():
+                    t0, compiled = time.perf_counter(), self.compiles.count
+                    finished = job.step(max_frames=1)
+                    job.compiled_kernels = self.compiles.count
+                    if self.compiles.count == compiled:  # a frame that compiled says nothing about the next ones
+                        self.frame_seconds.append(time.perf_counter() - t0)
+                    if finished:
+                        break
+            self.phase = "cancelled" if self._cancel.is_set() else "done"
+        except BaseException as exc:  # reported to the main thread by tick(); nothing to re-raise into here
+            self.error = exc if isinstance(exc, BakeError) else _unexpected(exc)
+            self.phase = "failed"
+        finally:
+            if self.phase != "done":
+                job.close()
+            self._done.set()
+
+    # progress (main thread) -------------------------------------------------------------------------------
+    def seconds_per_frame(self) -> float | None:
+        """Mean wall time of the last :data:`ETA_WINDOW` frames that compiled nothing [s], or None before one."""
+        window = self.frame_seconds[-ETA_WINDOW:]
+        return sum(window) / len(window) if window else None
+
+    def progress(self) -> Progress:
+        job = self.job
+        done, total = job.frames_done, job.frame_count
+        compiling = self.compiles.active > 0
+        per_frame = self.seconds_per_frame()
+        left = per_frame * max(total - done, 0) if per_frame is not None else None
+        if compiling:
+            text = f"Compiling the {_engine_label(job.engine)} solver, first run only ({self.compiles.count} done)…"
+        else:
+            parts = [job.status_text()]
+            if per_frame is not None:
+                parts.append(f"{per_frame:.2f} s/frame")
+            if left is not None:
+                parts.append(f"{_duration(left)} left")
+            note = job.solver_note()
+            if note:
+                parts.append(note)
+            text = " · ".join(parts)
+        return Progress(
+            fraction=done / total if total else 1.0,
+            frames_done=done,
+            frame_count=total,
+            text=text,
+            compiling=compiling,
+            compiles=self.compiles.count,
+            seconds_left=left,
+        )
+
+
+class BackgroundBake:
+    """A bake driven from Blender's main thread by a timer: :meth:`tick` until it is not 'RUNNING'.
+
+    Construction gathers the scene on the calling (main) thread (:func:`.bake.start_bake`, which raises
+    :class:`BakeError` / ``UnsafePathError`` for bad input, changing nothing); :meth:`start` hands the job to a
+    :class:`BakeWorker`. Each :meth:`tick` reads the progress and, once the worker is done, writes the results on
+    this thread (:meth:`.job.BakeJob.finish`) or stores the FAILED report. :meth:`cancel` stores a CANCELLED report
+    and returns at once; nothing is written.
+    """
+
+    def __init__(self, scene, *, allow_outside_paths: bool = False):
+        from . import bake
+
+        self.job = bake.start_bake(scene, allow_outside_paths=allow_outside_paths)
+        self.worker = BakeWorker(self.job)
+        self.guard = CollectorGuard()
+        self.report: dict | None = None
+        """The stored report once the bake ended (FINISHED, FAILED or CANCELLED)."""
+        self.error: BakeError | None = None
+        """Why it failed (FAILED), or None."""
+        self.state = "READY"
+        """'READY', 'RUNNING', 'FINISHED', 'FAILED' or 'CANCELLED'."""
+
+    def start(self) -> None:
+        self.guard.hold()
+        self.state = "RUNNING"
+        self.worker.start()
+
+    def progress(self) -> Progress:
+        return self.worker.progress()
+
+    def tick(self) -> str:
+        """Advance the bake's main-thread side; returns :attr:`state`.
+
+        While the worker runs this only reads its progress. When it is done: writes the results and stores the
+        FINISHED report, or stores the FAILED one (:attr:`error` says why).
+        """
+        if self.state != "RUNNING":
+            return self.state
+        if not self.worker.done:
+            return self.state
+        try:
+            if self.worker.error is not None:
+                raise self.worker.error
+            self.report = self.job.finish()  # the write: main thread, one transaction
+            self.state = "FINISHED"
+        except BakeError as exc:
+            self._failed(exc)
+        finally:
+            self.guard.release()
+        return self.state
+
+    def cancel(self, reason: str = "cancelled by the user") -> dict:
+        """Stop the bake: the worker is asked to stop and its result dropped; returns the stored CANCELLED report."""
+        if self.state in ("FINISHED", "FAILED", "CANCELLED"):
+            return self.report or {}
+        self.worker.cancel()
+        self.report = self.job.cancel(reason, close=False)  # the worker closes its generator itself
+        self.state = "CANCELLED"
+        self.guard.release()
+        return self.report
+
+    def _failed(self, exc: BakeError) -> None:
+        import bpy
+
+        from .job import store_report
+
+        self.error = exc
+        self.state = "FAILED"
+        self.report = self.job.report("FAILED", error=str(exc))
+        scene = bpy.data.scenes.get(self.job.scene_name)
+        if scene is not None:  # (a failed write already stored the same report)
+            store_report(scene, self.report)
+
+
+def _unexpected(exc: BaseException) -> BakeError:
+    error = BakeError(f"The bake failed ({describe_exception(exc)}); nothing was changed")
+    error.__cause__ = exc
+    return error
+
+
+def _engine_label(engine: str) -> str:
+    return {"RIGID": "rigid", "SOFT": "soft", "IPC": "IPC"}.get(engine, engine.lower())
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 60.0:
+        return f"{seconds:.0f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
