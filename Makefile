@@ -52,6 +52,9 @@ STAMP52 := $(VENV52)/.contact_lab-setup
 CORE_FINGERPRINT := $(shell find core -name '*.py' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/$(CORE_FINGERPRINT)
 PIP_INSTALL = -m pip install --disable-pip-version-check --progress-bar off -q
+# The editable installs of this repository write its build metadata into the source tree: one at a time when the
+# test lanes set up their environments in parallel (`make test`).
+SERIAL := $(if $(shell command -v flock),flock $(CURDIR)/.setup.lock,)
 # OpenBLAS picks its kernels by CPU (numpy's 3×3 matrix products go through it), and kernels of different CPU
 # generations round differently in the last bit: pin one that every x86-64 CPU with AVX2 runs, so the bit-for-bit
 # reference checks (tests/core/data/rigid_reference.npz, tests/golden) hold on any test machine.
@@ -85,7 +88,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) $(PIP_INSTALL) "bpy==$(BPY_VERSION)" "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)" \
 	    "$(PYTEST_SPEC)" "$(RUFF_SPEC)" "$(H5PY_SPEC)" "$(IPCTK_SPEC)" \
 	    "$(FCL_SPEC)" "$(TRIMESH_SPEC)" "$(DISTRIBUTED_SPEC)"
-	$(PY) $(PIP_INSTALL) -e . --no-deps
+	$(SERIAL) $(PY) $(PIP_INSTALL) -e . --no-deps
 	@touch $@
 
 # Blender 4.2 LTS: Python 3.11 like Blender 4.2 itself, numpy 1.x like Blender 4.2 ships.
@@ -98,7 +101,7 @@ $(STAMP42): pyproject.toml Makefile
 	@echo ">> installing $(BPY42_SPEC) numba pytest into $(VENV42)"
 	$(PY42) $(PIP_INSTALL) "$(BPY42_SPEC)" "numpy>=1.26,<2" "numba==$(NUMBA_VERSION)" \
 	    "llvmlite==$(LLVMLITE_VERSION)" "$(PYTEST_SPEC)" "$(DISTRIBUTED_SPEC)"
-	$(PY42) $(PIP_INSTALL) -e . --no-deps
+	$(SERIAL) $(PY42) $(PIP_INSTALL) -e . --no-deps
 	@touch $@
 
 # Blender 5.2: Python 3.13, numpy 2. Skipped with a notice when no Python 3.13 is available.
@@ -113,23 +116,44 @@ $(STAMP52): pyproject.toml Makefile
 	@echo ">> installing $(BPY52_SPEC) numba pytest into $(VENV52)"
 	$(PY52) $(PIP_INSTALL) "$(BPY52_SPEC)" "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)" \
 	    "$(PYTEST_SPEC)" "$(DISTRIBUTED_SPEC)"
-	$(PY52) $(PIP_INSTALL) -e . --no-deps
+	$(SERIAL) $(PY52) $(PIP_INSTALL) -e . --no-deps
 	@touch $@
 
 # ---- tests ----------------------------------------------------------------------------------
 # `make test` runs every step even after a failure, prints a summary and fails if any step failed.
-TEST_STEPS := lint test-core test-blender test-blender42 test-blender52
+# It runs two lanes at once, each step after the other within its lane: the machine has two cores and
+# every step is essentially one process. Lane 1: lint, the core and mocked-bpy tier, then Blender 4.2; lane 2: the
+# Blender 5.2 tier (Python 3.13: a kernel cache of its own), then Blender 5.0 (whose zip-install, fuzz and warm-up
+# tests make it the longest tier). The Python 3.11 steps share one kernel cache (numba writes it atomically).
+# Each line is prefixed with its lane; the summary at the end lists every step. `after:STEP` waits until the other
+# lane has run STEP (lane 1's lint sets up .venv, which the 5.0 tier uses: one pip at a time in it).
+LANE1 := lint test-core test-blender42
+LANE2 := test-blender52 after:lint test-blender
+TEST_STEPS := $(filter-out after:%,$(LANE1) $(LANE2))
 
-test: setup
-	@failed=(); \
-	for step in $(TEST_STEPS); do \
-	  echo; echo "======== make $$step ========"; \
-	  start=$$SECONDS; \
-	  if $(MAKE) $$step; then res=ok; else res=FAILED; failed+=("$$step"); fi; \
-	  echo ">> $$step: $$res ($$((SECONDS - start)) s)"; \
-	done; \
-	echo; \
-	if [ $${#failed[@]} -ne 0 ]; then echo "make test: FAILED: $${failed[*]}"; exit 1; fi; \
+test:
+	@results=$$(mktemp -d); \
+	lane() { \
+	  name=$$1; shift; \
+	  for step in "$$@"; do \
+	    if [ "$${step#after:}" != "$$step" ]; then \
+	      while [ ! -e "$$results/done-$${step#after:}" ]; do sleep 1; done; continue; \
+	    fi; \
+	    echo "[$$name] ======== make $$step ========"; \
+	    start=$$SECONDS; \
+	    if $(MAKE) $$step 2>&1 | sed -u "s/^/[$$name] /"; then res=ok; else res=FAILED; fi; \
+	    echo "$$step: $$res ($$((SECONDS - start)) s)" >> "$$results/$$name"; \
+	    touch "$$results/done-$$step"; \
+	    echo "[$$name] >> $$step: $$res ($$((SECONDS - start)) s)"; \
+	  done; \
+	}; \
+	lane 2 $(LANE2) & \
+	lane 1 $(LANE1); \
+	wait; \
+	echo; cat "$$results"/1 "$$results"/2; \
+	failed=$$( (grep -h ': FAILED' "$$results"/1 "$$results"/2 || true) | cut -d: -f1 | tr '\n' ' '); \
+	rm -rf "$$results"; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED: $$failed"; exit 1; fi; \
 	echo "make test: all steps passed"
 
 lint: setup
@@ -221,4 +245,4 @@ clean:
 	    \( -name __pycache__ -o -name '*.nbi' -o -name '*.nbc' \) -print | xargs -r rm -rf
 
 distclean: clean
-	rm -rf $(VENV) $(VENV42) $(VENV52) wheels contact_lab.egg-info
+	rm -rf $(VENV) $(VENV42) $(VENV52) wheels contact_lab.egg-info .setup.lock
