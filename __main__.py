@@ -198,6 +198,7 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
     from .addon import bake
     from .addon.worker import CompileWatch
 
+    report["package"] = __package__  # which copy baked (an installed extension bakes as bl_ext.<repo>.<id>)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     register()

@@ -1,25 +1,26 @@
 """The first bake of each engine in a fresh process, as an artist would click it: time and numba compilations.
 
-Run by ``test_warmup.py`` after the warm-up: every engine's default scene is baked through the operator (its
-blocking path) and the report's ``compiled_kernels`` says how many kernels had to be compiled (0 when the warm-up
-covered them). Writes ``{engine: {"compiled_kernels", "seconds", "status"}}`` to the JSON file named by the first
-argument.
+Run by ``test_warmup.py`` and ``test_install_zip.py`` after the warm-up: every engine's default scene is baked
+through the operator (its blocking path) and the report's ``compiled_kernels`` says how many kernels had to be
+compiled (0 when the warm-up covered them). Writes ``{engine: {"compiled_kernels", "seconds", "status"}}`` to the
+JSON file named by the first argument; the second, if given, is the add-on's package name (default
+``contact_lab``; an installed extension is ``bl_ext.<repo>.contact_lab``).
 
 The scenes use every default of the panels: a rigid pile of boxes and spheres (PROX), the default cube (2 m) as a
 Soft body, the same cube with the IPC engine; three frames each, all falling onto a plane.
 """
 
+import importlib
 import json
 import sys
 import time
 
 import bpy
-import contact_lab
 
 
 def _scene(engine: str):
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    contact_lab.register()
+    addon.register()
     scene = bpy.context.scene
     scene.contact_lab.engine = engine
     scene.contact_lab.use_frame_range = True
@@ -50,7 +51,9 @@ def soft(engine="SOFT"):
 SCENES = {"RIGID": rigid, "SOFT": soft, "IPC": lambda: soft("IPC")}
 
 
-def main(out_path: str) -> None:
+def main(out_path: str, package: str = "contact_lab") -> None:
+    global addon
+    addon = importlib.import_module(package)
     result = {}
     for engine, build in SCENES.items():
         build()
@@ -68,7 +71,7 @@ def main(out_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])
     sys.stdout.flush()
     if tuple(bpy.app.version) < (4, 3, 0):  # bpy 4.2 (module) crashes at teardown after registering panels
         import os

@@ -6,6 +6,13 @@ are unpacked into that user folder. numba and llvmlite are then imported *only* 
 environment has its own copies, hidden from the child), the Numba cache lands in the extension's user folder, and a
 box dropped on a plane is baked through the operator. Reference: it rests at half its size above the plane.
 
+The headless CLI run from the installed extension's folder (``PYTHONPATH=<repo> python -m contact_lab bake``) then
+bakes the saved file as the add-on does: under the add-on's package name, from the add-on's kernel cache, so it
+compiles nothing (reference: the report's numba compile count is 0, where the first bake compiled hundreds).
+
+With ``CONTACT_LAB_COLD_WARMUP=1`` the installed extension's own warm-up then runs (a background process, as after
+enabling it in the UI) and a fresh process bakes the default scene of every engine, which must compile nothing.
+
 The zip is built the way ``make build`` builds it (Blender's ``blender_ext.py build --split-platforms``) from a copy of
 the repository whose manifest lists the Linux wheels, which are downloaded once into ``wheels/`` (as ``make wheels``).
 """
@@ -138,10 +145,19 @@ CHILD = textwrap.dedent(
     out["bake"] = sorted(bpy.ops.contact_lab.bake())
     scene.frame_set(24)
     out["box_z"] = box.matrix_world.translation.z
-    out["report"] = json.loads(scene.contact_lab.last_report)["status"]
+    report = json.loads(scene.contact_lab.last_report)
+    out["report"], out["compiled_kernels"] = report["status"], report["compiled_kernels"]
+    bpy.ops.wm.save_as_mainfile(filepath=sys.argv[2])
+    if sys.argv[3] == "warm-up":  # the extension's own warm-up, started as the UI starts it
+        warmup = sys.modules["bl_ext.user_default.contact_lab.addon.warmup"]
+        out["warm_up_started"] = warmup.start()
+        state = warmup.wait(3600)
+        out["warm_up"] = {"state": state.state, "compiled": state.compiled, "errors": state.errors}
     print("RESULT " + json.dumps(out), flush=True)
     """
 )
+
+COLD_WARMUP = os.environ.get("CONTACT_LAB_COLD_WARMUP") == "1"
 
 
 def test_built_zip_installs_enables_and_bakes(linux_zip, tmp_path):
@@ -151,9 +167,10 @@ def test_built_zip_installs_enables_and_bakes(linux_zip, tmp_path):
     env["BLENDER_USER_RESOURCES"] = str(user)
     script = tmp_path / "child.py"
     script.write_text(CHILD, encoding="utf-8")
+    saved = tmp_path / "box.blend"
     done = subprocess.run(
-        [sys.executable, str(script), str(linux_zip)], env=env, cwd=tmp_path, capture_output=True, text=True,
-        timeout=900, check=False,
+        [sys.executable, str(script), str(linux_zip), str(saved), "warm-up" if COLD_WARMUP else "-"], env=env,
+        cwd=tmp_path, capture_output=True, text=True, timeout=3600, check=False,
     )  # fmt: skip
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, done.stdout[-3000:] + done.stderr[-3000:]
@@ -166,3 +183,30 @@ def test_built_zip_installs_enables_and_bakes(linux_zip, tmp_path):
     assert Path(out["numba_cache"]).is_relative_to(user)
     assert out["bake"] == ["FINISHED"] and out["report"] == "FINISHED"
     assert out["box_z"] == pytest.approx(0.1, abs=1e-3)  # resting on the plane at half its size
+    assert out["compiled_kernels"] > 50  # the first bake in a fresh extension compiled (its cache was empty)
+
+    # the CLI from the extension's folder: the add-on's package name and kernel cache
+    cli_report = tmp_path / "cli.json"
+    cli_env = dict(env, PYTHONPATH=str(installed / "user_default"))
+    done = subprocess.run(
+        [sys.executable, "-m", "contact_lab", "bake", str(saved), "-o", str(tmp_path / "cli.blend"),
+         "--report", str(cli_report)],
+        env=cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    cli = json.loads(cli_report.read_text())
+    assert cli["status"] == "FINISHED" and cli["package"] == "bl_ext.user_default.contact_lab"
+    assert cli["compiled_kernels"] == 0, cli
+
+    if COLD_WARMUP:
+        assert out["warm_up_started"] and out["warm_up"]["state"] == "done", out["warm_up"]
+        first = tmp_path / "first.json"
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).with_name("first_bakes_probe.py")), str(first),
+             "bl_ext.user_default.contact_lab"],
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=1800, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        results = json.loads(first.read_text())
+        print(f"\ninstalled warm-up: {out['warm_up']}; first bakes: {results}")
+        assert all(r["compiled_kernels"] == 0 and r["report_status"] == "FINISHED" for r in results.values()), results
