@@ -5,6 +5,7 @@
 #                     stubs; pytest tests/core tests/addon (mocked bpy)
 #                     tests/test_packaging.py; pytest tests/blender on bpy 5.0 (.venv), 4.2 LTS
 #                     (.venv-blender42) and 5.2 (.venv-blender52, skipped with a notice without Python 3.13)
+#   make typecheck    the pyright step alone (its first run installs pyright into .venv, the stubs into .typecheck/)
 #   make demo         build, bake and render the demo scenes (out/, docs/*_contact_sheet.png)
 #   make bench        every tests/benchmarks/bench_*.py (keyframe writing, rigid solvers vs pybullet)
 #   make validate     validate blender_manifest.toml with Blender's own blender_ext.py
@@ -69,7 +70,7 @@ endef
         test-blender52 demo bench validate wheels build clean distclean
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- setup ----------------------------------------------------------------------------------
 setup: $(STAMP)
@@ -148,7 +149,7 @@ $(VENV)/.contact_lab-typecheck: $(STAMP)
 	$(PY) $(PIP_INSTALL) "$(PYRIGHT_SPEC)"
 	@touch $@
 
-$(TYPECHECK_DIR)/bpy-%/.stamp: Makefile
+$(TYPECHECK_DIR)/bpy-%/.stamp: Makefile | $(STAMP)
 	rm -rf $(@D)
 	$(PY) $(PIP_INSTALL) --no-deps --target $(@D) "$(FAKE_BPY_$*)"
 	@touch $@
