@@ -1,15 +1,17 @@
 # Contact Lab developer commands. The README shows two: `make demo` and `make test`.
 #
 #   make setup        .venv: Python 3.11 + bpy 5.0.1 + numba + pytest + ruff + test peers + this repo (editable)
-#   make test         ruff check + ruff format --check; pytest tests/core tests/addon (mocked bpy)
+#   make test         ruff check + ruff format --check; pyright over the bpy code against Blender 4.2 and 5.0
+#                     stubs; pytest tests/core tests/addon (mocked bpy)
 #                     tests/test_packaging.py; pytest tests/blender on bpy 5.0 (.venv), 4.2 LTS
 #                     (.venv-blender42) and 5.2 (.venv-blender52, skipped with a notice without Python 3.13)
+#   make typecheck    the pyright step alone (its first run installs pyright into .venv, the stubs into .typecheck/)
 #   make demo         build, bake and render the demo scenes (out/, docs/*_contact_sheet.png)
 #   make bench        every tests/benchmarks/bench_*.py (keyframe writing, rigid solvers vs pybullet)
 #   make validate     validate blender_manifest.toml with Blender's own blender_ext.py
 #   make build        download numba/llvmlite wheels (~300 MB) and build per-platform zips into dist/
 #   make clean        remove build outputs and caches (keeps the virtual environments)
-#   make distclean    clean + remove all virtual environments and downloaded wheels
+#   make distclean    clean + remove all virtual environments, downloaded wheels and type stubs
 #
 # Only Python 3.11 (and optionally 3.13), gcc and pip (PyPI) are needed; everything else is installed here.
 
@@ -71,11 +73,11 @@ for cand in "python$(1)" "python3" \
 done; true
 endef
 
-.PHONY: help setup setup-blender42 setup-blender52 test lint test-core test-blender test-blender42 \
+.PHONY: help setup setup-blender42 setup-blender52 test lint typecheck test-core test-blender test-blender42 \
         test-blender52 demo bench validate wheels build clean distclean
 
 help:
-	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- setup ----------------------------------------------------------------------------------
 setup: $(STAMP)
@@ -122,12 +124,12 @@ $(STAMP52): pyproject.toml Makefile
 # ---- tests ----------------------------------------------------------------------------------
 # `make test` runs every step even after a failure, prints a summary and fails if any step failed.
 # It runs two lanes at once, each step after the other within its lane: the machine has two cores and
-# every step is essentially one process. Lane 1: lint, the core and mocked-bpy tier, then Blender 4.2; lane 2: the
-# Blender 5.2 tier (Python 3.13: a kernel cache of its own), then Blender 5.0 (whose zip-install, fuzz and warm-up
-# tests make it the longest tier). The Python 3.11 steps share one kernel cache (numba writes it atomically).
+# every step is essentially one process. Lane 1: lint, the type check, the core and mocked-bpy tier, then
+# Blender 4.2; lane 2: the Blender 5.2 tier (Python 3.13: a kernel cache of its own), then Blender 5.0 (whose
+# zip-install, fuzz and warm-up tests make it the longest tier). The Python 3.11 steps share one kernel cache (numba writes it atomically).
 # Each line is prefixed with its lane; the summary at the end lists every step. `after:STEP` waits until the other
 # lane has run STEP (lane 1's lint sets up .venv, which the 5.0 tier uses: one pip at a time in it).
-LANE1 := lint test-core test-blender42
+LANE1 := lint typecheck test-core test-blender42
 LANE2 := test-blender52 after:lint test-blender
 TEST_STEPS := $(filter-out after:%,$(LANE1) $(LANE2))
 
@@ -159,6 +161,36 @@ test:
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# pyright over the code that imports bpy, once per Blender API: fake-bpy-module's stubs for 4.2 LTS and for 5.0 lie
+# side by side in .typecheck/bpy-<version>/ (both provide `bpy`, so they cannot share a folder). Each run puts one
+# folder on PYTHONPATH of the interpreter pyright asks for its search paths (.venv, which also brings numpy and
+# numba), ahead of site-packages and so ahead of the real bpy. Settings: [tool.pyright] in pyproject.toml.
+# pyright[nodejs] brings node from PyPI; the pyright wheel bundles the checker itself, so nothing else is fetched.
+PYRIGHT_SPEC       := pyright[nodejs]==1.1.414
+FAKE_BPY_4.2       := fake-bpy-module-4-2==20260730
+FAKE_BPY_5.0       := fake-bpy-module-5-0==20260730
+TYPECHECK_BLENDERS := 4.2 5.0
+TYPECHECK_DIR      := .typecheck
+
+$(VENV)/.contact_lab-typecheck: $(STAMP)
+	$(PY) $(PIP_INSTALL) "$(PYRIGHT_SPEC)"
+	@touch $@
+
+$(TYPECHECK_DIR)/bpy-%/.stamp: Makefile | $(STAMP)
+	rm -rf $(@D)
+	$(PY) $(PIP_INSTALL) --no-deps --target $(@D) "$(FAKE_BPY_$*)"
+	@touch $@
+
+# PYRIGHT_PYTHON_IGNORE_WARNINGS: no look-up of the newest pyright on PyPI at every run.
+typecheck: setup $(VENV)/.contact_lab-typecheck $(TYPECHECK_BLENDERS:%=$(TYPECHECK_DIR)/bpy-%/.stamp)
+	@failed=(); \
+	for v in $(TYPECHECK_BLENDERS); do \
+	  echo ">> pyright, Blender $$v API ($(TYPECHECK_DIR)/bpy-$$v)"; \
+	  PYTHONPATH="$(CURDIR)/$(TYPECHECK_DIR)/bpy-$$v" PYRIGHT_PYTHON_IGNORE_WARNINGS=1 \
+	    $(VENV)/bin/pyright --pythonpath $(PY) || failed+=("$$v"); \
+	done; \
+	if [ $${#failed[@]} -ne 0 ]; then echo "typecheck: errors against Blender $${failed[*]}"; exit 1; fi
 
 # Core physics (no Blender), the bridge against a mocked bpy and the packaging checks (Blender's
 # blender_ext.py validator, run as a plain script), in one process.
@@ -245,4 +277,4 @@ clean:
 	    \( -name __pycache__ -o -name '*.nbi' -o -name '*.nbc' \) -print | xargs -r rm -rf
 
 distclean: clean
-	rm -rf $(VENV) $(VENV42) $(VENV52) wheels contact_lab.egg-info .setup.lock
+	rm -rf $(VENV) $(VENV42) $(VENV52) wheels contact_lab.egg-info .setup.lock $(TYPECHECK_DIR)

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import cast
 
 from .batch_progress import FRAME_LINE, ProgressBoard
 
@@ -53,7 +54,7 @@ LOG_LIMIT = 1_000_000
 SCHEDULER_ADDRESS = re.compile(r"^(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):\d{1,5}$")
 """A Dask scheduler address: ``[protocol://]host:port`` (IPv6 hosts in brackets)."""
 
-ROOT_PACKAGE = __package__.rpartition(".")[0] or "contact_lab"
+ROOT_PACKAGE = (__package__ or "").rpartition(".")[0] or "contact_lab"
 """The package the children run with ``-m`` (``contact_lab``)."""
 
 
@@ -322,7 +323,7 @@ def _classify(task: FileTask, returncode: int, report: dict | None, stop_reason,
         return CANCELLED, f"cancelled{at}; the bake process was killed"
     if status == FINISHED and returncode == 0:
         return FINISHED, None
-    if status == FAILED:
+    if status == FAILED and report:
         return FAILED, str(report.get("error") or f"the bake failed (the process {_exit_text(returncode)})")
     return CRASHED, f"the bake process {_exit_text(returncode)}{at} without a report"
 
@@ -376,16 +377,17 @@ def run_local(tasks: list[FileTask], jobs: int, board: ProgressBoard, stop: thre
                 done, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
                 for future in done:
                     task = pending[future]
-                    results[task.index] = future.result()
+                    result = future.result()
+                    results[task.index] = result
                     del pending[future]
-                    board.finished(task.index, results[task.index])
+                    board.finished(task.index, result)
                 board.refresh()
             except KeyboardInterrupt:  # the children stop within a poll; their results still come in
                 interrupted = True
                 stop.set()
     if interrupted:
         raise BatchInterruptedError(results)
-    return results
+    return cast("list[dict]", results)  # no None left: the loop ran until every task's future was done
 
 
 class BatchInterruptedError(Exception):

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import uuid
+from typing import cast
 
 from . import batch
 from .batch_progress import FRAME_LINE, ProgressBoard
@@ -242,7 +243,7 @@ def run_on_cluster(
             pass
     if interrupted:
         raise batch.BatchInterruptedError(results)
-    return results
+    return cast("list[dict]", results)  # no None left: the loop ran until every task's future was done
 
 
 def _future_result(future, task: batch.FileTask) -> dict:

@@ -34,6 +34,7 @@ models are ignored and not checked). Plain Coulomb objects without spin friction
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,6 +47,9 @@ from ..core.friction.surface import (
 )
 from . import units
 from .scene import evaluated_at
+
+if TYPE_CHECKING:
+    import bpy  # for annotations only: this module reads bpy data through the objects it is given
 
 __all__ = [
     "DATA_COLOR_SPACES",
@@ -91,8 +95,7 @@ class FrictionIssue:
 class NormalMapSource:
     """Where an object's normal map comes from."""
 
-    image: object
-    """The ``bpy.types.Image``."""
+    image: bpy.types.Image
     uv_map: str = ""
     """UV map named by the Normal Map node (or a UV Map node feeding the Image Texture); '' = default."""
     strength: float = 1.0

@@ -246,6 +246,7 @@ def surface(solid: Solid) -> Solid:
     if solid.samples is not None or solid.kind == "PLANE":
         return solid
     if solid.kind in ("HULL", "MESH"):
+        assert solid.vertices is not None and solid.triangles is not None  # a hull or mesh is made with its surface
         solid.samples = mesh_samples(solid.vertices, solid.triangles)
         return solid
     vertices, triangles, samples = _local_surface(solid)
@@ -331,7 +332,7 @@ def points_depth(points: np.ndarray, solid: Solid) -> float:
     points = points[_inside_obb(points, solid, 0.0)]
     if points.shape[0] > MAX_QUERY_POINTS:
         points = points[:: int(np.ceil(points.shape[0] / MAX_QUERY_POINTS))]
-    if points.shape[0] == 0 or solid.triangles is None or solid.triangles.shape[0] == 0:
+    if points.shape[0] == 0 or solid.vertices is None or solid.triangles is None or solid.triangles.shape[0] == 0:
         return 0.0
     inside = winding_numbers(points, solid.vertices, solid.triangles) > 0.5
     if not inside.any():
@@ -359,6 +360,7 @@ def _support_below(solid: Solid, normal: np.ndarray) -> float:
         tip = n @ c + along * hh
         base = n @ c - along * hh - r * np.sqrt(max(0.0, 1.0 - along * along))
         return float(min(tip, base))
+    assert solid.vertices is not None  # HULL or MESH (a plane is never the solid here), made with its surface
     return float((solid.vertices @ n).min())
 
 
@@ -392,6 +394,7 @@ def pair_depth(a: Solid, b: Solid) -> float:
         return _sphere_box_depth(b, a)
     surface(a)
     surface(b)
+    assert a.samples is not None and b.samples is not None  # surface() fills them for every kind but PLANE
     return max(points_depth(a.samples, b), points_depth(b.samples, a))
 
 

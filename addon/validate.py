@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from typing import Any, Literal
 
 import numpy as np
 
@@ -112,7 +113,8 @@ def _name(obj) -> str | None:
 class SceneView:
     """The objects one engine would bake, gathered once for every check."""
 
-    scene: object
+    scene: Any
+    """The ``bpy.types.Scene`` (Any: its ``contact_lab`` settings are registered at run time, unknown to the stubs)."""
     engine: str
     start: int
     end: int
@@ -212,7 +214,7 @@ def counts(findings: list[Finding]) -> dict[str, int]:
     return {level: sum(f.level == level for f in findings) for level in LEVELS}
 
 
-def summary(findings: list[Finding]) -> tuple[str, str]:
+def summary(findings: list[Finding]) -> tuple[Literal["INFO", "WARNING"], str]:
     """``(report level, one line)`` for the operator: 'INFO' when nothing is wrong, else 'WARNING' (an ERROR report
     would make ``bpy.ops`` raise in scripts, and the check itself succeeded)."""
     n = counts(findings)

@@ -32,6 +32,7 @@ Every threshold comes from a constant the engines really use, or from a measurem
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -159,7 +160,8 @@ def estimate_lattice(vertices: np.ndarray, triangles: np.ndarray, resolution: in
 class _Body:
     """One simulated object as the checks see it."""
 
-    obj: object
+    obj: Any
+    """The ``bpy.types.Object`` (Any: its ``contact_lab`` settings are registered at run time, unknown to the stubs)."""
     role: str
     """'ACTIVE', 'PASSIVE' or 'SOFT'."""
     solids: list
@@ -228,7 +230,7 @@ def _dims(solid: overlap.Solid) -> np.ndarray | None:
 def _bodies(view: SceneView, depsgraph) -> list[_Body]:
     """Every body of the view with its solids, size and mass, in the engine's order (active, passive, soft)."""
     metres = view.metres
-    m = view.matrices
+    m = view.matrices or {}  # findings() calls this only when the matrices are there
 
     def evaluated(obj):
         mesh = obj.evaluated_get(depsgraph).to_mesh()
@@ -276,6 +278,7 @@ def _bodies(view: SceneView, depsgraph) -> list[_Body]:
             continue  # the soft checks already refuse it
         solid = _meshed(owner, obj, m[obj.name], metres, "SOFT", lambda o, v=vertices, t=triangles: (v, t))
         world = solid.vertices
+        assert world is not None  # _meshed set it
         scaled = vertices * np.linalg.norm(m[obj.name][:3, :3], axis=0)
         volume = abs(overlap_volume(world, triangles))
         s = obj.contact_lab
@@ -400,18 +403,18 @@ def _hover_findings(view: SceneView, body: _Body, size: float, layer: float, exp
 def _soft_layer(view: SceneView, bodies: list[_Body]) -> tuple[float, bool]:
     """``(the soft engine's contact thickness or IPC's barrier distance this scene would use [m] (0: rigid),
     whether the user set it)``."""
-    soft = [b for b in bodies if b.role == "SOFT" and b.dims is not None]
+    soft = [(b, b.dims) for b in bodies if b.role == "SOFT" and b.dims is not None]
     if view.engine == "RIGID" or not soft:
         return 0.0, False
     s = view.scene.contact_lab
     if view.engine == "IPC":
         if s.ipc_dhat > 0.0:
             return float(s.ipc_dhat) * view.metres, True
-        points = np.concatenate([b.solids[0].vertices for b in soft])
+        points = np.concatenate([b.solids[0].vertices for b, _ in soft])
         return IPC_DHAT_FRACTION * float(np.linalg.norm(np.ptp(points, axis=0))), False
     if s.soft_contact_thickness > 0.0:
         return float(s.soft_contact_thickness) * view.metres, True
-    return max(SOFT_MIN_THICKNESS, SOFT_THICKNESS_FRACTION * min(float(b.dims.max()) for b in soft)), False
+    return max(SOFT_MIN_THICKNESS, SOFT_THICKNESS_FRACTION * min(float(dims.max()) for _, dims in soft)), False
 
 
 def _length(metres: float) -> str:
@@ -527,7 +530,7 @@ def _overlap_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
 
 
 def _lattice_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
-    soft = [b for b in bodies if b.lattice is not None]
+    soft = [(b, b.lattice) for b in bodies if b.lattice is not None]
     if not soft:
         return []
     s = view.scene.contact_lab
@@ -535,21 +538,21 @@ def _lattice_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
     substeps = max(int(s.soft_substeps), 1)
     frames = max(view.end - view.start, 1)
     out = []
-    for body in soft:
-        tets = body.lattice.tets
+    for body, lattice in soft:
+        tets = lattice.tets
         seconds = tets * substeps * SECONDS_PER_TET_SUBSTEP[engine]
         out.append(
             info(
                 body.obj,
                 f"'{body.obj.name}': lattice resolution {int(body.obj.contact_lab.lattice_resolution)} gives about "
-                f"{tets:,} tets (cells of {_length(body.lattice.cell_size * view.metres)}), "
+                f"{tets:,} tets (cells of {_length(lattice.cell_size * view.metres)}), "
                 f"{_bytes(tets * BYTES_PER_TET[engine])}, {_duration(seconds)} per frame",
                 "",
                 "contact_lab.lattice_resolution",
             )
         )
-    total = sum(b.lattice.tets for b in soft)
-    biggest = max(soft, key=lambda b: b.lattice.tets)
+    total = sum(lattice.tets for _, lattice in soft)
+    biggest, biggest_lattice = max(soft, key=lambda pair: pair[1].tets)
     memory = _bytes(total * BYTES_PER_TET[engine])
     per_frame = total * substeps * SECONDS_PER_TET_SUBSTEP[engine]
     estimate = (
@@ -561,7 +564,7 @@ def _lattice_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
         f"{int(biggest.obj.contact_lab.lattice_resolution)} now)"
     )
     name, res = biggest.obj.name, int(biggest.obj.contact_lab.lattice_resolution)
-    whose = f"'{name}'" if len(soft) == 1 else f"the soft bodies ('{name}' alone {biggest.lattice.tets:,})"
+    whose = f"'{name}'" if len(soft) == 1 else f"the soft bodies ('{name}' alone {biggest_lattice.tets:,})"
     setting = "contact_lab.lattice_resolution"
     if total > LATTICE_TET_LIMIT:
         message = (

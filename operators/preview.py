@@ -7,9 +7,18 @@ shows it. ``direction`` is the direction in which the *other* surface slides ove
 object's local axes.
 """
 
+# Blender declares an operator's properties as class annotations holding a call (``name: BoolProperty(...)``) and
+# reads them at registration; a call is no type, so the checker's rule for type expressions is off in this file.
+# pyright: reportInvalidTypeForm=false
+
+from typing import TYPE_CHECKING
+
 import bpy
 
 from ..addon.friction_preview import ATTRIBUTE_NAME, friction_colors
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems  # in the stubs only, never at run time
 
 __all__ = ["ATTRIBUTE_NAME", "CLASSES", "CONTACT_LAB_OT_preview_friction", "friction_colors"]
 """``friction_colors`` stays importable here: scripts and tests map values to the preview's colours."""
@@ -50,10 +59,11 @@ class CONTACT_LAB_OT_preview_friction(bpy.types.Operator):
             return False
         return True
 
-    def execute(self, context):
+    def execute(self, context) -> "set[OperatorReturnItems]":
         from ..addon import friction_preview, units
 
         obj = context.active_object
+        assert obj is not None  # poll() requires an active mesh
         try:
             lo, hi = friction_preview.preview_friction(
                 obj,

@@ -6,12 +6,20 @@ INFO, every object's lost settings as a WARNING, and the whole report as JSON in
 ``scene.contact_lab.last_import_report`` for scripts. One undo step undoes it.
 """
 
+# Blender declares an operator's properties as class annotations holding a call (``name: BoolProperty(...)``) and
+# reads them at registration; a call is no type, so the checker's rule for type expressions is off in this file.
+# pyright: reportInvalidTypeForm=false
+
 import json
+from typing import TYPE_CHECKING
 
 import bpy
 
 from ..addon.errors import BakeError
 from ..addon.rigid.rigid_body_import import import_rigid_body, report_messages
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems  # in the stubs only, never at run time
 
 
 class CONTACT_LAB_OT_import_rigid_body(bpy.types.Operator):
@@ -42,14 +50,15 @@ class CONTACT_LAB_OT_import_rigid_body(bpy.types.Operator):
             return False
         return True
 
-    def execute(self, context):
+    def execute(self, context) -> "set[OperatorReturnItems]":
         scene = context.scene
         try:
             report = import_rigid_body(scene, mute_blender_world=self.mute_blender_world)
         except BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        scene.contact_lab.last_import_report = json.dumps(report)
+        # Scene.contact_lab is registered at run time (registration.py), so the stubs do not know it
+        scene.contact_lab.last_import_report = json.dumps(report)  # pyright: ignore[reportAttributeAccessIssue]
         for level, text in report_messages(report):
             self.report({level}, text)
         return {"FINISHED"}

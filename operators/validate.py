@@ -6,7 +6,12 @@ succeeded, and an ERROR report would make ``bpy.ops`` raise in scripts. Scripts 
 ``validate_scene`` directly) for the details.
 """
 
+from typing import TYPE_CHECKING
+
 import bpy
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems  # in the stubs only, never at run time
 
 
 class CONTACT_LAB_OT_validate(bpy.types.Operator):
@@ -21,12 +26,13 @@ class CONTACT_LAB_OT_validate(bpy.types.Operator):
     def poll(cls, context):
         return context.scene is not None and hasattr(context.scene, "contact_lab")
 
-    def execute(self, context):
+    def execute(self, context) -> "set[OperatorReturnItems]":
         from ..addon import validate
 
         scene = context.scene
         findings = validate.validate_scene(scene)
-        validate.store(scene, findings, str(scene.contact_lab.engine))
+        # Scene.contact_lab is registered at run time (registration.py), so the stubs do not know it
+        validate.store(scene, findings, str(scene.contact_lab.engine))  # pyright: ignore[reportAttributeAccessIssue]
         level, text = validate.summary(findings)
         self.report({level}, text)
         return {"FINISHED"}

@@ -130,7 +130,7 @@ def test_built_zip_contains_the_package_and_no_dev_files(tmp_path):
     shutil.copytree(
         REPO,
         src,
-        ignore=shutil.ignore_patterns(".venv*", ".git", "out", "dist", "wheels", "build", "*.egg-info"),
+        ignore=shutil.ignore_patterns(".venv*", ".typecheck", ".git", "out", "dist", "wheels", "build", "*.egg-info"),
     )
     # a stray cache and dot-file, as a developer's tree has them
     (src / "core" / "__pycache__").mkdir(exist_ok=True)

@@ -22,6 +22,7 @@ commit and deleted once everything is in place.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import bpy
 import numpy as np
@@ -46,10 +47,6 @@ _RECORD = "contact_lab_deform"
 _INTERPOLATIONS = ("LINEAR", "CONSTANT")
 
 
-def _enum_value(name: str) -> int:
-    return bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items[name].value
-
-
 def _value_path(block_name: str) -> str:
     return f'key_blocks["{bpy.utils.escape_identifier(block_name)}"].value'
 
@@ -58,8 +55,11 @@ def _frame_label(frame: float) -> str:
     return f"{int(frame):05d}" if float(frame).is_integer() else f"{frame:g}"
 
 
-def _key_container(key, action, *, create: bool):
-    """F-curve container (legacy action or channelbag) and slot used by ``key`` in ``action``."""
+def _key_container(key, action, *, create: bool) -> tuple[Any, Any]:
+    """F-curve container (legacy action or channelbag) and slot used by ``key`` in ``action``.
+
+    Both None when ``create`` is False and the Key has no channelbag. Any as in :func:`.keyframes.fcurve_container`.
+    """
     if keyframes.uses_layered_actions():
         ad = key.animation_data
         slot = ad.action_slot if ad is not None and ad.action == action else None
@@ -124,7 +124,8 @@ def _key_action_container(obj, key, action_name: str | None = None):
     if action is None:
         action = bpy.data.actions.new(action_name or f"{obj.name}{ACTION_SUFFIX}")
         if not keyframes.uses_layered_actions():
-            action.id_root = "KEY"
+            # Blender < 4.4 only; 5.0 removed Action.id_root, so its stubs flag what this guard already skips
+            action.id_root = "KEY"  # pyright: ignore[reportAttributeAccessIssue]
         key[_RECORD]["action"] = action.name
         container, slot = keyframes.fcurve_container(action, key)
         keyframes.assign_action(key, action, slot)
@@ -193,7 +194,7 @@ def write_shape_keys(
 
         container = _key_action_container(obj, key, action_name)
         group = container.groups.get(SHAPE_KEY_GROUP) or container.groups.new(SHAPE_KEY_GROUP)
-        interp = _enum_value(interpolation)
+        interp = keyframes.interpolation_value(interpolation)
         for i, name in enumerate(names):
             kf, kv = _block_value_keys(frames, i, hold_ends)
             fcurve = keyframes.write_fcurve(container, _value_path(name), 0, kf, kv, group=group)
@@ -220,7 +221,7 @@ def _remove_shape_key_output(obj) -> bool:
 
     ad = key.animation_data
     action = ad.action if ad is not None else None
-    if action is not None:
+    if ad is not None and action is not None:
         container, _slot = _key_container(key, action, create=False)
         if container is not None:
             for name in names:
@@ -417,7 +418,7 @@ class DeformSwap:
             self.new_mesh = mesh.copy()
             key = self.new_mesh.shape_keys
             ad = key.animation_data if key is not None else None
-            if ad is not None and ad.action is not None:
+            if key is not None and ad is not None and ad.action is not None:
                 self.original_action_name = ad.action.name
                 slot = keyframes.slot_identifier(key)
                 self.copied_action = ad.action.copy()
@@ -463,6 +464,8 @@ class DeformSwap:
     def discard_old(self) -> None:
         """Remove the replaced mesh (its Key and an action only it used go with it); the new data takes the names."""
         old, new = self.old_mesh, self.new_mesh
+        if new is None:
+            return  # never the case: commit_deform_output registers this only once build() made the new mesh
         if old.users:
             return  # still used (e.g. a fake user): keep it, the new mesh keeps its own name
         old_name = old.name
@@ -480,15 +483,15 @@ class DeformSwap:
             # the new Key's action takes the name when it replaces this one (its copy, or our new action)
             heir = new_key.animation_data.action if new_key is not None and new_key.animation_data else None
             if heir is not None and any(heir == a for a in (self.copied_action, self.new_action) if a and _alive(a)):
-                self._rename_action(heir, name)
+                self._rename_action(heir, name, new_key)
         desired = f"{self.obj.name}{ACTION_SUFFIX}"
         if self.new_action is not None and _alive(self.new_action) and bpy.data.actions.get(desired) is None:
-            self._rename_action(self.new_action, desired)
+            self._rename_action(self.new_action, desired, new_key)
 
-    def _rename_action(self, action, name: str) -> None:
+    def _rename_action(self, action, name: str, key) -> None:
+        """Rename ``action`` and the record of it on ``key``, the new mesh's Key."""
         previous = action.name
         action.name = name
-        key = self.new_mesh.shape_keys
         if key is not None and _RECORD in key and str(key[_RECORD].get("action", "")) == previous:
             key[_RECORD]["action"] = action.name
 

@@ -10,6 +10,8 @@ Keys are written with ``keyframe_points.add(n)`` + ``foreach_set("co", ...)`` an
 via ``foreach_set("interpolation", ...)``: no per-key Python loop.
 """
 
+from typing import Any, cast
+
 import bpy
 import numpy as np
 
@@ -25,14 +27,19 @@ def uses_layered_actions() -> bool:
     return tuple(bpy.app.version) >= LAYERED_ACTIONS_VERSION
 
 
-def _linear_interpolation_value() -> int:
-    return bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
+def interpolation_value(name: str) -> int:
+    """Blender's number for the keyframe interpolation ``name`` ('LINEAR', 'CONSTANT'), as ``foreach_set`` takes it."""
+    # bl_rna.properties is typed with the base class Property; this one is an EnumProperty
+    prop = cast("bpy.types.EnumProperty", bpy.types.Keyframe.bl_rna.properties["interpolation"])
+    return prop.enum_items[name].value
 
 
-def fcurve_container(action, id_data):
+def fcurve_container(action, id_data) -> tuple[Any, Any]:
     """The object holding ``fcurves``/``groups`` for ``id_data`` in ``action``, and the slot (None if legacy).
 
     Layered actions get a slot for ``id_data`` (created if missing), a layer and a keyframe strip.
+    Typed Any: the container is an Action before 4.4 and an ActionChannelbag after, and the slot an ActionSlot;
+    each Blender's stubs know only one of these (4.2 has no channelbag or slot, 5.0 no ``Action.groups``).
     """
     if not uses_layered_actions():
         return action, None
@@ -68,7 +75,7 @@ def write_fcurve(container, data_path: str, index: int, frames: np.ndarray, valu
     points = fcurve.keyframe_points
     points.add(n)
     points.foreach_set("co", co)
-    points.foreach_set("interpolation", np.full(n, _linear_interpolation_value(), dtype=np.int32))
+    points.foreach_set("interpolation", np.full(n, interpolation_value("LINEAR"), dtype=np.int32))
     fcurve.update()
     return fcurve
 
@@ -97,7 +104,8 @@ def new_transform_action(obj, frames, location, quaternion, *, action_name=None)
     action = bpy.data.actions.new(action_name or f"{obj.name}Action")
     try:
         if not uses_layered_actions():
-            action.id_root = "OBJECT"
+            # Blender < 4.4 only; 5.0 removed Action.id_root, so its stubs flag what this guard already skips
+            action.id_root = "OBJECT"  # pyright: ignore[reportAttributeAccessIssue]
         container, slot = fcurve_container(action, obj)
         group = container.groups.get(GROUP_NAME) or container.groups.new(GROUP_NAME)
         for i in range(3):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ..errors import BakeError
 
@@ -198,7 +198,8 @@ class Transaction:
     def __enter__(self) -> Transaction:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    # Literal[False]: the exception always propagates, so names bound inside the ``with`` are bound after it.
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         if exc is None:
             self._commit()
             return False

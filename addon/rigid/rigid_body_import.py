@@ -29,6 +29,8 @@ not simulated a second time by Blender; ticking it again brings Blender's simula
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from .. import units
@@ -75,7 +77,7 @@ def import_rigid_body(scene, *, mute_blender_world: bool = True) -> dict:
     return report
 
 
-def report_messages(report: dict) -> list[tuple[str, str]]:
+def report_messages(report: dict) -> list[tuple[Literal["INFO", "WARNING"], str]]:
     """``(level, text)`` lines for the operator: one summary (INFO), then what could not be carried over (WARNING)."""
     objects = report["objects"]
     parts = [e for e in objects.values() if e.get("part_of")]
@@ -88,13 +90,13 @@ def report_messages(report: dict) -> list[tuple[str, str]]:
     summary = f"Imported {len(objects)} Blender rigid bodies ({counts}); {world}"
     if lost:
         summary += f"; some settings have no Contact Lab equivalent (see the {lost} warning(s))"
-    out = [("INFO", summary)]
+    out: list[tuple[Literal["INFO", "WARNING"], str]] = [("INFO", summary)]
     for name, entry in objects.items():
         for note in entry["notes"]:
             out.append(("INFO", f"'{name}': {note}"))
         if entry["not_carried"]:
             out.append(("WARNING", f"'{name}': not carried over: " + "; ".join(entry["not_carried"])))
-    out += [("INFO", note) for note in report["world"]["notes"]]
+    out.extend(("INFO", note) for note in report["world"]["notes"])
     if report["world"]["not_carried"]:
         out.append(("WARNING", "Rigid body world: not carried over: " + "; ".join(report["world"]["not_carried"])))
     return out

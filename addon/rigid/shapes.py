@@ -132,6 +132,7 @@ def object_shapes(obj, scale: np.ndarray, metres: float, mesh=None) -> tuple[lis
         return [primitive_shape(shape, np.zeros(3))], np.zeros(3)
     centre, size = local_box(obj)
     if shape in MESH_SHAPES:
+        assert mesh is not None, obj.name  # callers read every Convex Hull and Mesh object first (read_shape_meshes)
         vertices, triangles = mesh
         spec = ShapeSpec(
             CORE_SHAPES[shape],

@@ -8,7 +8,7 @@ Blender bake records both engines the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 import numpy as np
 
@@ -169,7 +169,7 @@ def simulate_ipc(world: IpcWorld, **kwargs) -> list[np.ndarray]:
     return [state.x.copy() for _, state in iter_simulate_ipc(world, **kwargs)]
 
 
-def iter_simulate(world: IpcWorld, *, frame_count: int, **kwargs) -> Iterator[tuple[int, IpcTrajectory]]:
+def iter_simulate(world: IpcWorld, *, frame_count: int, **kwargs) -> Generator[tuple[int, IpcTrajectory], None, None]:
     """:func:`iter_simulate_ipc` recorded frame by frame: yield ``(frame, trajectory)`` after every frame.
 
     Takes the arguments of :func:`iter_simulate_ipc`. The trajectory is filled in place; after the last

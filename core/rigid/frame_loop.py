@@ -7,7 +7,7 @@ Blender. :func:`simulate` runs it to the end.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +66,7 @@ def iter_simulate(
     sleep_linear_speed: float = DEFAULT_SLEEP_LINEAR_SPEED,
     sleep_angular_speed: float = DEFAULT_SLEEP_ANGULAR_SPEED,
     **solver_options,
-) -> Iterator[tuple[int, Trajectory]]:
+) -> Generator[tuple[int, Trajectory], None, None]:
     """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, trajectory)`` per frame.
 
     Args:

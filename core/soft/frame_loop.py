@@ -8,7 +8,7 @@ yields the live :class:`SoftWorldState` (for callers that inspect the state, e.g
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import numpy as np
 
@@ -168,7 +168,7 @@ def simulate_soft(world: SoftWorld, **kwargs) -> list[np.ndarray]:
     return [state.x.copy() for _, state in iter_simulate_soft(world, **kwargs)]
 
 
-def iter_simulate(world: SoftWorld, *, frame_count: int, **kwargs) -> Iterator[tuple[int, SoftTrajectory]]:
+def iter_simulate(world: SoftWorld, *, frame_count: int, **kwargs) -> Generator[tuple[int, SoftTrajectory], None, None]:
     """:func:`iter_simulate_soft` recorded frame by frame: yield ``(frame, trajectory)`` after every frame.
 
     Takes the arguments of :func:`iter_simulate_soft`. The trajectory is filled in place; after the last
