@@ -271,14 +271,15 @@ def _installed_twin():
     The CLI run from an installed extension's folder then reads and writes the add-on's kernel cache: numba's cache
     entries record their module's name, so they can only be shared under the same name (``addon/jitcache.py``).
     """
-    if __package__.startswith("bl_ext."):
+    if (__package__ or "").startswith("bl_ext."):
         return None
     import importlib
 
     import bpy
 
     here = os.path.realpath(os.path.dirname(os.path.abspath(__file__)))
-    for repo in bpy.context.preferences.extensions.repos:
+    # fake-bpy-module declares Context's members as methods: the checker cannot see Preferences here
+    for repo in bpy.context.preferences.extensions.repos:  # pyright: ignore[reportAttributeAccessIssue]
         directory = getattr(repo, "directory", "")
         if directory and os.path.realpath(directory) == os.path.dirname(here):
             try:

@@ -49,8 +49,13 @@ def register() -> None:
         for cls in classes():
             bpy.utils.register_class(cls)
             _registered.append(cls)
-        bpy.types.Scene.contact_lab = bpy.props.PointerProperty(type=properties.CONTACT_LAB_SceneSettings)
-        bpy.types.Object.contact_lab = bpy.props.PointerProperty(type=properties.CONTACT_LAB_ObjectSettings)
+        # adding these pointers is what registering does: the stubs (Blender's own types) cannot know them
+        bpy.types.Scene.contact_lab = bpy.props.PointerProperty(  # pyright: ignore[reportAttributeAccessIssue]
+            type=properties.CONTACT_LAB_SceneSettings
+        )
+        bpy.types.Object.contact_lab = bpy.props.PointerProperty(  # pyright: ignore[reportAttributeAccessIssue]
+            type=properties.CONTACT_LAB_ObjectSettings
+        )
     except BaseException:
         _unregister_classes()  # leave no half-registered state behind, then re-raise
         raise
@@ -70,5 +75,5 @@ def unregister() -> None:
     warmup.stop()
     for owner in (bpy.types.Object, bpy.types.Scene):
         if hasattr(owner, "contact_lab"):
-            del owner.contact_lab
+            delattr(owner, "contact_lab")
     _unregister_classes()

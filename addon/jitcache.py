@@ -47,12 +47,12 @@ def core_source_fingerprint(core_dir: Path = CORE_DIR) -> str:
 
 def root_package() -> str:
     """The extension's root package (``bl_ext.<repo>.contact_lab`` or ``contact_lab``)."""
-    return __package__.rpartition(".")[0]
+    return (__package__ or "").rpartition(".")[0]
 
 
 def is_installed_extension() -> bool:
     """True when running as an installed Blender extension (package under ``bl_ext.``)."""
-    return __package__.startswith("bl_ext.")
+    return (__package__ or "").startswith("bl_ext.")
 
 
 def configured_dir() -> str | None:
@@ -74,7 +74,7 @@ def configure() -> str | None:
     inherited = os.environ.get(CACHE_ENV)
     if not inherited and not is_installed_extension():
         return None
-    import numba
+    from numba.core import config as numba_config
 
     if inherited:
         path = inherited
@@ -87,7 +87,9 @@ def configure() -> str | None:
             if old.is_dir() and old.name != fingerprint:
                 shutil.rmtree(old, ignore_errors=True)
         path = str(base / fingerprint)
-    numba.config.CACHE_DIR = path
+    # numba declares its settings at run time (setattr: the checker knows no CACHE_DIR). Not NUMBA_CACHE_DIR in
+    # os.environ: that would move other add-ons' numba caches into this extension's folder too.
+    setattr(numba_config, "CACHE_DIR", path)  # noqa: B010
     _configured_dir = path
     early = [m for m in sys.modules if m.startswith(root_package() + ".core.")]
     if early:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
+from typing import Any
 
 import bpy
 
@@ -51,9 +52,9 @@ class BakeJob:
 
     def __init__(self, scene, gathered):
         self.scene_name = scene.name
-        self.input = gathered
+        self.input: Any = gathered
         """What :meth:`gather` read (plain data, no bpy)."""
-        self.export = None
+        self.export: Any = None
         """The core world and everything the write needs, once :meth:`build` ran (None before)."""
         self.frames_done = 0
         """Rows recorded so far (1 after the initial state)."""
@@ -64,7 +65,7 @@ class BakeJob:
         """Warnings of the validation before the bake (:mod:`.validate`); the report lists them first."""
         self.compiled_kernels = 0
         """numba compilations while this job built and simulated (0 once the kernel cache is warm)."""
-        self._iterator = None
+        self._iterator: Generator | None = None
 
     # to be provided by the engines -------------------------------------------------------------
     @classmethod
@@ -94,7 +95,7 @@ class BakeJob:
         setting."""
         return []
 
-    def _simulation(self) -> Iterator:
+    def _simulation(self) -> Generator:
         raise NotImplementedError
 
     def _record(self, item) -> None:
@@ -188,12 +189,14 @@ class BakeJob:
         if self.finished:
             return True
         self.build()
+        iterator = self._iterator
+        assert iterator is not None  # build() made it
         t0 = _now()
         pulled = 0
         try:
             while True:
                 try:
-                    item = next(self._iterator)
+                    item = next(iterator)
                 except StopIteration:
                     self.finished = True
                     break

@@ -9,6 +9,10 @@ materials are SI: Young's modulus [Pa], density [kg/m³], damping [s]; the IPC b
 static friction speed in [m/s].
 """
 
+# Blender declares properties as class annotations holding a call (``name: FloatProperty(...)``) and reads them
+# at registration; a call is no type, so the checker's rule for type expressions is off in this file.
+# pyright: reportInvalidTypeForm=false
+
 import bpy
 from bpy.props import (
     BoolProperty,

@@ -65,6 +65,8 @@ class WarmupStatus:
 
 _status = WarmupStatus()
 _process: subprocess.Popen | None = None
+_stamps: dict[str, dict] = {}
+"""Stamps read so far by cache directory (the panel asks on every redraw)."""
 
 
 def status() -> WarmupStatus:
@@ -80,12 +82,20 @@ def stamp(cache_dir: str | None = None) -> dict | None:
     cache_dir = cache_dir or jitcache.configured_dir()
     if not cache_dir:
         return None
+    if cache_dir in _stamps:
+        return _stamps[cache_dir]
+    path = os.path.join(cache_dir, STAMP)
+    if not os.path.isfile(path):
+        return None
     try:
-        with open(os.path.join(cache_dir, STAMP), encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError):
         return None
-    return data if data.get("python") == _python() else None
+    if data.get("python") != _python():
+        return None
+    _stamps[cache_dir] = data
+    return data
 
 
 def command(cache_dir: str) -> tuple[list[str], dict]:
@@ -121,6 +131,7 @@ def start(cache_dir: str | None = None, *, force: bool = False) -> bool:
     if not cache_dir or running() or (not force and stamp(cache_dir) is not None):
         return False
     cmd, env = command(cache_dir)
+    _stamps.pop(cache_dir, None)  # a forced run writes a new one
     _status = WarmupStatus(state="running", started=time.perf_counter())
     _process = subprocess.Popen(
         cmd,
@@ -145,12 +156,13 @@ def stop() -> None:
     timers = getattr(bpy.app, "timers", None)  # (the mocked bpy of the add-on tests has none)
     if timers is not None and timers.is_registered(_start_later):
         timers.unregister(_start_later)
-    if running():
-        _process.terminate()
+    process = _process
+    if process is not None and process.poll() is None:
+        process.terminate()
         try:
-            _process.wait(5)
+            process.wait(5)
         except subprocess.TimeoutExpired:
-            _process.kill()
+            process.kill()
     _process = None
 
 

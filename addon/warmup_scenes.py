@@ -37,18 +37,27 @@ FRAMES = 4
 # building blocks ---------------------------------------------------------------------------------------------
 
 
-def _object(scene, name: str, build, location=(0.0, 0.0, 0.0), **settings):
-    """A mesh object made by ``build(bm)``, linked to ``scene``, with ``contact_lab`` settings."""
+def _settings(owner):
+    """``owner.contact_lab`` (an object's or a scene's): registered at run time, so the stubs do not know it."""
+    return owner.contact_lab  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def _object(scene, name: str, build, location=(0.0, 0.0, 0.0), *, uv: bool = False, **settings):
+    """A mesh object made by ``build(bm)`` (with a UV map if ``uv``), linked to ``scene``, with ``contact_lab``
+    settings."""
     mesh = bpy.data.meshes.new(name)
     bm = bmesh.new()
     build(bm)
     bm.to_mesh(mesh)
     bm.free()
+    if uv:
+        mesh.uv_layers.new(name="UVMap")
     obj = bpy.data.objects.new(name, mesh)
     obj.location = location
     scene.collection.objects.link(obj)
+    lab = _settings(obj)
     for key, value in settings.items():
-        setattr(obj.contact_lab, key, value)
+        setattr(lab, key, value)
     return obj
 
 
@@ -75,8 +84,8 @@ def _ground(scene, shape: str = "PLANE"):
 
 def _scene(engine: str, **settings):
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene = bpy.context.scene
-    lab = scene.contact_lab
+    scene = bpy.data.scenes[0]  # the empty factory file's only scene
+    lab = _settings(scene)
     lab.engine = engine
     lab.use_frame_range = True
     lab.frame_start, lab.frame_end = 1, FRAMES
@@ -125,28 +134,28 @@ def _normal_map():
     ramp = np.tile(np.linspace(-0.5, 0.5, width, dtype=np.float32), (height, 1))
     pixels = np.stack([0.5 + 0.5 * ramp, np.full_like(ramp, 0.5), np.full_like(ramp, 0.85), np.ones_like(ramp)], -1)
     image = bpy.data.images.new("Warm-up normal map", width, height, alpha=True, float_buffer=True)
-    image.colorspace_settings.name = "Non-Color"
-    image.pixels.foreach_set(pixels.ravel())
+    # fake-bpy-module types the colour space settings as optional, their name as an enum without 'Non-Color', and
+    # the pixels as one float
+    image.colorspace_settings.name = "Non-Color"  # pyright: ignore[reportAttributeAccessIssue, reportOptionalMemberAccess]
+    image.pixels.foreach_set(pixels.ravel())  # pyright: ignore[reportAttributeAccessIssue]
     return image
 
 
 def rigid_friction():
     scene = _scene("RIGID")
-    ground = _ground(scene)
-    ground.data.uv_layers.new(name="UVMap")
-    ground.contact_lab.friction_model = "TEXTURE"
-    ground.contact_lab.normal_map = _normal_map()
-    models = ("TEXTURE", "ANISOTROPIC", "MATCHSTICK", "TENSOR", "COULOMB")
-    for k, model in enumerate(models):
-        box = _object(scene, f"Box {model}", _cube(0.2), (0.3 * k, 0.0, 0.099), role="ACTIVE", shape="BOX")
-        box.data.uv_layers.new(name="UVMap")
-        box.contact_lab.friction_model = model
-        if model == "TEXTURE":
-            box.contact_lab.normal_map = ground.contact_lab.normal_map
-        elif model != "COULOMB":
-            box.contact_lab.structure_source = "AXIS"
-        else:
-            box.contact_lab.friction_spin = 0.01
+    image = _normal_map()
+    _object(scene, "Ground", _grid(6.0), uv=True, role="PASSIVE", shape="PLANE", friction_model="TEXTURE",
+            normal_map=image)  # fmt: skip
+    extra = {
+        "TEXTURE": {"normal_map": image},
+        "ANISOTROPIC": {"structure_source": "AXIS"},
+        "MATCHSTICK": {"structure_source": "AXIS"},
+        "TENSOR": {"structure_source": "AXIS"},
+        "COULOMB": {"friction_spin": 0.01},
+    }
+    for k, (model, settings) in enumerate(extra.items()):
+        _object(scene, f"Box {model}", _cube(0.2), (0.3 * k, 0.0, 0.099), uv=True, role="ACTIVE", shape="BOX",
+                friction_model=model, **settings)  # fmt: skip
     return scene
 
 
@@ -160,7 +169,7 @@ def soft(**settings):
         jelly = _object(scene, "Jelly", _cube(0.4), (0.0, 0.0, 0.205), role="SOFT", lattice_resolution=4)
         group = jelly.vertex_groups.new(name="Pins")
         group.add([0], 1.0, "REPLACE")
-        jelly.contact_lab.pin_group = "Pins"
+        _settings(jelly).pin_group = "Pins"
         _object(scene, "Ball", _sphere(0.1), (0.5, 0.0, 0.1), role="SOFT", lattice_resolution=3)
         _object(scene, "Box", _cube(0.2), (0.0, 0.6, 0.1), role="ACTIVE", shape="BOX")
         _object(scene, "Post", _cube(0.2), (-0.6, 0.0, 0.1), role="PASSIVE", shape="BOX")
@@ -213,10 +222,10 @@ def run(package) -> int:
     compiled = [0]
 
     class _Count(event.Listener):
-        def on_start(self, ev):
+        def on_start(self, event):
             pass
 
-        def on_end(self, ev):
+        def on_end(self, event):
             compiled[0] += 1
 
     t0 = time.perf_counter()

@@ -64,11 +64,11 @@ class CompileWatch:
         watch._thread = threading.get_ident()
 
         class _Listener(event.Listener):
-            def on_start(self, ev):
+            def on_start(self, event):
                 if threading.get_ident() == watch._thread:
                     watch.active += 1
 
-            def on_end(self, ev):
+            def on_end(self, event):
                 if threading.get_ident() == watch._thread:
                     watch.active -= 1
                     watch.count += 1

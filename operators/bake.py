@@ -10,8 +10,17 @@ When the .blend's PC2 Cache Folder leads outside the .blend's folder (module ``a
 first (Blender's confirmation popup naming the folder); confirming runs the bake with ``allow_outside_paths``.
 """
 
+# Blender declares an operator's properties as class annotations holding a call (``name: BoolProperty(...)``) and
+# reads them at registration; a call is no type, so the checker's rule for type expressions is off in this file.
+# pyright: reportInvalidTypeForm=false
+
+from typing import TYPE_CHECKING, Any
+
 import bpy
 from bpy.props import BoolProperty
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems  # in the stubs only, never at run time
 
 TIMER_INTERVAL = 0.1
 """Seconds between modal timer ticks (each only reads the worker's progress)."""
@@ -21,7 +30,7 @@ PASS_THROUGH_EVENTS = frozenset(
 )
 """Events that still reach Blender during a modal bake (view navigation only: no editing mid-bake)."""
 
-_running = {"job": None}
+_running: dict[str, Any] = {"job": None}
 """The modal bake in progress (an ``addon.worker.BackgroundBake``), if any: one at a time."""
 
 
@@ -69,7 +78,7 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
         return context.scene is not None and _running["job"] is None
 
     # blocking -----------------------------------------------------------------------------------
-    def execute(self, context):
+    def execute(self, context) -> "set[OperatorReturnItems]":
         if self.allow_outside_paths and self.options.is_invoke and _has_window(context):
             # Blender runs execute() when the user confirms invoke()'s popup: continue with the modal bake
             return self._start_modal(context, None)
@@ -89,12 +98,12 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
         return {"FINISHED"}
 
     # modal --------------------------------------------------------------------------------------
-    def invoke(self, context, event):
+    def invoke(self, context, event) -> "set[OperatorReturnItems]":
         if not _has_window(context):
             return self.execute(context)
         return self._start_modal(context, event)
 
-    def _start_modal(self, context, event):
+    def _start_modal(self, context, event) -> "set[OperatorReturnItems]":
         bake = _addon_bake()
         try:
             job = _addon_worker().BackgroundBake(context.scene, allow_outside_paths=self.allow_outside_paths)
@@ -126,7 +135,7 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
         wm.modal_handler_add(self)
         return {"RUNNING_MODAL"}
 
-    def modal(self, context, event):
+    def modal(self, context, event) -> "set[OperatorReturnItems]":
         job = _running["job"]
         if job is None:
             return self._end(context, {"CANCELLED"})
@@ -166,7 +175,7 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
             context.workspace.status_text_set(f"Contact Lab: {progress.text} — Esc to cancel")
         _tag_redraw(context)
 
-    def _end(self, context, result):
+    def _end(self, context, result: "set[OperatorReturnItems]") -> "set[OperatorReturnItems]":
         _running["job"] = None
         wm = context.window_manager
         timer = getattr(self, "_timer", None)
@@ -196,7 +205,7 @@ class CONTACT_LAB_OT_clear_bake(bpy.types.Operator):
     def poll(cls, context):
         return context.scene is not None and _running["job"] is None
 
-    def execute(self, context):
+    def execute(self, context) -> "set[OperatorReturnItems]":
         bake = _addon_bake()
         cleared = bake.clear_bake(context.scene)
         if not cleared:

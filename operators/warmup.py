@@ -5,7 +5,12 @@ runs it again on demand (after a failure, or to rebuild the kernel cache) and ke
 current while it runs.
 """
 
+from typing import TYPE_CHECKING
+
 import bpy
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems  # in the stubs only, never at run time
 
 REDRAW_INTERVAL = 1.0
 """Seconds between redraws of the Properties editor while the warm-up runs."""
@@ -40,7 +45,7 @@ class CONTACT_LAB_OT_warm_up(bpy.types.Operator):
 
         return jitcache.configured_dir() is not None and not warmup.running()
 
-    def execute(self, context):
+    def execute(self, context) -> "set[OperatorReturnItems]":
         from ..addon import warmup
 
         try:

@@ -1,6 +1,7 @@
 """Panels in Properties ▸ Physics: bake settings and report (scene), body settings (object). Draw only."""
 
 import json
+from typing import Literal
 
 import bpy
 
@@ -24,9 +25,11 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
+        assert layout is not None  # Blender sets it while drawing
         layout.use_property_split = True
         layout.use_property_decorate = False
-        settings = context.scene.contact_lab
+        # contact_lab is registered at run time (registration.py): the stubs do not know it
+        settings = context.scene.contact_lab  # pyright: ignore[reportAttributeAccessIssue]
 
         col = layout.column(align=True)
         col.prop(settings, "use_scene_frame_range")
@@ -183,11 +186,14 @@ class CONTACT_LAB_PT_object(bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
+        assert layout is not None  # Blender sets it while drawing
         layout.use_property_split = True
         layout.use_property_decorate = False
         obj = context.object
-        settings = obj.contact_lab
-        scene_settings = context.scene.contact_lab
+        assert obj is not None  # poll()
+        # contact_lab is registered at run time (registration.py): the stubs do not know it
+        settings = obj.contact_lab  # pyright: ignore[reportAttributeAccessIssue]
+        scene_settings = context.scene.contact_lab  # pyright: ignore[reportAttributeAccessIssue]
         layout.prop(settings, "role")
         if settings.role == "SOFT":
             _draw_soft(layout, context, obj)
@@ -408,18 +414,22 @@ class CONTACT_LAB_PT_check(bpy.types.Panel):
         return context.scene is not None and hasattr(context.scene, "contact_lab")
 
     def draw_header(self, context):
-        counts = _check_counts(context.scene.contact_lab.last_validation)
+        # contact_lab is registered at run time (registration.py): the stubs do not know it
+        counts = _check_counts(context.scene.contact_lab.last_validation)  # pyright: ignore[reportAttributeAccessIssue]
+        layout = self.layout
+        assert layout is not None  # Blender sets it while drawing
         if counts:
-            self.layout.label(icon=_check_icon(counts))
+            layout.label(icon=_check_icon(counts))
 
     def draw(self, context):
-        draw_check(self.layout, context.scene.contact_lab)
+        # contact_lab is registered at run time (registration.py): the stubs do not know it
+        draw_check(self.layout, context.scene.contact_lab)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 MAX_FINDING_LINES = 8
 """Findings listed in the panel; the rest are counted ("and N more")."""
 
-FINDING_ICONS = {"ERROR": "CANCEL", "WARNING": "ERROR", "INFO": "INFO"}
+FINDING_ICONS: dict[str, Literal["CANCEL", "ERROR", "INFO"]] = {"ERROR": "CANCEL", "WARNING": "ERROR", "INFO": "INFO"}
 
 
 def _check_counts(text: str) -> dict:
@@ -429,7 +439,7 @@ def _check_counts(text: str) -> dict:
         return {}
 
 
-def _check_icon(counts: dict) -> str:
+def _check_icon(counts: dict) -> Literal["CANCEL", "ERROR", "INFO", "CHECKMARK"]:
     if counts.get("ERROR"):
         return FINDING_ICONS["ERROR"]
     return FINDING_ICONS["WARNING"] if counts.get("WARNING") else "CHECKMARK"

@@ -70,8 +70,9 @@ class IpcSceneExport(SoftSceneExport):
     def passive_colliders(self) -> list[SoftColliderExport]:
         return super().passive_colliders + self.mesh_colliders
 
-    def solver_settings(self) -> IpcSettings:
-        """The core's :class:`~contact_lab.core.ipc.ipc_solver.IpcSettings` for this bake."""
+    def ipc_settings(self) -> IpcSettings:
+        """The core's :class:`~contact_lab.core.ipc.ipc_solver.IpcSettings` for this bake (the soft engine's
+        :meth:`solver_settings` stay those of the soft world it is built on)."""
         return IpcSettings(
             dhat=self.dhat,
             kappa=self.kappa,
@@ -84,7 +85,8 @@ class IpcSceneExport(SoftSceneExport):
 
     def resolved_dhat(self) -> float:
         """The barrier distance the solver uses [m]: the setting, or the automatic one."""
-        return resolved_dhat(self.ipc_world, self.solver_settings())
+        assert self.ipc_world is not None  # build_ipc_scene always sets it
+        return resolved_dhat(self.ipc_world, self.ipc_settings())
 
 
 def _mesh_object_problems(meshes: list) -> list[tuple[str | None, str]]:
@@ -150,34 +152,17 @@ class MeshColliderInput:
 
 
 @dataclass
-class IpcSceneInput:
-    """An IPC-engine scene as read from Blender (:func:`gather_ipc_scene`): the soft input, the mesh colliders
+class IpcSceneInput(SoftSceneInput):
+    """An IPC-engine scene as read from Blender (:func:`gather_ipc_scene`): the soft input plus the mesh colliders
     and the IPC settings; plain data, built into an :class:`IpcSceneExport` on any thread."""
 
-    soft: SoftSceneInput
-    meshes: list[MeshColliderInput]
+    meshes: list[MeshColliderInput] = field(default_factory=list)
     dhat: float = 0.0
     kappa: float = 0.0
     eps_v: float = 1.0e-3
     tolerance: float = 1.0e-3
     max_iterations: int = 100
     check_intersections: bool = False
-
-    @property
-    def frames(self) -> np.ndarray:
-        return self.soft.frames
-
-    @property
-    def fps(self) -> float:
-        return self.soft.fps
-
-    @property
-    def length_scale(self) -> float:
-        return self.soft.length_scale
-
-    @property
-    def timings(self) -> dict:
-        return self.soft.timings
 
 
 def read_mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.ndarray, metres: float):
@@ -257,7 +242,7 @@ def gather_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | 
     )
     metres = soft.length_scale
     return IpcSceneInput(
-        soft=soft,
+        **{f.name: getattr(soft, f.name) for f in fields(SoftSceneInput)},
         meshes=read_mesh_colliders(scene, meshes, mesh_matrices, soft.frames, metres),
         dhat=float(settings.ipc_dhat) * metres,
         kappa=float(settings.ipc_kappa),
@@ -274,7 +259,7 @@ def build_ipc_scene(inp: IpcSceneInput) -> IpcSceneExport:
     Raises:
         BakeError: the soft world or the IPC world cannot be built.
     """
-    base = build_soft_scene(inp.soft)
+    base = build_soft_scene(inp)
     try:
         world = IpcWorld(base.world, mesh_colliders=[m.collider for m in inp.meshes])
     except ValueError as exc:

@@ -14,8 +14,6 @@ class IpcBakeJob(SoftBakeJob):
     as :class:`SoftBakeJob` (shape keys or PC2 caches, keyframes of the dynamic boxes)."""
 
     engine = "IPC"
-    input: IpcSceneInput
-    export: IpcSceneExport | None
 
     def __init__(self, scene, gathered: IpcSceneInput):
         super().__init__(scene, gathered)
@@ -33,9 +31,6 @@ class IpcBakeJob(SoftBakeJob):
         """The soft world and its IPC view (:func:`.export.build_ipc_scene`)."""
         return build_ipc_scene(gathered)
 
-    def _soft_input(self):
-        return self.input.soft
-
     def _simulation(self):
         from ...core.ipc import frame_loop
 
@@ -44,7 +39,7 @@ class IpcBakeJob(SoftBakeJob):
             ex.ipc_world,
             frame_count=self.frame_count,
             fps=ex.fps,
-            settings=ex.solver_settings(),
+            settings=ex.ipc_settings(),
             pin_tracks=ex.pin_tracks,
             collider_tracks=ex.ipc_collider_tracks,
         )
@@ -60,7 +55,7 @@ class IpcBakeJob(SoftBakeJob):
             cause = exc.__cause__
             if not isinstance(cause, IpcInputError):
                 raise
-            names = [b.object_name for b in self.input.soft.bodies]
+            names = [b.object_name for b in self.input.bodies]
             culprit = next((n for n in names if f"{n}" in str(cause)), names[0] if names else None)
             frame = int(self.input.frames[0])
             raise BakeError(
@@ -73,7 +68,7 @@ class IpcBakeJob(SoftBakeJob):
     def _settings_report(self) -> dict:
         ex, inp = self.export, self.input
         return {
-            "substeps": inp.soft.substeps,
+            "substeps": inp.substeps,
             "dhat": ex.resolved_dhat() if ex is not None else inp.dhat,
             "dhat_automatic": inp.dhat <= 0.0,
             "kappa": inp.kappa,
@@ -82,8 +77,8 @@ class IpcBakeJob(SoftBakeJob):
             "tolerance": inp.tolerance,
             "max_iterations": inp.max_iterations,
             "check_intersections": inp.check_intersections,
-            "output": inp.soft.output,
-            "cache_dir": inp.soft.cache_dir,
+            "output": inp.output,
+            "cache_dir": inp.cache_dir,
         }
 
     def _engine_report(self) -> dict:

@@ -14,6 +14,7 @@ Conventions:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -129,7 +130,7 @@ class SceneExport:
 
 def _add_shape(builder: ModelBuilder, body: int, spec: rigid_shapes.ShapeSpec, mu: float, restitution: float) -> int:
     """Add one shape (posed in the body frame [m]) and return its shape index."""
-    kw = dict(pos=spec.pos, quat=spec.quat, mu=mu, restitution=restitution)
+    kw: dict[str, Any] = dict(pos=spec.pos, quat=spec.quat, mu=mu, restitution=restitution)
     t, p = spec.shape_type, spec.params
     if t == ShapeType.BOX:
         return builder.add_shape_box(body, p, **kw)
@@ -242,12 +243,13 @@ def _add_bodies(builder, bodies: list[BodyInput]) -> list[ExportedBody]:
     for body in bodies:
         geometry = body.geometry
         is_active = body.role == "ACTIVE"
-        body_kw = {}
+        body_kw: dict[str, Any] = {}
         if is_active:
             body_kw = dict(linear_damping=body.linear_damping, angular_damping=body.angular_damping)
             if any(spec.shape_type == ShapeType.MESH for spec in geometry.shapes):
                 # a mesh's inertia comes from its triangles (the builder derives primitives' and hulls' itself)
                 mp = geometry.mass_properties
+                assert mp is not None  # body_geometry computes them for active bodies
                 body_kw["inertia"] = np.asarray(mp.inertia) * (body.mass / mp.volume)
         index = builder.add_body(
             pos=body.pos,

@@ -22,9 +22,6 @@ class RigidBakeJob(BakeJob):
     engine = "RIGID"
     shapes = frozenset(name for name, _, _ in SHAPE_ITEMS)
 
-    input: RigidSceneInput
-    export: SceneExport | None
-
     def __init__(self, scene, gathered: RigidSceneInput):
         self.trajectory = None
         self.write_warnings: list[str] = []
@@ -84,8 +81,7 @@ class RigidBakeJob(BakeJob):
             "contact_overflow": traj.contact_overflow[:done].tolist(),
         }
 
-    def _check_finite(self) -> None:
-        traj = self.trajectory
+    def _check_finite(self, traj) -> None:
         index = [b.body_index for b in self.export.active_bodies]
         ok = np.isfinite(traj.body_pos[:, index]).all(axis=2) & np.isfinite(traj.body_quat[:, index]).all(axis=2)
         if not ok.all():
@@ -97,7 +93,7 @@ class RigidBakeJob(BakeJob):
     def _write(self, scene) -> None:
         if self.trajectory is None or self.export is None:
             raise BakeError("the simulation has not finished")
-        self._check_finite()
+        self._check_finite(self.trajectory)
         transforms = self.export.object_transforms(self.trajectory)
         objects = [scene_object(scene, body.object_name) for body in self.export.active_bodies]
         # one transaction: every object gets its new action, or none does (module output.transaction)

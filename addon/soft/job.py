@@ -21,7 +21,6 @@ class SoftBakeJob(BakeJob):
     objects and location/rotation keyframes of the dynamic (active) boxes."""
 
     engine = "SOFT"
-    export: SoftSceneExport | None
 
     def __init__(self, scene, gathered):
         F = int(gathered.frames.shape[0])
@@ -56,10 +55,6 @@ class SoftBakeJob(BakeJob):
         F, D = self.frame_count, len(self.export.dynamic_colliders)
         self.box_position = np.empty((F, D, 3))
         self.box_quaternion = np.empty((F, D, 4))
-
-    def _soft_input(self) -> SoftSceneInput:
-        """The soft part of the gathered scene (the IPC input wraps one)."""
-        return self.input
 
     @classmethod
     def output_folders(cls, scene) -> list[tuple[str, str, str]]:
@@ -110,7 +105,7 @@ class SoftBakeJob(BakeJob):
     def _settings_report(self) -> dict:
         from ...core.soft.world_solver import resolved_contact_thickness
 
-        ex = self.export or self._soft_input()
+        ex = self.export or self.input
         thickness = ex.contact_thickness
         if self.export is not None:
             thickness = resolved_contact_thickness(self.export.world, self.export.solver_settings())
@@ -134,8 +129,8 @@ class SoftBakeJob(BakeJob):
                 "active": [c.object_name for c in ex.dynamic_colliders],
                 "passive": [c.object_name for c in ex.passive_colliders],
             }
-        inp = self._soft_input()
-        colliders = inp.colliders + [m.record for m in getattr(self.input, "meshes", [])]
+        inp = self.input
+        colliders = inp.colliders + [m.record for m in getattr(inp, "meshes", [])]
         return {
             "soft": [b.object_name for b in inp.bodies],
             "active": [c.object_name for c in colliders if c.role == "ACTIVE"],
@@ -173,7 +168,7 @@ class SoftBakeJob(BakeJob):
                 "max_penetration": float(traj.max_penetration[steps].max()) if newton.size else 0.0,
                 "seconds_per_frame": float(seconds.mean()) if seconds.size else 0.0,
             },
-            "warnings": list(self._soft_input().warnings) + list(self.write_warnings),
+            "warnings": list(self.input.warnings) + list(self.write_warnings),
             "files": list(self.written_files),
         }
 

@@ -152,3 +152,8 @@ def main(out_path: str, folder: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2])
+    sys.stdout.flush()
+    if tuple(bpy.app.version) < (4, 3, 0):  # bpy 4.2 (module) crashes at teardown after registering panels
+        import os
+
+        os._exit(0)

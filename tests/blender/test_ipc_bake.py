@@ -123,7 +123,7 @@ def core_run(export):
         export.ipc_world,
         frame_count=export.frame_count,
         fps=export.fps,
-        settings=export.solver_settings(),
+        settings=export.ipc_settings(),
         pin_tracks=export.pin_tracks,
         collider_tracks=export.ipc_collider_tracks,
     ):
@@ -170,7 +170,7 @@ def test_drop_on_a_plane_matches_the_core_and_never_penetrates(lab):
     assert world.collider_names == ["Ground"] and world.collider_kind[0] == ColliderKind.STATIC
     assert export.ipc_collider_tracks == {} and export.pin_tracks == {}
     dhat = export.resolved_dhat()
-    assert dhat == pytest.approx(IpcSolver(world, export.solver_settings()).dhat, rel=1e-15)  # the core's rule
+    assert dhat == pytest.approx(IpcSolver(world, export.ipc_settings()).dhat, rel=1e-15)  # the core's rule
     expected = core_run(export)
 
     assert bpy.ops.contact_lab.bake() == {"FINISHED"}
@@ -299,7 +299,7 @@ def test_settings_round_trip_in_scene_units(lab):
     cube = add_soft_cube(location=(0.0, 0.0, 30.0), size=100.0 * CUBE)
     scene.frame_set(1)
     export = ipc_export.export_ipc_scene(scene)
-    settings = export.solver_settings()
+    settings = export.ipc_settings()
     assert settings.dhat == pytest.approx(5e-4, rel=1e-6) and export.resolved_dhat() == settings.dhat
     assert (settings.kappa, settings.max_iterations, settings.substeps) == (pytest.approx(2.0e5), 50, 1)
     assert (settings.eps_v, settings.tolerance) == (pytest.approx(2e-3), pytest.approx(5e-4))
