@@ -42,8 +42,28 @@ from ..soft.export import (
 )
 
 
+@dataclass(kw_only=True)
+class IpcBakeSettings:
+    """The IPC engine's settings as the scene sets them (SI units): read by :func:`gather_ipc_scene`, handed
+    unchanged from the gathered scene to its export."""
+
+    dhat: float = 0.0
+    """Barrier distance [m]; 0 = automatic."""
+    kappa: float = 0.0
+    """Barrier stiffness [Pa/m]; 0 = automatic."""
+    eps_v: float = 1.0e-3
+    """Static friction speed [m/s]."""
+    tolerance: float = 1.0e-3
+    max_iterations: int = 100
+    check_intersections: bool = False
+
+    def ipc_bake_settings(self) -> dict:
+        """These settings by name."""
+        return {f.name: getattr(self, f.name) for f in fields(IpcBakeSettings)}
+
+
 @dataclass
-class IpcSceneExport(SoftSceneExport):
+class IpcSceneExport(SoftSceneExport, IpcBakeSettings):
     """A soft export plus the IPC view of its world: everything :class:`~.bake.IpcBakeJob` needs.
 
     ``world`` stays the :class:`SoftWorld` (the bake reads soft bodies and dynamic boxes from the IPC states
@@ -56,15 +76,6 @@ class IpcSceneExport(SoftSceneExport):
     """Passive Mesh-shaped objects; their ``collider_index`` is the IPC world's (they are not in ``world``)."""
     ipc_collider_tracks: dict = field(default_factory=dict)
     """``{IPC collider index: (positions (F, 3) [m], quaternions (F, 4) wxyz)}`` of kinematic colliders."""
-    dhat: float = 0.0
-    """Barrier distance [m]; 0 = automatic."""
-    kappa: float = 0.0
-    """Barrier stiffness [Pa/m]; 0 = automatic."""
-    eps_v: float = 1.0e-3
-    """Static friction speed [m/s]."""
-    tolerance: float = 1.0e-3
-    max_iterations: int = 100
-    check_intersections: bool = False
 
     @property
     def passive_colliders(self) -> list[SoftColliderExport]:
@@ -152,17 +163,11 @@ class MeshColliderInput:
 
 
 @dataclass
-class IpcSceneInput(SoftSceneInput):
+class IpcSceneInput(SoftSceneInput, IpcBakeSettings):
     """An IPC-engine scene as read from Blender (:func:`gather_ipc_scene`): the soft input plus the mesh colliders
     and the IPC settings; plain data, built into an :class:`IpcSceneExport` on any thread."""
 
     meshes: list[MeshColliderInput] = field(default_factory=list)
-    dhat: float = 0.0
-    kappa: float = 0.0
-    eps_v: float = 1.0e-3
-    tolerance: float = 1.0e-3
-    max_iterations: int = 100
-    check_intersections: bool = False
 
 
 def read_mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.ndarray, metres: float):
@@ -282,12 +287,7 @@ def build_ipc_scene(inp: IpcSceneInput) -> IpcSceneExport:
         ipc_world=world,
         mesh_colliders=records,
         ipc_collider_tracks=tracks,
-        dhat=inp.dhat,
-        kappa=inp.kappa,
-        eps_v=inp.eps_v,
-        tolerance=inp.tolerance,
-        max_iterations=inp.max_iterations,
-        check_intersections=inp.check_intersections,
+        **inp.ipc_bake_settings(),
     )
 
 

@@ -26,7 +26,7 @@ Everything is validated before anything is simulated; problems raise :class:`~..
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -153,8 +153,46 @@ class SoftColliderExport:
     """Object scale at the first frame, shape (3,)."""
 
 
+@dataclass(kw_only=True)
+class SoftBakeSettings:
+    """The soft engine's solver and output settings as the scene sets them (SI units), and the bake's bookkeeping:
+    read by :func:`gather_soft_scene`, handed unchanged from the gathered scene to its export."""
+
+    substeps: int = 2
+    contact: str = "IMPLICIT"
+    dual_solver: str = "PROX"
+    """Contact solver of the DUAL formulation: 'PGS' when the scene's Solver is PGS, else 'PROX'."""
+    integrator: str = "BE"
+    """'BE' or 'BDF2' (the DUAL formulation always steps with backward Euler)."""
+    contact_thickness: float = 0.0
+    """Soft contact thickness [m]; 0 = automatic."""
+    output: str = "SHAPE_KEYS"
+    cache_dir: str | None = None
+    """Absolute folder of the PC2 files (output 'PC2' only)."""
+    warnings: list[str] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+
+    def bake_settings(self) -> dict:
+        """These settings by name (copies of the lists), to build the next stage's record from."""
+        values = {f.name: getattr(self, f.name) for f in fields(SoftBakeSettings)}
+        values.update(warnings=list(self.warnings), timings=dict(self.timings))
+        return values
+
+    def solver_settings(self):
+        """The core's :class:`~contact_lab.core.soft.frame_loop.SoftSettings` for this bake."""
+        from ...core.soft.frame_loop import SoftSettings
+
+        return SoftSettings(
+            substeps=self.substeps,
+            contact_thickness=self.contact_thickness,
+            formulation=self.contact,
+            dual_solver=self.dual_solver,
+            integrator=self.integrator,
+        )
+
+
 @dataclass
-class SoftSceneExport:
+class SoftSceneExport(SoftBakeSettings):
     """Everything a soft bake needs, detached from bpy (except object names)."""
 
     scene_name: str
@@ -171,19 +209,6 @@ class SoftSceneExport:
     """``{body index: (F, 4, 4) world matrices with translations in metres}`` of bodies with pinned vertices."""
     collider_tracks: dict
     """``{collider index: (positions (F, 3) [m], quaternions (F, 4) wxyz)}`` of kinematic colliders."""
-    substeps: int = 2
-    contact: str = "IMPLICIT"
-    dual_solver: str = "PROX"
-    """Contact solver of the DUAL formulation: 'PGS' when the scene's Solver is PGS, else 'PROX'."""
-    integrator: str = "BE"
-    """'BE' or 'BDF2' (the DUAL formulation always steps with backward Euler)."""
-    contact_thickness: float = 0.0
-    """Soft contact thickness [m]; 0 = automatic."""
-    output: str = "SHAPE_KEYS"
-    cache_dir: str | None = None
-    """Absolute folder of the PC2 files (output 'PC2' only)."""
-    warnings: list[str] = field(default_factory=list)
-    timings: dict = field(default_factory=dict)
 
     @property
     def frame_count(self) -> int:
@@ -196,18 +221,6 @@ class SoftSceneExport:
     @property
     def passive_colliders(self) -> list[SoftColliderExport]:
         return [c for c in self.colliders if c.kind != ColliderKind.DYNAMIC]
-
-    def solver_settings(self):
-        """The core's :class:`~contact_lab.core.soft.frame_loop.SoftSettings` for this bake."""
-        from ...core.soft.frame_loop import SoftSettings
-
-        return SoftSettings(
-            substeps=self.substeps,
-            contact_thickness=self.contact_thickness,
-            formulation=self.contact,
-            dual_solver=self.dual_solver,
-            integrator=self.integrator,
-        )
 
 
 # collection and reading ----------------------------------------------------------------------------
@@ -420,7 +433,7 @@ class ColliderInput:
 
 
 @dataclass
-class SoftSceneInput:
+class SoftSceneInput(SoftBakeSettings):
     """A Soft-engine scene as read from Blender (:func:`gather_soft_scene`): plain data, no bpy.
 
     :func:`build_soft_scene` turns it into a :class:`SoftSceneExport` on any thread (the bake's worker thread).
@@ -436,15 +449,6 @@ class SoftSceneInput:
     """(3,) [m/s²]."""
     bodies: list[SoftBodyInput]
     colliders: list[ColliderInput]
-    substeps: int = 2
-    contact: str = "IMPLICIT"
-    dual_solver: str = "PROX"
-    integrator: str = "BE"
-    contact_thickness: float = 0.0
-    output: str = "SHAPE_KEYS"
-    cache_dir: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    timings: dict = field(default_factory=dict)
 
     @property
     def frame_count(self) -> int:
@@ -752,15 +756,7 @@ def build_soft_scene(inp: SoftSceneInput) -> SoftSceneExport:
         colliders=colliders,
         pin_tracks=pin_tracks,
         collider_tracks=collider_tracks,
-        substeps=inp.substeps,
-        contact=inp.contact,
-        integrator=inp.integrator,
-        dual_solver=inp.dual_solver,
-        contact_thickness=inp.contact_thickness,
-        output=inp.output,
-        cache_dir=inp.cache_dir,
-        warnings=list(inp.warnings),
-        timings=dict(inp.timings),
+        **inp.bake_settings(),
     )
 
 
