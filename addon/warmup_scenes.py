@@ -4,12 +4,13 @@ Run inside the warm-up process (:mod:`.warmup_child`), never in the artist's Ble
 with contact from the first step (a kernel compiles only when it is called), baked through the same
 :func:`.bake.bake_scene` an artist's bake uses, so every kernel compiles for the argument types a real bake passes:
 
-- rigid: the primitives on a plane with an animated (kinematic) box, with each solver of the panel; cylinders,
-  cones, convex hulls, a compound and active and passive meshes; every friction model of the panel, Texture
-  friction on a generated normal map;
-- soft: a soft cube with a pin group among passive boxes, spheres, capsules and an active box, with each
-  integrator and contact formulation of the panel;
-- IPC: soft cubes falling on each other and on a passive mesh, with and without the intersection checker.
+- rigid: the primitives on a plane with an animated (kinematic) box, with each solver of the panel and with
+  Sleeping; cylinders, cones, convex hulls, a compound and active and passive meshes; every friction model of the
+  panel, Texture friction on a generated normal map;
+- soft: a soft cube with a pin group and a ball with the volume penalty among passive boxes (one animated),
+  spheres, capsules and an active box, with each integrator and contact formulation of the panel;
+- IPC: soft cubes falling on each other and on a passive mesh beside an animated box, with and without the
+  intersection checker.
 
 Progress goes to stdout as ``[contact_lab warm-up] scene k/n label`` lines, errors as ``... error <text>``,
 the end as ``... done <kernels compiled>``; the stamp (:data:`.warmup.STAMP`) is written when every scene baked.
@@ -97,18 +98,22 @@ def _scene(engine: str, **settings):
 # rigid ------------------------------------------------------------------------------------------------------
 
 
-def rigid_primitives(solver: str):
+def _animate(obj, axis: int, distance: float):
+    """Key ``obj`` moving ``distance`` along ``axis`` over the scene's frames (a kinematic collider)."""
+    obj.keyframe_insert("location", frame=1)
+    obj.location[axis] += distance
+    obj.keyframe_insert("location", frame=FRAMES)
+
+
+def rigid_primitives(solver: str, **settings):
     def build():
-        scene = _scene("RIGID", solver=solver)
+        scene = _scene("RIGID", solver=solver, **settings)
         _ground(scene)
         _object(scene, "Box", _cube(0.2), (0.0, 0.0, 0.099), role="ACTIVE", shape="BOX")
         _object(scene, "Ball", _sphere(0.1), (0.4, 0.0, 0.099), role="ACTIVE", shape="SPHERE")
         _object(scene, "Pill", _cylinder(0.05, 0.3), (-0.4, 0.0, 0.149), role="ACTIVE", shape="CAPSULE")
         _object(scene, "Stack", _cube(0.2), (0.0, 0.0, 0.298), role="ACTIVE", shape="BOX")
-        pusher = _object(scene, "Pusher", _cube(0.2), (0.0, 0.5, 0.1), role="PASSIVE", shape="BOX")
-        pusher.keyframe_insert("location", frame=1)
-        pusher.location.y = 0.3
-        pusher.keyframe_insert("location", frame=FRAMES)
+        _animate(_object(scene, "Pusher", _cube(0.2), (0.0, 0.5, 0.1), role="PASSIVE", shape="BOX"), 1, -0.2)
         return scene
 
     return build
@@ -170,9 +175,10 @@ def soft(**settings):
         group = jelly.vertex_groups.new(name="Pins")
         group.add([0], 1.0, "REPLACE")
         _settings(jelly).pin_group = "Pins"
-        _object(scene, "Ball", _sphere(0.1), (0.5, 0.0, 0.1), role="SOFT", lattice_resolution=3)
+        _object(scene, "Ball", _sphere(0.1), (0.5, 0.0, 0.1), role="SOFT", lattice_resolution=3,
+                volume_compressibility=0.01)  # fmt: skip
         _object(scene, "Box", _cube(0.2), (0.0, 0.6, 0.1), role="ACTIVE", shape="BOX")
-        _object(scene, "Post", _cube(0.2), (-0.6, 0.0, 0.1), role="PASSIVE", shape="BOX")
+        _animate(_object(scene, "Post", _cube(0.2), (-0.6, 0.0, 0.1), role="PASSIVE", shape="BOX"), 0, 0.1)
         _object(scene, "Dome", _sphere(0.1), (0.0, -0.6, 0.1), role="PASSIVE", shape="SPHERE")
         _object(scene, "Rail", _cylinder(0.05, 0.3), (0.6, 0.6, 0.15), role="PASSIVE", shape="CAPSULE")
         return scene
@@ -189,7 +195,7 @@ def ipc(**settings):
         _ground(scene, "MESH")
         _object(scene, "Jelly", _cube(0.2), (0.0, 0.0, 0.102), role="SOFT", lattice_resolution=3)
         _object(scene, "Top", _cube(0.2), (0.0, 0.0, 0.31), role="SOFT", lattice_resolution=3)
-        _object(scene, "Wall", _cube(0.2), (0.3, 0.0, 0.1), role="PASSIVE", shape="BOX")
+        _animate(_object(scene, "Wall", _cube(0.2), (0.3, 0.0, 0.1), role="PASSIVE", shape="BOX"), 0, -0.05)
         _object(scene, "Box", _cube(0.1), (-0.3, 0.0, 0.051), role="ACTIVE", shape="BOX")
         return scene
 
@@ -200,6 +206,7 @@ SCENES = (
     ("rigid: primitives, PROX", rigid_primitives("PROX")),
     ("rigid: primitives, PGS", rigid_primitives("PGS")),
     ("rigid: primitives, Newton", rigid_primitives("NEWTON")),
+    ("rigid: primitives, PROX, sleeping", rigid_primitives("PROX", sleeping=True)),
     ("rigid: hulls, meshes, a compound", rigid_shapes),
     ("rigid: friction models", rigid_friction),
     ("soft: implicit, backward Euler", soft()),
