@@ -683,6 +683,7 @@ def build_soft_body(inp: SoftBodyInput, metres: float) -> tuple[dict, SoftBodyEx
         pinned=pinned,
         contact_points=(np.asarray(lattice.embed_tet), weights),  # the visible surface collides, not the lattice
         contact_triangles=surface_triangles,  # what other soft bodies collide with
+        tet_volume_fraction=np.asarray(lattice.tet_volume_fraction),  # the mass is the mesh's, not the lattice's
     )
     record = SoftBodyExport(
         object_name=inp.object_name,
