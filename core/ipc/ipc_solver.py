@@ -46,6 +46,7 @@ from .kernels import (
     friction_lag,
     inertia_energy,
     inertia_energy_gradient,
+    near_pairs,
     pair_quads,
     scatter_surface,
     surface_positions,
@@ -218,9 +219,11 @@ class IpcSolver:
     def _candidates(self, xs0, xs1):
         """Every pair that comes within dhat anywhere on the straight motion ``xs0 -> xs1`` (S, 3) [m]: its
         primitives stay inside their swept boxes, so those boxes are less than dhat apart, and growing each box
-        by dhat / 2 makes them overlap."""
+        by dhat / 2 makes them overlap. Of those, the pairs whose distance cannot shrink below dhat on the motion
+        (:func:`.kernels.near_pairs`) are dropped: they carry no barrier and cannot collide."""
         w = self.world
         vf, ee = collision_candidates(xs0, xs1, w.faces, w.edges, w.surface_group, 0.5 * self.dhat)
+        vf, ee = near_pairs(xs0, xs1, vf, ee, w.faces, w.edges, self.dhat)
         quads = np.empty((len(vf) + len(ee), 4), dtype=np.int64)
         kinds = np.empty(len(vf) + len(ee), dtype=np.int64)
         pair_quads(vf, ee, w.faces, w.edges, quads, kinds)

@@ -108,6 +108,64 @@ def pair_quads(vf_pairs, ee_pairs, faces, edges, out_quads, out_kind):
 
 
 @njit_kernel
+def _relative_motion_bound(xs0, xs1, q, edge_edge):
+    """How much the distance of the pair ``q`` can shrink along ``xs0 -> xs1`` [m]: the additive-CCD bound (course
+    §5.3.3 / :mod:`.ccd`), each side's fastest vertex relative to the four vertices' mean displacement."""
+    m0 = 0.0
+    m1 = 0.0
+    m2 = 0.0
+    for a in range(4):
+        m0 += 0.25 * (xs1[q[a], 0] - xs0[q[a], 0])
+        m1 += 0.25 * (xs1[q[a], 1] - xs0[q[a], 1])
+        m2 += 0.25 * (xs1[q[a], 2] - xs0[q[a], 2])
+    first = 0.0
+    second = 0.0
+    for a in range(4):
+        d0 = xs1[q[a], 0] - xs0[q[a], 0] - m0
+        d1 = xs1[q[a], 1] - xs0[q[a], 1] - m1
+        d2 = xs1[q[a], 2] - xs0[q[a], 2] - m2
+        n = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if a == 0 or (edge_edge and a == 1):
+            first = max(first, n)
+        else:
+            second = max(second, n)
+    return first + second
+
+
+@njit_kernel
+def near_pairs(xs0, xs1, vf_pairs, ee_pairs, faces, edges, dhat):
+    """The candidate pairs that can come closer than ``dhat`` [m] on the straight motion ``xs0 -> xs1`` (S, 3).
+
+    A pair at distance ``d0`` at ``xs0`` stays farther than ``d0 - L`` all along, ``L`` the relative motion bound
+    of :func:`_relative_motion_bound`; pairs with ``d0 - L >= dhat`` carry no barrier anywhere on the segment and
+    are dropped (with ``xs1 = xs0``: exactly the pairs closer than dhat). Broad-phase boxes cannot see that two
+    neighbouring triangles of one surface are a cell apart, and most candidates of a resting body are such pairs.
+    Returns ``(vf_pairs, ee_pairs)`` kept, in their order.
+    """
+    keep_vf = np.empty(vf_pairs.shape[0], np.bool_)
+    keep_ee = np.empty(ee_pairs.shape[0], np.bool_)
+    q = np.empty(4, np.int64)
+    for r in range(vf_pairs.shape[0]):
+        f = vf_pairs[r, 1]
+        q[0] = vf_pairs[r, 0]
+        q[1] = faces[f, 0]
+        q[2] = faces[f, 1]
+        q[3] = faces[f, 2]
+        d0 = math.sqrt(_pair_distance2(xs0, q, PAIR_PT))
+        keep_vf[r] = d0 - _relative_motion_bound(xs0, xs1, q, False) < dhat
+    for r in range(ee_pairs.shape[0]):
+        a = ee_pairs[r, 0]
+        b = ee_pairs[r, 1]
+        q[0] = edges[a, 0]
+        q[1] = edges[a, 1]
+        q[2] = edges[b, 0]
+        q[3] = edges[b, 1]
+        d0 = math.sqrt(_pair_distance2(xs0, q, PAIR_EE))
+        keep_ee[r] = d0 - _relative_motion_bound(xs0, xs1, q, True) < dhat
+    return vf_pairs[keep_vf], ee_pairs[keep_ee]
+
+
+@njit_kernel
 def _pair_distance2(xs, q, kind):
     if kind == PAIR_PT:
         return point_triangle_distance2(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]])

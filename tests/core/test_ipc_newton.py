@@ -211,6 +211,43 @@ def test_barrier_blocks_are_projected_on_the_stencil_of_moving_vertices():
     assert checked > 0  # some of them needed the clamp
 
 
+def test_near_pairs_keeps_every_pair_that_comes_within_dhat():
+    """Candidates dropped by ``near_pairs`` stay farther than dhat all along the motion (distances sampled at 201
+    points of the segment, brute force over all pairs); with no motion, the kept pairs are exactly those within
+    dhat."""
+    from contact_lab.core.ipc.broad_phase import build_edges
+    from contact_lab.core.ipc.kernels import near_pairs
+
+    rng = np.random.default_rng(7)
+    faces = np.array([[0, 1, 2], [3, 4, 5], [6, 7, 8], [2, 9, 10]], np.int64)
+    edges = build_edges(faces)
+    vf = np.array([(v, f) for v in range(11) for f in range(len(faces)) if v not in faces[f]], np.int64)
+    ee = np.array([(a, b) for a in range(len(edges)) for b in range(a + 1, len(edges))
+                   if not set(edges[a]) & set(edges[b])], np.int64)  # fmt: skip
+    dropped = kept_static = 0
+    for _ in range(30):
+        xs0 = rng.uniform(0.0, 1.0, (11, 3))
+        xs1 = xs0 + rng.normal(0.0, 0.2, (11, 3))
+        dhat = rng.uniform(0.05, 0.3)
+        kvf, kee = near_pairs(xs0, xs1, vf, ee, faces, edges, dhat)
+        kept = {("vf", *r) for r in kvf.tolist()} | {("ee", *r) for r in kee.tolist()}
+        for t in np.linspace(0.0, 1.0, 201):
+            x = xs0 + t * (xs1 - xs0)
+            for v, f in vf.tolist():
+                if dist.point_triangle_distance2(x[v], *x[faces[f]]) < dhat * dhat:
+                    assert ("vf", v, f) in kept
+            for a, b in ee.tolist():
+                if dist.edge_edge_distance2(*x[edges[a]], *x[edges[b]]) < dhat * dhat:
+                    assert ("ee", a, b) in kept
+        dropped += len(vf) + len(ee) - len(kept)
+        svf, see = near_pairs(xs0, xs0, vf, ee, faces, edges, dhat)
+        near_vf = [r for r in vf.tolist() if dist.point_triangle_distance2(xs0[r[0]], *xs0[faces[r[1]]]) < dhat**2]
+        near_ee = [r for r in ee.tolist() if dist.edge_edge_distance2(*xs0[edges[r[0]]], *xs0[edges[r[1]]]) < dhat**2]
+        assert svf.tolist() == near_vf and see.tolist() == near_ee
+        kept_static += len(near_vf) + len(near_ee)
+    assert dropped > 0 and kept_static > 0
+
+
 # --------------------------------------------------------------------------- convergence (issue 13)
 
 
