@@ -416,6 +416,18 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         unit="LENGTH",
         precision=4,
     )
+    soft_friction_velocity: FloatProperty(
+        name="Static Friction Speed",
+        description=(
+            "The soft engine's friction ε_v [m/s]: sliding slower than this counts as sticking (smoothed static "
+            "friction). A resting contact still creeps at up to about this speed on a slope near its friction limit, "
+            "so smaller = stickier; 0.00005 keeps a block on the edge of sliding below 0.05 mm/s"
+        ),
+        default=5.0e-5,
+        min=1.0e-7,
+        soft_max=0.01,
+        precision=6,
+    )
     soft_cache_dir: StringProperty(
         name="Cache Folder",
         description=("Folder of the PC2 cache files (one per soft object); '//' is relative to the saved .blend file"),

@@ -65,6 +65,8 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
                 col.prop(settings, "soft_integrator")
             col.prop(settings, "soft_substeps", text="Substeps")
             col.prop(settings, "soft_contact_thickness")
+            if settings.soft_contact != "DUAL":  # the DUAL formulation's Coulomb friction sticks exactly
+                col.prop(settings, "soft_friction_velocity", text="Static Friction Speed (m/s)")
         else:
             col.prop(settings, "substeps")
             col.prop(settings, "solver")

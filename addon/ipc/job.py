@@ -65,6 +65,14 @@ class IpcBakeJob(SoftBakeJob):
                 frame=frame,
             ) from cause
 
+    def solver_note(self) -> str:
+        """The last frame's Newton iterations over all its solver steps (the soft note counts its last step's)."""
+        done, traj = self.frames_done, self.trajectory
+        if done <= 1 or traj.newton_total.shape[0] < done:
+            return ""
+        solves = int(traj.solves[done - 1])
+        return f"{int(traj.newton_total[done - 1])} Newton iterations in {solves} step{'s' if solves != 1 else ''}"
+
     def _settings_report(self) -> dict:
         ex, inp = self.export, self.input
         return {
@@ -97,6 +105,14 @@ class IpcBakeJob(SoftBakeJob):
         # fast contacts: steps halved until every step's straight-line motion is collision-free
         stats["solver_steps"] = int(traj.steps[steps].sum())
         stats["halved_steps"] = int(traj.splits[steps].sum())
+        # Newton iterations per solver step over every step of every frame (the soft report's per-frame keys, here
+        # measured on each solve, the ones a halving threw away included)
+        solves = int(traj.solves[steps].sum())
+        stats["newton_solves"] = solves
+        stats["newton_iterations"] = int(traj.newton_total[steps].sum())
+        stats["pcg_iterations"] = int(traj.pcg_total[steps].sum())
+        stats["max_newton_iterations"] = int(traj.newton_max[steps].max()) if stepped else 0
+        stats["mean_newton_iterations"] = stats["newton_iterations"] / solves if solves else 0.0
         if self.input.check_intersections:
             stats["checked_frames"] = self.frames_done
             stats["intersections"] = int(traj.intersections[: self.frames_done].sum())
@@ -111,6 +127,10 @@ class IpcBakeJob(SoftBakeJob):
         out["min_distance"] = [float(d) if np.isfinite(d) else None for d in traj.min_distance[:done]]
         out["kappa"] = traj.kappa[:done].tolist()
         out["solver_steps"] = traj.steps[:done].tolist()
+        out["newton_solves"] = traj.solves[:done].tolist()
+        out["newton_total"] = traj.newton_total[:done].tolist()
+        out["newton_max"] = traj.newton_max[:done].tolist()
+        out["pcg_total"] = traj.pcg_total[:done].tolist()
         if self.input.check_intersections:
             out["intersections"] = traj.intersections[:done].tolist()
             out["inverted"] = traj.inverted[:done].tolist()

@@ -166,6 +166,10 @@ class SoftBakeSettings:
     """'BE' or 'BDF2' (the DUAL formulation always steps with backward Euler)."""
     contact_thickness: float = 0.0
     """Soft contact thickness [m]; 0 = automatic."""
+    friction_velocity: float = 5.0e-5
+    """Static friction speed ε_v [m/s] of the IMPLICIT formulation's smoothed friction (``soft_friction_velocity``);
+    a resting contact creeps at most ~ε_v, so the default is well below what shows (the core's own default, 1 mm/s,
+    is seed 003's)."""
     output: str = "SHAPE_KEYS"
     cache_dir: str | None = None
     """Absolute folder of the PC2 files (output 'PC2' only)."""
@@ -185,6 +189,7 @@ class SoftBakeSettings:
         return SoftSettings(
             substeps=self.substeps,
             contact_thickness=self.contact_thickness,
+            friction_velocity=self.friction_velocity,
             formulation=self.contact,
             dual_solver=self.dual_solver,
             integrator=self.integrator,
@@ -636,6 +641,7 @@ def gather_soft_scene(
         integrator=str(settings.soft_integrator) if settings.soft_contact == "IMPLICIT" else "BE",
         dual_solver="PGS" if settings.solver == "PGS" else "PROX",
         contact_thickness=float(settings.soft_contact_thickness) * metres,
+        friction_velocity=float(settings.soft_friction_velocity),
         output=str(settings.soft_output),
         cache_dir=cache_dir,
         warnings=_warnings(soft + rigid + meshes, scene),
@@ -683,6 +689,7 @@ def build_soft_body(inp: SoftBodyInput, metres: float) -> tuple[dict, SoftBodyEx
         pinned=pinned,
         contact_points=(np.asarray(lattice.embed_tet), weights),  # the visible surface collides, not the lattice
         contact_triangles=surface_triangles,  # what other soft bodies collide with
+        tet_volume_fraction=np.asarray(lattice.tet_volume_fraction),  # the mass is the mesh's, not the lattice's
     )
     record = SoftBodyExport(
         object_name=inp.object_name,

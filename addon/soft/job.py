@@ -116,6 +116,7 @@ class SoftBakeJob(BakeJob):
             "dual_solver": ex.dual_solver,
             "contact_thickness": thickness,
             "contact_thickness_automatic": ex.contact_thickness <= 0.0,
+            "friction_velocity": ex.friction_velocity,
             "output": ex.output,
             "cache_dir": ex.cache_dir,
         }

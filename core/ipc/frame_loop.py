@@ -86,9 +86,10 @@ def iter_simulate_ipc(
             halved ones included: the straight lines between them are the motion (audits, motion blur).
 
     The state's ``x``/``v`` hold all unknowns (soft-world nodes first, then kinematic collider vertices);
-    ``state.stats`` is the :class:`IpcStats` of the frame's last step (with the checker's counts when
-    ``settings.check_intersections``). Raises :class:`IpcInputError` if the start is not intersection-free
-    with a positive gap, :class:`DivergenceError` if positions stop being finite.
+    ``state.stats`` is the :class:`IpcStats` of the frame's last step, with the frame's totals over all its
+    solves (``steps``, ``splits``, ``solves``, ``newton_total``, ``newton_max``, ``pcg_total``) and the
+    checker's counts when ``settings.check_intersections``. Raises :class:`IpcInputError` if the start is not
+    intersection-free with a positive gap, :class:`DivergenceError` if positions stop being finite.
     """
     settings = settings or IpcSettings()
     state = state or world.state()
@@ -106,7 +107,7 @@ def iter_simulate_ipc(
     yield 0, state
     target = state.x.copy()
     for frame in range(frame_count - 1):
-        splits = steps = 0
+        splits = steps = newton_total = newton_max = pcg_total = 0
         for sub in range(settings.substeps):
             # the substep [sub, sub + 1] / substeps of the frame, halved while a step's motion is not free
             pending = [(sub / settings.substeps, (sub + 1) / settings.substeps, 0)]
@@ -118,6 +119,9 @@ def iter_simulate_ipc(
                 _kinematic_targets(world, end_pos, end_quat, target)
                 solver.set_collider_axes(state.collider_orientation)
                 stats = solver.step(state, (a1 - a0) / fps, target)
+                newton_total += stats.newton_iterations
+                newton_max = max(newton_max, stats.newton_iterations)
+                pcg_total += stats.pcg_iterations
                 if depth < MAX_STEP_SPLITS and not solver.motion_is_free(saved[0], state.x):
                     state.x[:], state.v[:] = saved[0], saved[1]
                     state.collider_position, state.collider_orientation = saved[2], saved[3]
@@ -132,7 +136,9 @@ def iter_simulate_ipc(
                 state.collider_orientation = end_quat
                 steps += 1
                 check_finite(world.soft, state, frame + 1)
-        state.stats.splits, state.stats.steps = splits, steps
+        st = state.stats
+        st.splits, st.steps, st.solves = splits, steps, steps + splits
+        st.newton_total, st.newton_max, st.pcg_total = newton_total, newton_max, pcg_total
         if settings.check_intersections:
             _record_check(world, state)
         yield frame + 1, state
@@ -147,7 +153,8 @@ def _record_check(world: IpcWorld, state: SoftWorldState) -> None:
 def _check_start(world: IpcWorld, solver: IpcSolver, x: np.ndarray) -> None:
     """Reject a start state that IPC cannot handle: touching or intersecting surfaces (d = 0)."""
     xs = world.surface_positions(x)
-    _, _, quads, kinds = solver._candidates(xs, xs)
+    with solver.thread_policy():
+        _, _, quads, kinds = solver._candidates(xs, xs)
     _, dmin = barrier_energy(xs, quads, kinds, world.surface_rest, solver.dhat2)
     report = check_state(world, x)
     if dmin <= 0.0 or not report.ok:

@@ -7,41 +7,51 @@ One step (course D.3.7, Algorithms 18 and 20):
    doubled during the solve while the closest distance keeps shrinking (``update_barrier_stiffness``).
 3. Friction lag: closest points, tangent bases and normal forces of the pairs closer than dhat at the
    lag point (the step start; each further lagging iteration re-lags at the last solution).
-4. Newton: gradient and PSD-projected Hessian (elasticity per tet, barrier and friction per pair), PCG
-   solve, then a line search that starts at the largest collision-free step (additive CCD over the
-   swept-box candidates) and halves until the objective decreases. A step that would invert a tet has
-   infinite energy (classical neo-Hookean) and is halved away too, so every accepted iterate is
-   intersection- and inversion-free. Stops when ``||dx||_inf / h < tolerance * bbox diagonal``.
+4. Newton: gradient and Hessian (elasticity per tet, barrier and friction per pair, the latter two
+   PSD-projected per pair), an inexact PCG solve, then a line search that starts at the largest
+   collision-free step (additive CCD over the swept-box candidates) and halves until the objective
+   decreases. A step that would invert a tet has infinite energy (classical neo-Hookean) and is halved
+   away too, so every accepted iterate is intersection- and inversion-free. Stops when
+   ``||dx||_inf / h < tolerance * bbox diagonal``.
+
+The elastic Hessian is the exact one (:mod:`.elasticity`) unless the solve meets negative curvature; only
+then is that iteration's elastic Hessian projected to PSD per tet and the system solved again. Projecting
+every tet's Hessian always (the textbook projected Newton, course §5.3.2) clamps the negative curvature of
+every compressed tet and overestimates the stiffness of the whole body: on the default cube pressed onto a
+plane every Newton step was accepted whole yet shrank only ~5 % per iteration (19.5 iterations per step,
+65 at most); with the exact Hessian the same steps take 2-14 (README, ``bench_ipc_default_cube.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
-from ..linalg.csr import CsrPattern, assemble_blocks
-from ..soft.kernels_world import world_elastic_energy, world_elastic_gradient, world_elastic_hessian_blocks
+from ..soft.kernels_world import world_elastic_energy, world_elastic_gradient
 from ..soft.world import AFFINE_STIFFNESS_FACTOR, SoftWorldState
 from .barrier import initial_barrier_stiffness, update_barrier_stiffness
+from .block_sparse import BlockPattern, add_block_diagonal
 from .broad_phase import collision_candidates
 from .ccd import max_collision_free_step
+from .elasticity import elastic_gradient_and_hessian
 from .ipc_world import IpcWorld
 from .kernels import (
-    add_affine_mass,
     barrier_assemble,
     barrier_energy,
-    build_preconditioner,
     friction_assemble,
     friction_energy,
     friction_lag,
     inertia_energy,
     inertia_energy_gradient,
-    ipc_pcg,
+    near_pairs,
     pair_quads,
     scatter_surface,
     surface_positions,
 )
+from .newton_system import NEGATIVE_CURVATURE, add_affine_mass, build_preconditioner, ipc_pcg
 
 SPRING_FACTOR = 1.0e8
 """Stiffness of the springs holding pinned and kinematic nodes on their targets, in units of the mean
@@ -59,6 +69,12 @@ never missed, a near miss may be reported)."""
 MAX_HALVINGS = 40
 """Line-search halvings before the step is given up (alpha ~ 1e-12)."""
 
+PARALLEL_MIN_PRIMITIVES = 20_000
+"""Surfaces with fewer faces plus edges run the broad phase and the CCD on one thread. Each of their parallel
+regions (about ten per Newton iteration) costs a thread wake-up and a barrier; on a small surface that is more
+than the work (an 11-vertex surface: 0.07 ms on one thread, 58-141 ms on two while other processes held both
+cores, measured on the 2-core test machine), and the spinning workers take CPU from the solve itself."""
+
 AUTOMATIC_DHAT_FRACTION = 1.0e-3
 """Automatic barrier distance: this fraction of the soft bodies' bounding-box diagonal."""
 
@@ -73,7 +89,9 @@ class IpcSettings:
     tolerance: Newton stops at ``||dx||_inf / h < tolerance * bbox diagonal`` [1/s].
     max_iterations: Newton iterations per lagging pass (a warning flag is raised when hit).
     friction_iterations: lagging passes (1 = lag at the step start; more re-lag at the solution).
-    substeps: steps per frame. pcg_tolerance / pcg_max_iterations: the inner linear solve.
+    substeps: steps per frame.
+    pcg_tolerance: relative residual of the inner linear solve (an inexact Newton step: its direction matters,
+        not its last digits; the stopping rule is on the step). pcg_max_iterations: its iteration cap.
     check_intersections: run the independent exact checker on every frame (``iter_simulate_ipc``).
     """
 
@@ -84,7 +102,7 @@ class IpcSettings:
     max_iterations: int = 100
     friction_iterations: int = 1
     substeps: int = 1
-    pcg_tolerance: float = 1.0e-6
+    pcg_tolerance: float = 1.0e-2
     pcg_max_iterations: int = 2000
     check_intersections: bool = False
 
@@ -95,6 +113,9 @@ class IpcStats:
 
     newton_iterations: int = 0
     pcg_iterations: int = 0
+    projected_iterations: int = 0
+    """Newton iterations whose linear solve met negative curvature and was redone with the projected elastic
+    Hessian (their PCG iterations count in ``pcg_iterations`` too)."""
     contact_count: int = 0
     friction_count: int = 0
     min_distance: float = np.inf
@@ -115,6 +136,14 @@ class IpcStats:
     """Times the frame's substeps were halved because a step's straight-line motion was not collision-free."""
     steps: int = 1
     """Solver steps the frame took (substeps times the halvings)."""
+    solves: int = 1
+    """Solves in the frame: its ``steps`` plus one thrown away per halving (``splits``)."""
+    newton_total: int = 0
+    """Newton iterations of every solve of the frame (kept steps and the solves thrown away by a halving)."""
+    newton_max: int = 0
+    """Most Newton iterations of one solve of the frame."""
+    pcg_total: int = 0
+    """PCG iterations of every solve of the frame."""
 
 
 def resolved_dhat(world: IpcWorld, settings: IpcSettings) -> float:
@@ -152,21 +181,28 @@ class IpcSolver:
         groups = [sw.tet_indices, np.arange(N, dtype=np.int64)[:, None]]
         if sw.affine_count:
             groups.append(sw.affine_nodes)
-        self.pattern = CsrPattern.from_element_groups(groups, N)
-        self.data = self.pattern.zeros()
-        self.tet_blocks = np.zeros((sw.tet_count, 12, 12))
+        self.pattern = BlockPattern.from_element_groups(groups, N)
+        self.blocks = self.pattern.zeros()
+        """Node blocks of the Newton matrix without the pairs: mass, springs, ``h^2`` elasticity (B, 3, 3)."""
+        self.grad_scratch = np.zeros((N, 3))
+        self.precond_work = np.zeros((N, 3, 3))
         S = world.surface_count
         self.xs = np.zeros((S, 3))
         self.xs_trial = np.zeros((S, 3))
         self.xs_lag = np.zeros((S, 3))
         self.grad_s = np.zeros((S, 3))
         self.surface_axis = np.zeros((S, 3))
+        self.surface_free = world.surface_nodes[:, 0] >= 0
+        """Surface vertices that depend on an unknown (S,) bool: the rows of the pair Hessians that are projected."""
         self.surface_mu_ab = np.zeros((S, 2))
         self.inv = np.zeros((N, 3, 3))
         self.pcg_work = np.zeros((4, 3 * N))
+        self.dx = np.zeros(3 * N)
         self.kappa_obj = 0.0
         self.kappa_physical = 0.0
         """Barrier stiffness of the last step [Pa/m] (the automatic rule never goes below it)."""
+        self.serial = len(world.faces) + len(world.edges) < PARALLEL_MIN_PRIMITIVES
+        """Run the parallel kernels (broad phase, CCD) on one thread (:data:`PARALLEL_MIN_PRIMITIVES`)."""
         self._empty_q = np.zeros((0, 4), dtype=np.int64)
         self._empty_b = np.zeros((0, 12, 12))
         self._lag = None
@@ -181,8 +217,13 @@ class IpcSolver:
         return out
 
     def _candidates(self, xs0, xs1):
+        """Every pair that comes within dhat anywhere on the straight motion ``xs0 -> xs1`` (S, 3) [m]: its
+        primitives stay inside their swept boxes, so those boxes are less than dhat apart, and growing each box
+        by dhat / 2 makes them overlap. Of those, the pairs whose distance cannot shrink below dhat on the motion
+        (:func:`.kernels.near_pairs`) are dropped: they carry no barrier and cannot collide."""
         w = self.world
-        vf, ee = collision_candidates(xs0, xs1, w.faces, w.edges, w.surface_group, self.dhat)
+        vf, ee = collision_candidates(xs0, xs1, w.faces, w.edges, w.surface_group, 0.5 * self.dhat)
+        vf, ee = near_pairs(xs0, xs1, vf, ee, w.faces, w.edges, self.dhat)
         quads = np.empty((len(vf) + len(ee), 4), dtype=np.int64)
         kinds = np.empty(len(vf) + len(ee), dtype=np.int64)
         pair_quads(vf, ee, w.faces, w.edges, quads, kinds)
@@ -225,15 +266,22 @@ class IpcSolver:
         return g
 
     def gradient_and_hessian(self, x, quads, kinds, with_hessian=True):
-        """Gradient (N, 3) of the objective; if asked, the CSR data and pair blocks of its projected Hessian."""
-        w, sw = self.world, self.world.soft
-        h2 = self.h * self.h
-        g = self._elastodynamic_gradient(x)
+        """Gradient (N, 3) of the objective; if asked, the node blocks (exact elasticity) and the pair blocks
+        (PSD-projected barrier, friction) of its Hessian."""
+        w = self.world
+        if with_hessian:
+            g = np.zeros((self.N, 3))
+            inertia_energy_gradient(x, self.x_tilde, self.node_mass, self.aff_nodes, self.aff_mass, self.spring,
+                                    self.target, g)  # fmt: skip
+            self._node_blocks(x, False, g)
+        else:
+            g = self._elastodynamic_gradient(x)
         xs = self._surface(x, self.xs)
         self.grad_s[:] = 0.0
         bq = np.empty((len(quads), 4), dtype=np.int64)
         bb = np.empty((len(quads), 12, 12))
-        bc, _ = barrier_assemble(xs, quads, kinds, w.surface_rest, self.dhat2, self.kappa_obj, self.grad_s, bq, bb)
+        bc, _ = barrier_assemble(xs, quads, kinds, w.surface_rest, self.surface_free, self.dhat2, self.kappa_obj,
+                                 self.grad_s, bq, bb)  # fmt: skip
         fc, fq, fb = 0, self._empty_q, self._empty_b
         if self._lag is not None:
             lq, lw, lb, lc, le, lcount = self._lag
@@ -242,17 +290,29 @@ class IpcSolver:
             fc, fq = lcount, lq
         scatter_surface(self.grad_s, w.surface_nodes, w.surface_weights, g)
         self._pairs = (bc, bq, bb, fc, fq, fb)
-        if with_hessian:
-            world_elastic_hessian_blocks(x, sw.tet_indices, sw.tet_Dm_inv, sw.tet_rest_volume, self.tet_mu,
-                                         self.tet_lam, w.tet_material, True, self.tet_blocks)  # fmt: skip
-            self.tet_blocks *= h2
-            self.data[:] = 0.0
-            assemble_blocks(self.tet_blocks, self.pattern.scatter_index[0], self.data)
-            diag = np.repeat(self.node_mass + self.spring, 3)
-            self.data[self.pattern.diag_index] += diag
-            if sw.affine_count:
-                add_affine_mass(self.aff_mass, self.pattern.scatter_index[2], self.data)
         return g
+
+    def _node_blocks(self, x, project, grad) -> None:
+        """Fill the node blocks: mass and springs, ``h^2`` times the elastic Hessian (PSD-projected per tet if
+        ``project``), the dynamic boxes' consistent mass; ``h^2`` times the elastic gradient is added to ``grad``."""
+        w, sw = self.world, self.world.soft
+        self.blocks[:] = 0.0
+        elastic_gradient_and_hessian(x, sw.tet_indices, sw.tet_Dm_inv, sw.tet_rest_volume, self.tet_mu,
+                                     self.tet_lam, w.tet_material, self.h * self.h, project,
+                                     self.pattern.element_index[0], grad, self.blocks)  # fmt: skip
+        add_block_diagonal(self.pattern.diagonal, self.node_mass + self.spring, self.blocks)
+        if sw.affine_count:
+            add_affine_mass(self.aff_mass, self.pattern.element_index[2], self.blocks)
+
+    def _newton_direction(self, g) -> tuple[np.ndarray, int, int]:
+        """``(dx (N, 3), PCG iterations, outcome)`` of the inexact solve ``H dx = -g`` with the current blocks."""
+        s, w = self.settings, self.world
+        build_preconditioner(self.pattern.diagonal, self.blocks, self._pairs, w.surface_nodes, w.surface_weights,
+                             self.precond_work, self.inv)  # fmt: skip
+        it, _, outcome = ipc_pcg(self.pattern.row_start, self.pattern.column, self.blocks, self._pairs,
+                                 w.surface_nodes, w.surface_weights, self.inv, -g.ravel(), self.dx,
+                                 s.pcg_tolerance, s.pcg_max_iterations, self.pcg_work)  # fmt: skip
+        return self.dx.reshape(-1, 3).copy(), int(it), int(outcome)
 
     def barrier_gradient(self, x, quads, kinds) -> np.ndarray:
         """Gradient (N, 3) of ``sum_k m_k b_k`` (unit stiffness) w.r.t. the unknowns."""
@@ -261,7 +321,7 @@ class IpcSolver:
         gs = np.zeros_like(self.grad_s)
         bq = np.empty((len(quads), 4), dtype=np.int64)
         bb = np.empty((len(quads), 12, 12))
-        barrier_assemble(xs, quads, kinds, w.surface_rest, self.dhat2, 1.0, gs, bq, bb)
+        barrier_assemble(xs, quads, kinds, w.surface_rest, self.surface_free, self.dhat2, 1.0, gs, bq, bb)
         g = np.zeros((self.N, 3))
         scatter_surface(gs, w.surface_nodes, w.surface_weights, g)
         return g
@@ -316,8 +376,25 @@ class IpcSolver:
         self.kappa_max = max(self.kappa_max, kappa)
         return kappa
 
+    @contextlib.contextmanager
+    def thread_policy(self):
+        """Limit this thread's Numba kernels to one thread while inside, if the surface is small (:attr:`serial`)."""
+        if not self.serial:
+            yield
+            return
+        previous = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(previous)
+
     def step(self, state: SoftWorldState, h: float, target: np.ndarray) -> IpcStats:
         """Advance ``state`` (in place) by one step of length ``h`` [s]; return the diagnostics."""
+        with self.thread_policy():
+            return self._step(state, h, target)
+
+    def _step(self, state: SoftWorldState, h: float, target: np.ndarray) -> IpcStats:
         s, w = self.settings, self.world
         self.begin_step(state, h, target)
         stats = IpcStats()
@@ -335,22 +412,23 @@ class IpcSolver:
         passes = max(1, s.friction_iterations) if uses_friction else 1
         for _ in range(passes):
             if uses_friction:
-                self._set_lag(x)
+                self._set_lag(x, quads, kinds)
             converged = False
+            f0 = None  # the objective at x, once known (the accepted line-search value while kappa is unchanged)
             for _ in range(s.max_iterations):
                 g = self.gradient_and_hessian(x, quads, kinds)
-                f0, dmin = self.objective(x, quads, kinds)
+                if f0 is None:
+                    f0, dmin = self.objective(x, quads, kinds)
                 if not stats.energy_history:
                     stats.energy_history.append(f0)
-                N3 = 3 * self.N
-                build_preconditioner(self.pattern.indptr, self.pattern.indices, self.data, self._pairs,
-                                     w.surface_nodes, w.surface_weights, self.inv)  # fmt: skip
-                dx = np.zeros(N3)
-                it, _ = ipc_pcg(self.pattern.indptr, self.pattern.indices, self.data, self._pairs, w.surface_nodes,
-                                w.surface_weights, self.inv, -g.ravel(), dx, s.pcg_tolerance, s.pcg_max_iterations,
-                                self.pcg_work)  # fmt: skip
+                dx, it, outcome = self._newton_direction(g)
                 stats.pcg_iterations += it
-                dx = dx.reshape(-1, 3)
+                if outcome == NEGATIVE_CURVATURE:
+                    # the exact elastic Hessian is indefinite here: this iteration uses the projected one
+                    self._node_blocks(x, True, self.grad_scratch)
+                    dx, it, outcome = self._newton_direction(g)
+                    stats.pcg_iterations += it
+                    stats.projected_iterations += 1
                 stats.newton_iterations += 1
                 if np.abs(dx).max() <= tol:
                     converged = True
@@ -370,16 +448,19 @@ class IpcSolver:
                 if not f_new <= f0:
                     break  # no descent (round-off at the minimum): keep x
                 x = x + alpha * dx
+                f0 = f_new
                 stats.smallest_step = min(stats.smallest_step, alpha)
                 stats.energy_history.append(f_new)
                 if s.kappa <= 0.0 and np.isfinite(dmin):
-                    self.kappa_obj = float(update_barrier_stiffness(prev_dmin, dmin, self.kappa_max, self.kappa_obj,
-                                                                    w.bbox_diagonal))  # fmt: skip
+                    kappa = float(update_barrier_stiffness(prev_dmin, dmin, self.kappa_max, self.kappa_obj,
+                                                           w.bbox_diagonal))  # fmt: skip
+                    if kappa != self.kappa_obj:
+                        self.kappa_obj, f0 = kappa, None
                     prev_dmin = dmin
             stats.converged = converged
-        # Final active set, statistics and velocities.
+        # Final active set, statistics and velocities. The last candidate set covers x (its swept boxes contain
+        # the segment x lies on), so it holds every pair within dhat of x.
         xs = self._surface(x, self.xs)
-        _, _, quads, kinds = self._candidates(xs, xs)
         _, dmin = barrier_energy(xs, quads, kinds, w.surface_rest, self.dhat2)
         stats.min_distance = float(np.sqrt(dmin)) if dmin < self.dhat2 else np.inf
         self.gradient_and_hessian(x, quads, kinds, with_hessian=False)
@@ -404,14 +485,17 @@ class IpcSolver:
         w = self.world
         xs0 = self._surface(x0, self.xs).copy()
         xs1 = self._surface(x1, self.xs_trial).copy()
-        vf, ee = collision_candidates(xs0, xs1, w.faces, w.edges, w.surface_group, 0.0)
-        return max_collision_free_step(xs0, xs1, w.faces, w.edges, vf, ee, 0.0, LINE_CHECK_RESCALING) >= 1.0
+        with self.thread_policy():
+            vf, ee = collision_candidates(xs0, xs1, w.faces, w.edges, w.surface_group, 0.0)
+            return max_collision_free_step(xs0, xs1, w.faces, w.edges, vf, ee, 0.0, LINE_CHECK_RESCALING) >= 1.0
 
-    def _set_lag(self, x) -> None:
-        """Freeze friction at ``x`` (normal forces, closest points, bases); slips stay measured from the step start."""
+    def _set_lag(self, x, quads, kinds) -> None:
+        """Freeze friction at ``x`` (normal forces, closest points, bases); slips stay measured from the step start.
+
+        ``quads``/``kinds``: candidate pairs holding every pair within dhat of ``x``.
+        """
         w = self.world
         xs = self._surface(x, self.xs).copy()
-        _, _, quads, kinds = self._candidates(xs, xs)
         P = len(quads)
         lq = np.empty((P, 4), dtype=np.int64)
         lw = np.empty((P, 4))

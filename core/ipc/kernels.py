@@ -14,8 +14,8 @@ IPC paper's scaling, i.e. everything multiplied by h^2):
 edge–edge mollifier (1 for point–triangle), ``N~_k = h^2 N_k`` the lagged normal force scaled like
 the objective and ``k_i`` the stiff springs that hold pinned and kinematic nodes on their targets.
 Gradients and Hessians of pair terms live in surface-vertex space (12 entries / 12x12 blocks per
-pair) and reach the nodes through the surface weights (``scatter``/``gather``); the operator applies
-them matrix-free on top of a CSR matrix holding mass, elasticity and springs.
+pair) and reach the nodes through the surface weights (``scatter``/``gather``); :mod:`.newton_system`
+applies them matrix-free on top of the node-block matrix holding mass, elasticity and springs.
 """
 
 import math
@@ -23,8 +23,6 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
-from ..linalg.pcg import apply_block3_inverse, serial_dot
-from ..soft.kernels_world import inverse3
 from ..soft.materials import project_psd
 from .barrier import barrier, barrier_first_derivative, barrier_second_derivative
 from .distance import (
@@ -110,6 +108,64 @@ def pair_quads(vf_pairs, ee_pairs, faces, edges, out_quads, out_kind):
 
 
 @njit_kernel
+def _relative_motion_bound(xs0, xs1, q, edge_edge):
+    """How much the distance of the pair ``q`` can shrink along ``xs0 -> xs1`` [m]: the additive-CCD bound (course
+    §5.3.3 / :mod:`.ccd`), each side's fastest vertex relative to the four vertices' mean displacement."""
+    m0 = 0.0
+    m1 = 0.0
+    m2 = 0.0
+    for a in range(4):
+        m0 += 0.25 * (xs1[q[a], 0] - xs0[q[a], 0])
+        m1 += 0.25 * (xs1[q[a], 1] - xs0[q[a], 1])
+        m2 += 0.25 * (xs1[q[a], 2] - xs0[q[a], 2])
+    first = 0.0
+    second = 0.0
+    for a in range(4):
+        d0 = xs1[q[a], 0] - xs0[q[a], 0] - m0
+        d1 = xs1[q[a], 1] - xs0[q[a], 1] - m1
+        d2 = xs1[q[a], 2] - xs0[q[a], 2] - m2
+        n = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if a == 0 or (edge_edge and a == 1):
+            first = max(first, n)
+        else:
+            second = max(second, n)
+    return first + second
+
+
+@njit_kernel
+def near_pairs(xs0, xs1, vf_pairs, ee_pairs, faces, edges, dhat):
+    """The candidate pairs that can come closer than ``dhat`` [m] on the straight motion ``xs0 -> xs1`` (S, 3).
+
+    A pair at distance ``d0`` at ``xs0`` stays farther than ``d0 - L`` all along, ``L`` the relative motion bound
+    of :func:`_relative_motion_bound`; pairs with ``d0 - L >= dhat`` carry no barrier anywhere on the segment and
+    are dropped (with ``xs1 = xs0``: exactly the pairs closer than dhat). Broad-phase boxes cannot see that two
+    neighbouring triangles of one surface are a cell apart, and most candidates of a resting body are such pairs.
+    Returns ``(vf_pairs, ee_pairs)`` kept, in their order.
+    """
+    keep_vf = np.empty(vf_pairs.shape[0], np.bool_)
+    keep_ee = np.empty(ee_pairs.shape[0], np.bool_)
+    q = np.empty(4, np.int64)
+    for r in range(vf_pairs.shape[0]):
+        f = vf_pairs[r, 1]
+        q[0] = vf_pairs[r, 0]
+        q[1] = faces[f, 0]
+        q[2] = faces[f, 1]
+        q[3] = faces[f, 2]
+        d0 = math.sqrt(_pair_distance2(xs0, q, PAIR_PT))
+        keep_vf[r] = d0 - _relative_motion_bound(xs0, xs1, q, False) < dhat
+    for r in range(ee_pairs.shape[0]):
+        a = ee_pairs[r, 0]
+        b = ee_pairs[r, 1]
+        q[0] = edges[a, 0]
+        q[1] = edges[a, 1]
+        q[2] = edges[b, 0]
+        q[3] = edges[b, 1]
+        d0 = math.sqrt(_pair_distance2(xs0, q, PAIR_EE))
+        keep_ee[r] = d0 - _relative_motion_bound(xs0, xs1, q, True) < dhat
+    return vf_pairs[keep_vf], ee_pairs[keep_ee]
+
+
+@njit_kernel
 def _pair_distance2(xs, q, kind):
     if kind == PAIR_PT:
         return point_triangle_distance2(xs[q[0]], xs[q[1]], xs[q[2]], xs[q[3]])
@@ -151,23 +207,74 @@ def barrier_energy(xs, quads, kinds, rest, dhat2):
 
 
 @njit_kernel
-def barrier_assemble(xs, quads, kinds, rest, dhat2, kappa, out_grad, out_quads, out_blocks):
+def _project_stencil(blk, q, free, scratch, evals, evecs, work):
+    """Clamp the 12x12 pair block ``blk`` to PSD on its stencil: the rows of the vertices that move (``free``)
+    and take part in the distance (a non-zero row); the other rows and columns are set to 0.
+
+    Rows of fixed vertices (static colliders) never reach the Newton matrix, and zero rows stay zero under the
+    projection, so this is the projection of the Hessian with respect to what can move: a point against a
+    static plane is a 3x3 eigenproblem instead of 12x12 (~40 us of cyclic Jacobi per pair otherwise).
+    ``scratch``, ``evecs``, ``work``: four (3m, 3m) buffers each (m = 1..4 vertices), ``evals`` four (3m,).
+    """
+    slots = np.empty(4, np.int64)
+    m = 0
+    for a in range(4):
+        keep = False
+        if free[q[a]]:
+            for r in range(3 * a, 3 * a + 3):
+                for c in range(12):
+                    if blk[r, c] != 0.0:
+                        keep = True
+        if keep:
+            slots[m] = a
+            m += 1
+        else:
+            for r in range(3 * a, 3 * a + 3):
+                for c in range(12):
+                    blk[r, c] = 0.0
+                    blk[c, r] = 0.0
+    if m == 0:
+        return
+    sub = scratch[m - 1]
+    for i in range(3 * m):
+        ri = 3 * slots[i // 3] + i % 3
+        for j in range(3 * m):
+            sub[i, j] = blk[ri, 3 * slots[j // 3] + j % 3]
+    project_psd(sub, evals[m - 1], evecs[m - 1], work[m - 1], sub)
+    for i in range(3 * m):
+        ri = 3 * slots[i // 3] + i % 3
+        for j in range(3 * m):
+            blk[ri, 3 * slots[j // 3] + j % 3] = sub[i, j]
+
+
+@njit_kernel
+def stencil_scratch():
+    """Buffers of :func:`_project_stencil`: ``(scratch, evals, evecs, work)``, each a tuple over m = 1..4."""
+    return (
+        (np.empty((3, 3)), np.empty((6, 6)), np.empty((9, 9)), np.empty((12, 12))),
+        (np.empty(3), np.empty(6), np.empty(9), np.empty(12)),
+        (np.empty((3, 3)), np.empty((6, 6)), np.empty((9, 9)), np.empty((12, 12))),
+        (np.empty((3, 3)), np.empty((6, 6)), np.empty((9, 9)), np.empty((12, 12))),
+    )
+
+
+@njit_kernel
+def barrier_assemble(xs, quads, kinds, rest, free, dhat2, kappa, out_grad, out_quads, out_blocks):
     """Barrier gradient (added to ``out_grad`` (S, 3)) and PSD-projected 12x12 Hessians of the active pairs.
 
     Active pairs (``d^2 < dhat^2``) are compacted into ``out_quads`` (P, 4) / ``out_blocks`` (P, 12, 12)
     (capacity ``quads.shape[0]``). Per pair, with ``B = m b``:
     ``grad B = m b' grad d^2 + b grad m``,
     ``hess B = m (b'' g g^T + b' H_d) + b' (g gm^T + gm g^T) + b H_m`` (g = grad d^2, gm = grad m),
-    times ``kappa``, then clamped to PSD (course §5.3.2: per-contact local projection).
+    times ``kappa``, then clamped to PSD (course §5.3.2: per-contact local projection) on the pair's stencil of
+    moving vertices (``free`` (S,) bool: the vertex depends on an unknown; :func:`_project_stencil`).
     Returns ``(active count, energy kappa sum B)``.
     """
     g = np.empty(12)
     H = np.empty((12, 12))
     gm = np.empty(12)
     Hm = np.empty((12, 12))
-    evals = np.empty(12)
-    evecs = np.empty((12, 12))
-    work = np.empty((12, 12))
+    scratch, evals, evecs, work = stencil_scratch()
     count = 0
     energy = 0.0
     for k in range(quads.shape[0]):
@@ -200,7 +307,7 @@ def barrier_assemble(xs, quads, kinds, rest, dhat2, kappa, out_grad, out_quads, 
                 if kinds[k] == PAIR_EE and m < 1.0:
                     val += kappa * b * gm[r]
                 out_grad[q[a], i] += val
-        project_psd(blk, evals, evecs, work, blk)
+        _project_stencil(blk, q, free, scratch, evals, evecs, work)
         for a in range(4):
             out_quads[count, a] = q[a]
         count += 1
@@ -380,152 +487,3 @@ def inertia_energy(x, x_tilde, node_mass, aff_nodes, aff_mass, spring, target):
                         * (x[aff_nodes[a, q], i] - x_tilde[aff_nodes[a, q], i])
                     )
     return e
-
-
-# --------------------------------------------------------------------------------------------
-# Operator, preconditioner, PCG
-# --------------------------------------------------------------------------------------------
-
-
-@njit_kernel
-def _pairs_apply(count, quads, blocks, surface_nodes, surface_weights, p, out):
-    """``out += W^T (sum_k P_k^T B_k P_k) W p`` for flat node vectors p, out (3N,)."""
-    u = np.empty(12)
-    for k in range(count):
-        q = quads[k]
-        for a in range(4):
-            s = q[a]
-            for i in range(3):
-                acc = 0.0
-                for j in range(4):
-                    n = surface_nodes[s, j]
-                    if n >= 0:
-                        acc += surface_weights[s, j] * p[3 * n + i]
-                u[3 * a + i] = acc
-        B = blocks[k]
-        for a in range(4):
-            s = q[a]
-            for i in range(3):
-                r = 3 * a + i
-                acc = 0.0
-                for c in range(12):
-                    acc += B[r, c] * u[c]
-                for j in range(4):
-                    n = surface_nodes[s, j]
-                    if n >= 0:
-                        out[3 * n + i] += surface_weights[s, j] * acc
-
-
-@njit_kernel
-def operator_apply(indptr, indices, data, pairs, surface_nodes, surface_weights, p, out):
-    """``out = (A_csr + contact and friction blocks) p``; ``pairs = (bc, bq, bb, fc, fq, fb)``."""
-    bc, bq, bb, fc, fq, fb = pairs
-    for i in range(indptr.shape[0] - 1):
-        acc = 0.0
-        for t in range(indptr[i], indptr[i + 1]):
-            acc += data[t] * p[indices[t]]
-        out[i] = acc
-    _pairs_apply(bc, bq, bb, surface_nodes, surface_weights, p, out)
-    _pairs_apply(fc, fq, fb, surface_nodes, surface_weights, p, out)
-
-
-@njit_kernel
-def _add_pair_diagonal(count, quads, blocks, surface_nodes, surface_weights, out_blocks):
-    for k in range(count):
-        q = quads[k]
-        for a in range(4):
-            s = q[a]
-            for j in range(4):
-                n = surface_nodes[s, j]
-                if n < 0:
-                    continue
-                w2 = surface_weights[s, j] * surface_weights[s, j]
-                for r in range(3):
-                    for c in range(3):
-                        out_blocks[n, r, c] += w2 * blocks[k, 3 * a + r, 3 * a + c]
-
-
-@njit_kernel
-def build_preconditioner(indptr, indices, data, pairs, surface_nodes, surface_weights, out_inv):
-    """Inverse 3x3 diagonal node blocks ``out_inv`` (N, 3, 3) of the operator (block Jacobi).
-
-    Pair blocks contribute ``w^2 B_aa`` to each node of each vertex (cross terms between the nodes of
-    an embedded vertex are left out: it is a preconditioner). A block that is not safely positive
-    definite falls back to the inverse of its diagonal.
-    """
-    bc, bq, bb, fc, fq, fb = pairs
-    N = out_inv.shape[0]
-    blocks = np.zeros((N, 3, 3))
-    for n in range(N):
-        for r in range(3):
-            row = 3 * n + r
-            for t in range(indptr[row], indptr[row + 1]):
-                c = indices[t] - 3 * n
-                if 0 <= c < 3:
-                    blocks[n, r, c] += data[t]
-    _add_pair_diagonal(bc, bq, bb, surface_nodes, surface_weights, blocks)
-    _add_pair_diagonal(fc, fq, fb, surface_nodes, surface_weights, blocks)
-    for n in range(N):
-        B = blocks[n]
-        det = inverse3(B, out_inv[n])
-        scale = B[0, 0] * B[1, 1] * B[2, 2]
-        if not (det > 1e-12 * scale and scale > 0.0):
-            for r in range(3):
-                for c in range(3):
-                    out_inv[n, r, c] = 0.0
-                out_inv[n, r, r] = 1.0 / B[r, r] if B[r, r] > 0.0 else 0.0
-
-
-@njit_kernel
-def ipc_pcg(indptr, indices, data, pairs, surface_nodes, surface_weights, inv, rhs, x, tolerance, max_iterations,
-            work):  # fmt: skip
-    """Block-Jacobi preconditioned CG for ``A x = rhs`` (A SPD: mass plus PSD-projected terms).
-
-    ``x`` (3N,) is the start and the result; ``work`` (4, 3N). Returns ``(iterations, relative residual)``;
-    stops at ``||r|| <= tolerance ||rhs||``, after ``max_iterations`` or at a non-positive curvature
-    (round-off), keeping the last iterate.
-    """
-    r = work[0]
-    z = work[1]
-    p = work[2]
-    q = work[3]
-    operator_apply(indptr, indices, data, pairs, surface_nodes, surface_weights, x, q)
-    for i in range(r.shape[0]):
-        r[i] = rhs[i] - q[i]
-    b_norm = math.sqrt(serial_dot(rhs, rhs))
-    if b_norm == 0.0:
-        x[:] = 0.0
-        return 0, 0.0
-    apply_block3_inverse(inv, r, z)
-    p[:] = z
-    rz = serial_dot(r, z)
-    res = math.sqrt(serial_dot(r, r)) / b_norm
-    it = 0
-    while it < max_iterations and res > tolerance:
-        operator_apply(indptr, indices, data, pairs, surface_nodes, surface_weights, p, q)
-        pq = serial_dot(p, q)
-        if not pq > 0.0:
-            break
-        alpha = rz / pq
-        for i in range(x.shape[0]):
-            x[i] += alpha * p[i]
-            r[i] -= alpha * q[i]
-        it += 1
-        res = math.sqrt(serial_dot(r, r)) / b_norm
-        apply_block3_inverse(inv, r, z)
-        rz_new = serial_dot(r, z)
-        beta = rz_new / rz
-        rz = rz_new
-        for i in range(x.shape[0]):
-            p[i] = z[i] + beta * p[i]
-    return it, res
-
-
-@njit_kernel
-def add_affine_mass(aff_mass, scatter_index, out_data):
-    """Add ``M_a ⊗ I3`` (A, 4, 4) into CSR data through the virtual tets' scatter index (A, 12, 12)."""
-    for a in range(aff_mass.shape[0]):
-        for p in range(4):
-            for q in range(4):
-                for i in range(3):
-                    out_data[scatter_index[a, 3 * p + i, 3 * q + i]] += aff_mass[a, p, q]

@@ -26,6 +26,14 @@ class IpcTrajectory(SoftTrajectory):
         """Solver steps per frame: the substeps, more where a step was halved (its motion was not collision-free)."""
         self.splits = np.zeros(frame_count, dtype=np.int64)
         """Halvings per frame (a step's straight-line motion was not collision-free), shape (frame_count,)."""
+        self.solves = np.zeros(frame_count, dtype=np.int64)
+        """Newton solves per frame: the steps plus one thrown away per halving, shape (frame_count,)."""
+        self.newton_total = np.zeros(frame_count, dtype=np.int64)
+        """Newton iterations of all the frame's solves (``newton_iterations`` holds only its last step's)."""
+        self.newton_max = np.zeros(frame_count, dtype=np.int64)
+        """Most Newton iterations of one solve in the frame, shape (frame_count,)."""
+        self.pcg_total = np.zeros(frame_count, dtype=np.int64)
+        """PCG iterations of all the frame's solves, shape (frame_count,)."""
 
     def _record_stats(self, frame: int, stats) -> None:
         if frame > 0:
@@ -38,5 +46,9 @@ class IpcTrajectory(SoftTrajectory):
             self.converged[frame] = stats.converged
             self.steps[frame] = stats.steps
             self.splits[frame] = stats.splits
+            self.solves[frame] = stats.solves
+            self.newton_total[frame] = stats.newton_total
+            self.newton_max[frame] = stats.newton_max
+            self.pcg_total[frame] = stats.pcg_total
         self.intersections[frame] = stats.intersections  # the checker also checks the start (frame 0)
         self.inverted[frame] = stats.inverted

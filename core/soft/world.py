@@ -32,7 +32,7 @@ from ..errors import SoftWorldError
 from ..math.quat import quat_normalize, quat_to_matrix
 from .lattice import extract_surface_triangles
 from .materials import MaterialModel
-from .tet_mesh import compute_rest_shape, lame_parameters, lumped_vertex_mass
+from .tet_mesh import compute_rest_shape, filled_vertex_mass, lame_parameters, lumped_vertex_mass
 from .volume import VolumeModel
 
 AFFINE_STIFFNESS_FACTOR = 1.0e4
@@ -78,6 +78,8 @@ class SoftBodySpec:
     """(K, 3) contact-point indices of the surface triangles other soft bodies collide with."""
     initial_velocity: np.ndarray
     """(3,) velocity of every node at the start [m/s]."""
+    tet_volume_fraction: np.ndarray | None = None
+    """(T,) part of each tet the body fills, or None (all of it)."""
 
 
 @dataclass
@@ -181,6 +183,7 @@ class SoftWorldBuilder:
         contact_points=None,
         contact_triangles=None,
         initial_velocity=(0.0, 0.0, 0.0),
+        tet_volume_fraction=None,
         name: str = "",
     ) -> int:
         """Add a tet-mesh soft body; return its index.
@@ -205,6 +208,10 @@ class SoftWorldBuilder:
                 bodies collide with (e.g. the render mesh's triangles). Default: the tet mesh's boundary
                 faces (with the default points) or none (with given points).
             initial_velocity: (3,) start velocity of the whole body [m/s] (a thrown object).
+            tet_volume_fraction: optional (T,) part of each tet the body fills, in [0, 1] (a lattice around a
+                mesh: ``LatticeMesh.tet_volume_fraction``): the body's mass is ``density`` times the filled
+                volume instead of the tets' volume (:func:`~.tet_mesh.filled_vertex_mass`). Only the mass follows
+                the fraction; see :meth:`SoftWorld._flatten_bodies`. Default: every tet full.
             name: label used in error messages.
         """
         label = name or f"soft body {len(self.bodies)}"
@@ -215,12 +222,19 @@ class SoftWorldBuilder:
         if mask.shape != (x.shape[0],):
             raise SoftWorldError(f"{label}: pinned must have shape ({x.shape[0]},), got {mask.shape}")
         point_nodes, point_weights, triangles = _contact_points(label, t, contact_points, contact_triangles)
+        fraction = None
+        if tet_volume_fraction is not None:
+            fraction = np.array(tet_volume_fraction, dtype=FLOAT).reshape(-1)
+            if fraction.shape != (t.shape[0],) or not np.all((fraction >= 0.0) & (fraction <= 1.0)):
+                raise SoftWorldError(f"{label}: tet_volume_fraction must be {t.shape[0]} numbers in [0, 1]")
+            if not fraction.any():
+                raise SoftWorldError(f"{label}: tet_volume_fraction is zero everywhere (the body has no volume)")
         self.bodies.append(
             SoftBodySpec(
                 label, x.copy(), t.copy(), float(density), float(youngs_modulus), float(poisson_ratio),
                 float(damping), MaterialModel(material), float(friction), mask, float(volume_kappa),
                 VolumeModel(volume_model), point_nodes, point_weights, triangles,
-                _vec3(initial_velocity, f"{label}: initial_velocity"),
+                _vec3(initial_velocity, f"{label}: initial_velocity"), fraction,
             )
         )  # fmt: skip
         return len(self.bodies) - 1
@@ -357,7 +371,20 @@ class SoftWorld:
 
     def _flatten_bodies(self, bodies: list[SoftBodySpec]) -> tuple[list, ...]:
         """Node and per-body arrays of the soft bodies; returns the per-tet lists ``(tets, Dm_inv, volume, mu,
-        lam, material, damping)`` (one entry per body) that the dynamic boxes' virtual tets are appended to."""
+        lam, material, damping)`` (one entry per body) that the dynamic boxes' virtual tets are appended to.
+
+        A body's ``tet_volume_fraction`` (the part of a lattice its mesh fills) sets its **mass** only, hence its
+        weight and inertia: the lumped masses total ``density`` times the filled volume. The rest stays with the
+        whole tets, on purpose:
+
+        - *elasticity* (``tet_rest_volume``): the lattice is the body's elastic discretization, and the tets it
+          overhangs carry the embedded render surface and its contact points; scaling their stiffness by the fraction
+          (the finite cell method) would leave those points on nearly unsupported nodes. The price is a body up to
+          one cell stiffer than its mesh;
+        - the *volume penalty* (``body_rest_volume``): it measures the volume inside the lattice's boundary, so its
+          rest volume must be the lattice's too (the mesh's volume would be a compression at rest); its pressure
+          depends on the ratio V / V0 only.
+        """
         self.node_rest = np.zeros((self.node_count, 3))
         self.node_mass = np.zeros(self.node_count)
         self.node_pinned = np.zeros(self.node_count, dtype=bool)
@@ -372,7 +399,12 @@ class SoftWorld:
         for b, spec in enumerate(bodies):
             s, e = int(self.body_node_start[b]), int(self.body_node_start[b + 1])
             self.node_rest[s:e] = spec.rest_vertices
-            self.node_mass[s:e] = lumped_vertex_mass(spec.rest_vertices, spec.tets, spec.density)
+            if spec.tet_volume_fraction is None:
+                self.node_mass[s:e] = lumped_vertex_mass(spec.rest_vertices, spec.tets, spec.density)
+            else:
+                self.node_mass[s:e] = filled_vertex_mass(
+                    spec.rest_vertices, spec.tets, spec.density, spec.tet_volume_fraction
+                )
             self.node_pinned[s:e] = spec.pinned
             self.node_body[s:e] = b
             self.node_friction[s:e] = spec.friction

@@ -196,12 +196,13 @@ def run_scene(ipctk, level, dhat, repeats, rng, compiled):
         "energy",
     )
     grad = np.zeros_like(x)
+    free = np.ones(len(x), dtype=bool)  # every vertex moves (ipctk projects the whole stencil too)
     out_quads = np.empty((active, 4), np.int64)
     out_blocks = np.empty((active, 12, 12))
 
     def ours_assemble():
         grad[:] = 0.0
-        return barrier_assemble(x, quads, kinds, x, dhat2, 1.0, grad, out_quads, out_blocks)
+        return barrier_assemble(x, quads, kinds, x, free, dhat2, 1.0, grad, out_quads, out_blocks)
 
     def theirs_assemble():
         c = their_collisions()
@@ -249,7 +250,7 @@ def run_scene(ipctk, level, dhat, repeats, rng, compiled):
     def ours_pipeline_assemble():
         qq, kk = ours_static()  # the same candidates as above, so ``active`` blocks suffice
         grad[:] = 0.0
-        return barrier_assemble(x, qq, kk, x, dhat2, 1.0, grad, out_quads, out_blocks)
+        return barrier_assemble(x, qq, kk, x, free, dhat2, 1.0, grad, out_quads, out_blocks)
 
     def theirs_pipeline_assemble():
         c = theirs_static()

@@ -190,6 +190,10 @@ def test_drop_on_a_plane_matches_the_core_and_never_penetrates(lab):
     assert (stats["intersections"], stats["inverted"], stats["checked_frames"]) == (0, 0, FRAMES)
     assert 0.0 < stats["min_distance"] < dhat and stats["max_kappa"] > 0.0 and stats["max_contacts"] > 0
     assert stats["max_newton_iterations"] >= stats["mean_newton_iterations"] > 0
+    # Newton statistics over every solver step of every frame (the halvings' thrown-away solves included)
+    assert stats["newton_solves"] == stats["solver_steps"] + stats["halved_steps"] >= FRAMES - 1
+    assert stats["newton_iterations"] >= stats["newton_solves"]
+    assert stats["mean_newton_iterations"] == pytest.approx(stats["newton_iterations"] / stats["newton_solves"])
     assert stats["tets"] == lattice.tet_count and stats["render_vertices"] == 8
 
     from contact_lab.panels import physics
