@@ -64,7 +64,7 @@ from .kernels_world import (
     world_elastic_gradient,
     world_elastic_hessian_blocks,
 )
-from .newton import armijo_line_search, linear_forcing, negligible_step, residual_scale
+from .newton import armijo_line_search, linear_forcing, negligible_step, residual_scale, target_forcing
 from .volume import (
     enclosed_volume,
     enclosed_volume_gradient,
@@ -817,7 +817,9 @@ class SoftWorldSolver:
             refresh = False
             previous = r_norm
             np.negative(self._r, out=self._rhs)
-            self._solve_newton_system(v, h, linear_forcing(r_norm, r_scale, s.pcg_tolerance), stats)
+            # inexact Newton, and no more accurate than the last step before the stopping test needs
+            forcing = max(linear_forcing(r_norm, r_scale, s.pcg_tolerance), target_forcing(r_norm, tolerance * r_scale))
+            self._solve_newton_system(v, h, forcing, stats)
             stats.newton_iterations += 1
             slope = flat_dot(self._r, self._dv)
             if not slope < 0.0:
