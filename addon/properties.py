@@ -677,10 +677,14 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     lattice_resolution: IntProperty(
         name="Lattice Resolution",
         description=(
-            "Lattice cells along the longest side of the mesh: more = finer deformation, slower bake (the tet count "
-            "grows with its cube; Check Scene estimates it, and a bake above a million tets is refused)"
+            "Lattice cells along the longest side of the mesh: the detail of the deformation against the bake's "
+            "speed and memory (the tet count and the time per frame grow with its cube: the default cube is 6,000 "
+            "tets at 8, 16,500 at 12, 35,000 at 16; Check Scene estimates it, and a bake above a million tets is "
+            "refused)"
         ),
-        default=12,
+        # 8: the default cube (2 m, Flesh) bakes with the Soft engine at about 0.1 s per frame on 2 cores
+        # (tests/benchmarks/bench_default_cube.py; 12 took 0.5-0.7 s)
+        default=8,
         min=1,
         soft_max=32,  # a cube at 32 is 236k tets: ~1.3 GB and tens of seconds per frame
         max=256,  # high values are only sane for long thin meshes (a 1 m rope 1 cm thick: 256 × 3 × 3 cells)

@@ -3,6 +3,7 @@
 from .csr import (
     CsrPattern,
     assemble_blocks,
+    assemble_scaled_blocks,
     csr_add_diagonal,
     csr_add_scaled_identity,
     csr_combine,
@@ -22,6 +23,7 @@ from .pcg import (
 
 __all__ = [
     "assemble_blocks",
+    "assemble_scaled_blocks",
     "block3_jacobi_inverse",
     "CsrPattern",
     "csr_add_diagonal",

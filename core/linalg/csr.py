@@ -115,6 +115,29 @@ def assemble_blocks(element_blocks, scatter_index, out_data):
 
 
 @njit_kernel
+def assemble_scaled_blocks(element_blocks, element_scale, scatter_index, out_data):
+    """Scatter-add scaled element matrices into CSR ``data``: ``A += sum_e s_e P_e^T A_e P_e``.
+
+    Args:
+        element_blocks: (E, m, m) float64 element matrices.
+        element_scale: (E,) float64 factor of each element (e.g. the Rayleigh damping ``beta / h`` of a tet's
+            stiffness block).
+        scatter_index: (E, m, m) int64 positions in ``out_data``.
+        out_data: (nnz,) float64, accumulated in place.
+
+    Serial in the fixed order of :func:`assemble_blocks` (reproducible sums); elements with ``s_e = 0`` are
+    skipped.
+    """
+    for e in range(element_blocks.shape[0]):
+        s = element_scale[e]
+        if s == 0.0:
+            continue
+        for a in range(element_blocks.shape[1]):
+            for b in range(element_blocks.shape[2]):
+                out_data[scatter_index[e, a, b]] += s * element_blocks[e, a, b]
+
+
+@njit_kernel
 def csr_row_dot(indptr, indices, data, x, i):
     """``(A x)_i``: row ``i`` of CSR ``A`` times ``x``, summed in stored column order (deterministic)."""
     s = 0.0
@@ -139,6 +162,53 @@ def csr_matvec_serial(indptr, indices, data, x, out):
     """``out = A x`` like :func:`csr_matvec`, on one thread (cheaper than a parallel region for small A)."""
     for i in range(indptr.shape[0] - 1):
         out[i] = csr_row_dot(indptr, indices, data, x, i)
+
+
+@njit_kernel
+def _node_block_rows(indptr, indices, data, x, node, out):
+    """Rows ``3 node .. 3 node + 2`` of ``A x`` for :func:`csr_matvec_node_blocks` (sums in stored order)."""
+    r = 3 * node
+    p0 = indptr[r]
+    p1 = indptr[r + 1]
+    p2 = indptr[r + 2]
+    acc0 = 0.0
+    acc1 = 0.0
+    acc2 = 0.0
+    for k in range(0, p1 - p0, 3):
+        j = indices[p0 + k]
+        x0 = x[j]
+        x1 = x[j + 1]
+        x2 = x[j + 2]
+        acc0 += data[p0 + k] * x0
+        acc0 += data[p0 + k + 1] * x1
+        acc0 += data[p0 + k + 2] * x2
+        acc1 += data[p1 + k] * x0
+        acc1 += data[p1 + k + 1] * x1
+        acc1 += data[p1 + k + 2] * x2
+        acc2 += data[p2 + k] * x0
+        acc2 += data[p2 + k + 1] * x1
+        acc2 += data[p2 + k + 2] * x2
+    out[r] = acc0
+    out[r + 1] = acc1
+    out[r + 2] = acc2
+
+
+@njit_kernel
+def csr_matvec_node_blocks(indptr, indices, data, x, out):
+    """``out = A x`` like :func:`csr_matvec_serial` (bit for bit: every row sums in stored order) for a matrix
+    made of full 3x3 node blocks, as :class:`CsrPattern` builds with ``block_size`` 3: rows ``3i, 3i+1, 3i+2``
+    store the same columns, in runs ``3j, 3j+1, 3j+2``. Each node's three rows are done together, so every
+    column index and every ``x`` entry is read once per node instead of once per row (about 1.5x faster).
+    """
+    for node in range((indptr.shape[0] - 1) // 3):
+        _node_block_rows(indptr, indices, data, x, node, out)
+
+
+@njit_parallel
+def csr_matvec_node_blocks_parallel(indptr, indices, data, x, out):
+    """:func:`csr_matvec_node_blocks`, parallel over nodes (each writes only its own three rows: deterministic)."""
+    for node in prange((indptr.shape[0] - 1) // 3):
+        _node_block_rows(indptr, indices, data, x, node, out)
 
 
 @njit_kernel

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
-from ..linalg.csr import csr_matvec, csr_matvec_serial
+from ..linalg.csr import csr_matvec_node_blocks, csr_matvec_node_blocks_parallel
 from .contact_elements import ELEMENT_NODES
 from .kernels_contact import flat_dot
 
@@ -31,9 +31,9 @@ def operator_apply(csr, terms, h2, p, out):
     indptr, indices, data = csr
     el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
     if indptr.shape[0] > PARALLEL_MATVEC_ROWS:
-        csr_matvec(indptr, indices, data, p, out)
+        csr_matvec_node_blocks_parallel(indptr, indices, data, p, out)
     else:
-        csr_matvec_serial(indptr, indices, data, p, out)
+        csr_matvec_node_blocks(indptr, indices, data, p, out)
     for e in range(el_count_arr[0]):
         s = el_stiff[e]
         if s > 0.0:
@@ -111,27 +111,40 @@ def _invert_spd_block(B, size, out):
 
 
 @njit_kernel
-def build_group_preconditioner(csr, terms, h2, node_group, group_nodes, group_size, out_inv):
-    """Inverse of each group's diagonal block of ``A`` into ``out_inv`` (G, 12, 12).
-
-    A group is one soft node (3x3) or the four nodes of a dynamic box (12x12). The block gathers the
-    CSR entries and the contact/friction/volume terms whose two nodes are in the same group.
-    """
-    indptr, indices, data = csr
-    el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
-    G = group_nodes.shape[0]
-    blocks = np.zeros((G, 12, 12))
+def _group_local_index(node_group, group_nodes, group_size):
+    """Position (0..3) of every node inside its preconditioner group, (N,) int64."""
     local = np.full(node_group.shape[0], -1, dtype=np.int64)
-    for grp in range(G):
+    for grp in range(group_nodes.shape[0]):
         for k in range(group_size[grp]):
             local[group_nodes[grp, k]] = k
+    return local
+
+
+@njit_kernel
+def group_matrix_blocks(csr, node_group, group_nodes, group_size, out_blocks):
+    """Each group's diagonal block of the CSR part of ``A`` (leading ``3 size x 3 size`` of ``out_blocks``
+    (G, 12, 12)): the part of the preconditioner that changes only when the CSR matrix does."""
+    indptr, indices, data = csr
+    local = _group_local_index(node_group, group_nodes, group_size)
+    for grp in range(group_nodes.shape[0]):
+        size = 3 * group_size[grp]
+        for i in range(size):
+            for j in range(size):
+                out_blocks[grp, i, j] = 0.0
     for row in range(indptr.shape[0] - 1):
         n = row // 3
         grp = node_group[n]
         for q in range(indptr[row], indptr[row + 1]):
             m = indices[q] // 3
             if node_group[m] == grp:
-                blocks[grp, 3 * local[n] + row % 3, 3 * local[m] + indices[q] % 3] += data[q]
+                out_blocks[grp, 3 * local[n] + row % 3, 3 * local[m] + indices[q] % 3] += data[q]
+
+
+@njit_kernel
+def _add_terms_and_invert(blocks, terms, h2, node_group, group_nodes, group_size, local, out_inv):
+    """Add the contact/friction/volume terms whose two nodes share a group to ``blocks`` (destroyed) and
+    invert every group's block into ``out_inv``."""
+    el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
     for e in range(el_count_arr[0]):
         for k in range(ELEMENT_NODES):
             nk = el_nodes[e, k]
@@ -145,12 +158,12 @@ def build_group_preconditioner(csr, terms, h2, node_group, group_nodes, group_si
                 ck = el_coef[e, k] * el_coef[e, j] * el_stiff[e] * h2
                 fk = el_fcoef[e, k] * el_fcoef[e, j] * h2
                 for i in range(3):
-                    for j in range(3):
-                        val = ck * el_g[e, i] * el_g[e, j]
+                    for c in range(3):
+                        val = ck * el_g[e, i] * el_g[e, c]
                         for a in range(2):
                             for b in range(2):
-                                val += fk * el_tangent[e, i, a] * el_h2[e, a, b] * el_tangent[e, j, b]
-                        blocks[grp, 3 * local[nk] + i, 3 * local[nl] + j] += val
+                                val += fk * el_tangent[e, i, a] * el_h2[e, a, b] * el_tangent[e, c, b]
+                        blocks[grp, 3 * local[nk] + i, 3 * local[nl] + c] += val
     if vc.shape[0] > 0:
         for n in range(vg.shape[0]):
             b = node_body[n]
@@ -159,8 +172,35 @@ def build_group_preconditioner(csr, terms, h2, node_group, group_nodes, group_si
                 for i in range(3):
                     for j in range(3):
                         blocks[grp, 3 * local[n] + i, 3 * local[n] + j] += h2 * vc[b] * vg[n, i] * vg[n, j]
-    for grp in range(G):
+    for grp in range(group_nodes.shape[0]):
         _invert_spd_block(blocks[grp], 3 * group_size[grp], out_inv[grp])
+
+
+@njit_kernel
+def build_group_preconditioner(csr, terms, h2, node_group, group_nodes, group_size, out_inv):
+    """Inverse of each group's diagonal block of ``A`` into ``out_inv`` (G, 12, 12).
+
+    A group is one soft node (3x3) or the four nodes of a dynamic box (12x12). The block gathers the
+    CSR entries and the contact/friction/volume terms whose two nodes are in the same group.
+    """
+    blocks = np.empty((group_nodes.shape[0], 12, 12))
+    group_matrix_blocks(csr, node_group, group_nodes, group_size, blocks)
+    local = _group_local_index(node_group, group_nodes, group_size)
+    _add_terms_and_invert(blocks, terms, h2, node_group, group_nodes, group_size, local, out_inv)
+
+
+@njit_kernel
+def build_group_preconditioner_from(matrix_blocks, terms, h2, node_group, group_nodes, group_size, work, out_inv):
+    """:func:`build_group_preconditioner` from the CSR part's blocks (``matrix_blocks`` (G, 12, 12), from
+    :func:`group_matrix_blocks`, kept while the CSR matrix is): only the matrix-free terms are added anew.
+    ``work`` (G, 12, 12) is scratch."""
+    for grp in range(group_nodes.shape[0]):
+        size = 3 * group_size[grp]
+        for i in range(size):
+            for j in range(size):
+                work[grp, i, j] = matrix_blocks[grp, i, j]
+    local = _group_local_index(node_group, group_nodes, group_size)
+    _add_terms_and_invert(work, terms, h2, node_group, group_nodes, group_size, local, out_inv)
 
 
 @njit_kernel

@@ -92,6 +92,29 @@ def damping_energy_gradient(x, x_start, tets, damp_blocks, damp_scale, out_grad)
 
 
 @njit_kernel
+def damping_csr_energy_gradient(indptr, indices, data, x, x_start, out_grad):
+    """The Rayleigh damping potential of :func:`damping_energy_gradient` with its matrix assembled once per
+    step: ``1/2 dx^T D dx`` [J] for ``D = sum_t (beta_t / h) K_t^n`` in CSR (``indptr``, ``indices``, ``data``
+    over the 3N flat dofs, [N/m]) and ``dx = x - x_start`` (N, 3) [m]; adds ``D dx`` [N] to ``out_grad`` (N, 3).
+
+    The same numbers as the per-tet sum (up to rounding): a CSR row costs about 15 neighbours x 3 products
+    against the 144 of every tet block, so this is ~5x cheaper on a lattice.
+    """
+    xf = x.reshape(-1)
+    sf = x_start.reshape(-1)
+    gf = out_grad.reshape(-1)
+    total = 0.0
+    for i in range(indptr.shape[0] - 1):
+        acc = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            acc += data[p] * (xf[j] - sf[j])
+        gf[i] += acc
+        total += 0.5 * (xf[i] - sf[i]) * acc
+    return total
+
+
+@njit_kernel
 def affine_inertia(aff_nodes, aff_mass, v, v_start, gravity, h, out_r):
     """Add ``M_a (v - v^n - h g)`` [N s] of every dynamic box to the flat residual ``out_r``; return
     the inertia energy ``1/2 (v - v^n - h g)^T M_a (v - v^n - h g)`` [J]."""
@@ -124,6 +147,7 @@ def project_blocks_psd(blocks):
 __all__ = [
     "affine_inertia",
     "closest_point_on_triangle",
+    "damping_csr_energy_gradient",
     "damping_energy_gradient",
     "inverse3",
     "project_blocks_psd",

@@ -36,6 +36,13 @@ def linear_forcing(r_norm: float, r_scale: float, tolerance: float) -> float:
     return max(tolerance, min(0.1, 0.1 * (r_norm / r_scale) ** 0.5))
 
 
+def target_forcing(r_norm: float, target: float) -> float:
+    """The loosest relative tolerance of the linear solve that still lets one Newton step reach the residual
+    ``target`` [N s] from ``r_norm``: ``min(0.5, 0.5 target / r_norm)``. Solving tighter than this near the end
+    of a solve (oversolving, Eisenstat & Walker 1996) buys accuracy the stopping test does not ask for."""
+    return min(0.5, 0.5 * target / max(r_norm, 1.0e-300))
+
+
 def negligible_step(v, dv, v_trial, velocity_tolerance: float, slope: float | None = None, phi_scale: float = 0.0):
     """Fill ``v_trial = v + dv``; True when the Newton correction is below ``velocity_tolerance`` [m/s] or, given
     the slope ``r . dv`` [J], the decrement ``-r . dv`` is below ``DECREMENT_TOLERANCE * phi_scale``: the caller

@@ -24,6 +24,7 @@ is re-solved, the latter with the penalty stiffness doubled (seed 003's adaptive
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +32,7 @@ import numpy as np
 from ..config import FLOAT
 from ..contact_solvers.dense import solve_pgs_dense, solve_prox_dense
 from ..enums import RFactorStrategy
-from ..linalg.csr import CsrPattern, assemble_blocks
+from ..linalg.csr import CsrPattern, assemble_blocks, assemble_scaled_blocks
 from .contact_collection import collect_contacts
 from .contact_elements import ELEMENT_NODES, KIND_POINT_COLLIDER, KIND_POINT_TRIANGLE
 from .kernels_contact import (
@@ -48,17 +49,22 @@ from .kernels_friction import (
     friction_gradient,
     friction_setup,
 )
-from .kernels_operator import build_group_preconditioner, world_pcg
+from .kernels_operator import (
+    build_group_preconditioner,
+    build_group_preconditioner_from,
+    group_matrix_blocks,
+    world_pcg,
+)
 from .kernels_penalty import contact_energy, contact_gradient, contact_normal_forces
 from .kernels_world import (
     affine_inertia,
-    damping_energy_gradient,
+    damping_csr_energy_gradient,
     project_blocks_psd,
     world_elastic_energy,
     world_elastic_gradient,
     world_elastic_hessian_blocks,
 )
-from .newton import armijo_line_search, linear_forcing, negligible_step, residual_scale
+from .newton import armijo_line_search, linear_forcing, negligible_step, residual_scale, target_forcing
 from .volume import (
     enclosed_volume,
     enclosed_volume_gradient,
@@ -71,6 +77,18 @@ from .world import AFFINE_STIFFNESS_FACTOR, ColliderKind, SoftWorld, SoftWorldSt
 
 MAX_STIFFNESS_DOUBLINGS = 6
 """Re-solves of one step with a doubled penalty stiffness when the result penetrates a collider."""
+
+REFRESH_RATIO = 0.15
+"""Newton keeps its matrix while every iteration divides ``||r||`` by at least 1 / this; a slower iteration
+re-evaluates the elastic tangent at the iterate (see :meth:`SoftWorldSolver._newton`). Measured on the default
+cube (bench_default_cube.py): at 0.5 the old tangent's linear tails (``||r||`` x 0.3-0.45 per iteration) ran on
+for 5-6 iterations; at 0.15 a fresh tangent ends them in 1-2. CPU time per frame against 0.5 (one thread, same
+process): default cube -16 % (6,000 tets) and -25 % (16,464), seed 003's squeeze -13 % (58k tets) and +10 %
+(1.7k tets, where a tangent is cheap and Newton was already short); 0.25 keeps part of the tails."""
+
+MATRIX_NONE, MATRIX_START, MATRIX_ITERATE = 0, 1, 2
+"""What the CSR Newton matrix holds: nothing yet this step, the start matrix (tangent at x^n), or the tangent
+at an iterate."""
 
 
 @dataclass
@@ -135,6 +153,9 @@ class SoftWorldStats:
     """True when the exact elastic tangent was indefinite in this step and PSD projection was used."""
     resolves: int = 0
     """Extra solves of the step (new contact pairs or a stiffness doubling)."""
+    hessian_evaluations: int = 0
+    """Elastic tangents evaluated over all tets in this step: the start-of-step one (Rayleigh damping's
+    ``K^n`` and Newton's first matrix) and every refresh at an iterate."""
     contact_stiffness: float = 0.0
     dual_sweeps: int = 0
     """DUAL: sweeps of the contact solver."""
@@ -216,7 +237,13 @@ class SoftWorldSolver:
         self._triangle_hess = [np.empty((len(t), 9, 9)) for t in triangles]
         self._data = self.pattern.zeros()
         self._tet_hess = np.empty((w.tet_count, 12, 12))
-        self._damp_hess = np.empty((w.tet_count, 12, 12)) if self.has_damping else np.empty((0, 12, 12))
+        # PSD-projected elastic tangent at x^n: Rayleigh damping's K^n and Newton's matrix until refreshed
+        self._start_hess = np.empty((w.tet_count, 12, 12))
+        # the Rayleigh damping matrix D = sum_t (beta_t / h) K_t^n of the step [N/m], assembled once per step
+        self._damp_data = self.pattern.zeros() if self.has_damping else np.zeros(0)
+        self._matrix_state = MATRIX_NONE
+        self._project = False
+        self._step_hessians = 0
         self._affine_blocks = np.zeros((w.affine_count, 12, 12))
         for a in range(w.affine_count):
             self._affine_blocks[a] = np.kron(w.affine_mass[a], np.eye(3))
@@ -235,6 +262,9 @@ class SoftWorldSolver:
             self.group_size[g] = 4
             self.node_group[w.affine_nodes[a]] = g
         self._inv = np.zeros((G, 12, 12))
+        self._matrix_blocks = np.zeros((G, 12, 12))
+        """The CSR matrix's part of every group's block (refreshed with the matrix)."""
+        self._block_work = np.zeros((G, 12, 12))
 
     def _init_vectors(self) -> None:
         """Per-node vectors (N, 3) / flat (3N,) of the step, the BDF2 history and the volume-penalty scratch."""
@@ -362,9 +392,9 @@ class SoftWorldSolver:
             x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam, w.tet_material
         )
         if self.has_damping:
-            phi += damping_energy_gradient(
-                x, self._x_base, w.tet_indices, self._damp_hess, self._damp_scale, self._grad_scratch
-            )
+            pat = self.pattern
+            phi += damping_csr_energy_gradient(pat.indptr, pat.indices, self._damp_data, x, self._x_base,
+                                               self._grad_scratch)  # fmt: skip
         if self.el_count:
             phi += contact_energy(
                 x, self.el_count, self.el_kind, self.el_nodes, self.el_weights, self.el_target,
@@ -388,7 +418,8 @@ class SoftWorldSolver:
         world_elastic_gradient(x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam,
                                w.tet_material, g)  # fmt: skip
         if self.has_damping:
-            damping_energy_gradient(x, self._x_base, w.tet_indices, self._damp_hess, self._damp_scale, g)
+            pat = self.pattern
+            damping_csr_energy_gradient(pat.indptr, pat.indices, self._damp_data, x, self._x_base, g)
         worst = 0.0
         if self.el_count:
             worst = contact_gradient(
@@ -414,31 +445,58 @@ class SoftWorldSolver:
             affine_inertia(w.affine_nodes, w.affine_mass, v, self._v_pred, w.gravity, self._beta, self._r)
             r_norm = float(np.sqrt(flat_dot(self._r, self._r)))
         if with_matrix:
-            world_elastic_hessian_blocks(x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam,
-                                         w.tet_material, project, self._tet_hess)  # fmt: skip
-            if self.has_damping:
-                self._tet_hess += self._damp_scale[:, None, None] * self._damp_hess
-            data = self._data
-            data[:] = 0.0
-            assemble_blocks(self._tet_hess, self.tet_scatter, data)
-            # Volume penalty: the local term W'(V) d2V/dx2 (projected per triangle with the tets; the
-            # rank-one term W'' gV gV^T is applied matrix-free by the operator).
-            for k, b in enumerate(self.volume_bodies):
-                blocks = self._triangle_hess[k]
-                volume_penalty_local_hessian_blocks(
-                    x, w.body_surface[b], w.body_rest_volume[b], w.body_volume_kappa[b],
-                    int(w.body_volume_model[b]), blocks,
-                )  # fmt: skip
-                if project:
-                    project_blocks_psd(blocks)
-                assemble_blocks(blocks, self.triangle_scatter[k], data)
-            pat = self.pattern
-            finish_newton_matrix(
-                data, pat.diag_index, w.node_mass, self._beta**2, self.dof_fixed, pat.indptr, pat.indices
-            )
-            if w.affine_count:
-                assemble_blocks(self._affine_blocks, self.tet_scatter[w.affine_tet], data)
+            self._assemble_matrix(x, project)
         return r_norm, worst
+
+    def _assemble_matrix(self, x, project: bool) -> None:
+        """The Newton matrix ``M + beta^2 (K(x) + (beta_d / beta) K^n + volume terms)`` at positions ``x`` (N, 3)
+        [m] into the CSR data: the exact elastic tangent, or its PSD projection with ``project``."""
+        w = self.world
+        world_elastic_hessian_blocks(x, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu, w.tet_lam,
+                                     w.tet_material, project, self._tet_hess)  # fmt: skip
+        self._step_hessians += 1
+        self._assemble_stiffness(self._tet_hess)
+        self._finish_matrix(x, project)
+        self._matrix_state = MATRIX_ITERATE
+
+    def _assemble_start_matrix(self) -> None:
+        """The step's first Newton matrix: the elastic tangent projected at ``x^n`` (already evaluated for the
+        Rayleigh damping), ``M + beta^2 (1 + beta_d / beta) K^n + volume terms at x^n``. No tangent is evaluated."""
+        self._assemble_stiffness(self._start_hess)
+        self._finish_matrix(self._x_n, True)
+        self._matrix_state = MATRIX_START
+
+    def _assemble_stiffness(self, tet_blocks) -> None:
+        """CSR data = the elastic tet blocks (T, 12, 12) [N/m] + the step's Rayleigh damping matrix."""
+        data = self._data
+        if self.has_damping:
+            data[:] = self._damp_data
+        else:
+            data[:] = 0.0
+        assemble_blocks(tet_blocks, self.tet_scatter, data)
+
+    def _finish_matrix(self, x, project: bool) -> None:
+        """Add the volume penalty's local terms at ``x``, the mass, the pinned rows and the boxes' mass blocks to
+        the assembled ``beta^-2``-scaled stiffness in the CSR data."""
+        w = self.world
+        data = self._data
+        # Volume penalty: the local term W'(V) d2V/dx2 (projected per triangle with the tets; the
+        # rank-one term W'' gV gV^T is applied matrix-free by the operator).
+        for k, b in enumerate(self.volume_bodies):
+            blocks = self._triangle_hess[k]
+            volume_penalty_local_hessian_blocks(
+                x, w.body_surface[b], w.body_rest_volume[b], w.body_volume_kappa[b],
+                int(w.body_volume_model[b]), blocks,
+            )  # fmt: skip
+            if project:
+                project_blocks_psd(blocks)
+            assemble_blocks(blocks, self.triangle_scatter[k], data)
+        pat = self.pattern
+        finish_newton_matrix(data, pat.diag_index, w.node_mass, self._beta**2, self.dof_fixed, pat.indptr, pat.indices)
+        if w.affine_count:
+            assemble_blocks(self._affine_blocks, self.tet_scatter[w.affine_tet], data)
+        group_matrix_blocks((pat.indptr, pat.indices, data), self.node_group, self.group_nodes, self.group_size,
+                            self._matrix_blocks)  # fmt: skip
 
     # -------------------------------------------------------------------------------------------
 
@@ -471,12 +529,16 @@ class SoftWorldSolver:
             self._v_pred[pinned] = (np.asarray(pin_targets)[pinned] - self._x_base[pinned]) / self._beta
         self._h = h
         self._eps_h = self.settings.friction_velocity * self._beta
+        # The elastic tangent projected at x^n: Rayleigh damping's K^n, and Newton's first matrix.
+        world_elastic_hessian_blocks(self._x_n, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu,
+                                     w.tet_lam, w.tet_material, True, self._start_hess)  # fmt: skip
+        self._step_hessians = 1
+        self._matrix_state = MATRIX_NONE
+        self._project = False
+        self._damp_scale = w.tet_damping / self._beta
         if self.has_damping:
-            world_elastic_hessian_blocks(self._x_n, w.tet_indices, w.tet_Dm_inv, w.tet_rest_volume, self.tet_mu,
-                                         w.tet_lam, w.tet_material, True, self._damp_hess)  # fmt: skip
-            self._damp_scale = w.tet_damping / self._beta
-        else:
-            self._damp_scale = np.zeros(w.tet_count)
+            self._damp_data[:] = 0.0
+            assemble_scaled_blocks(self._start_hess, self._damp_scale, self.tet_scatter, self._damp_data)
         # Candidate margin: twice the distance a node travels at its current speed, plus the layer.
         speed = np.sqrt(np.einsum("ij,ij->i", self._v_n, self._v_n))
         col_speed = float(np.max(np.linalg.norm(self.col_pos1 - self.col_pos0, axis=1), initial=0.0)) / h
@@ -520,9 +582,14 @@ class SoftWorldSolver:
         stats = SoftWorldStats()
         v = self._v
         v[:] = self._v_pred
+        loose = False
         for attempt in range(MAX_STIFFNESS_DOUBLINGS + 4):
             self._setup_friction()
-            self._newton(v, h, stats)
+            # With implicit friction the solution is solved again once the normal forces are updated: the first
+            # solve needs only the accuracy of that fixed point.
+            loose = self._friction_follows()
+            tolerance = max(self.settings.residual_tolerance, self.settings.friction_tolerance) if loose else None
+            self._newton(v, h, stats, tolerance)
             positions_from_velocity(self._x_base, v, self._beta, self._x)
             count = self._collect(self._x_n, self._x)
             worst = self._penetration(self._x, end=True)
@@ -537,7 +604,7 @@ class SoftWorldSolver:
                 v[:] = self._v_pred
                 continue
             if self.settings.friction_mode == "implicit":
-                self._implicit_friction(v, h, stats)
+                self._implicit_friction(v, h, stats, loose)
             break
         stats.contact_count = self.el_count
         stats.contact_force = np.zeros((w.body_count, w.collider_count, 3))
@@ -549,10 +616,20 @@ class SoftWorldSolver:
             stats.body_contact_force,
         )  # fmt: skip
         stats.contact_stiffness = self.kappa
+        stats.hessian_evaluations = self._step_hessians
         positions_from_velocity(self._x_base, v, self._beta, state_out.x)
         state_out.v[:] = v
         self.stats = stats
         return stats
+
+    def _friction_follows(self) -> bool:
+        """True when the implicit friction's fixed point will update the normal forces and solve again."""
+        s = self.settings
+        return (
+            s.friction_mode == "implicit"
+            and s.friction_iterations > 0
+            and bool(np.any(self.el_mu[: self.el_count] > 0.0))
+        )
 
     def _step_dual(self, state_in, state_out, h: float, pin_targets) -> SoftWorldStats:
         """Dual (Delassus) step, course §4.3.3: the contact-free backward Euler velocity ``u_free``
@@ -580,6 +657,7 @@ class SoftWorldSolver:
         self._dual_contact_forces(impulse, m, h, stats)
         self.el_count = m
         stats.contact_stiffness = 0.0
+        stats.hessian_evaluations = self._step_hessians
         positions_from_velocity(self._x_base, v, self._beta, self._x)
         stats.max_penetration = self._penetration(self._x, end=True)
         positions_from_velocity(self._x_base, v, self._beta, state_out.x)
@@ -651,14 +729,18 @@ class SoftWorldSolver:
             c = self.el_target[e] if self.el_kind[e] == KIND_POINT_COLLIDER else w.affine_collider[self.el_target[e]]
             stats.contact_force[body, c] -= impulse[3 * e] * self.el_normal[e] / h
 
-    def _implicit_friction(self, v, h: float, stats: SoftWorldStats) -> None:
+    def _implicit_friction(self, v, h: float, stats: SoftWorldStats, loose: bool = False) -> None:
         """Friction evaluated at the end of the step (seed 003 eq. 23) by fixed-point iteration: take the
         normal forces and contact frames from the solution, solve again, until the normal forces change by
         less than ``friction_tolerance`` (relative); a converged fixed point solves the fully implicit
-        friction equations. The collider displacement and the point coefficients stay those of ``x^n``."""
+        friction equations. The collider displacement and the point coefficients stay those of ``x^n``.
+        ``loose``: ``v`` was solved only to the fixed point's accuracy; it is solved again to Newton's own
+        tolerance with the updated forces even when the fixed point has converged."""
         s = self.settings
         E = self.el_count
         if not np.any(self.el_mu[:E] > 0.0):
+            if loose:
+                self._newton(v, h, stats)
             return
         slip = self.el_slip[:E].copy()
         fcoef = self.el_fcoef[:E].copy()
@@ -671,9 +753,16 @@ class SoftWorldSolver:
             change = float(np.max(np.abs(self.el_lambda[:E] - previous), initial=0.0))
             scale = float(np.max(np.abs(self.el_lambda[:E]), initial=0.0))
             stats.friction_iterations += 1
-            if change <= s.friction_tolerance * max(scale, 1.0e-300):
+            converged = change <= s.friction_tolerance * max(scale, 1.0e-300)
+            if converged and not loose:
                 stats.friction_converged = True
                 return
+            self._newton(v, h, stats)
+            loose = False
+            if converged:
+                stats.friction_converged = True
+                return
+        if loose:
             self._newton(v, h, stats)
 
     def _setup_friction(self, x=None) -> None:
@@ -691,44 +780,80 @@ class SoftWorldSolver:
                 self.el_slip[: self.el_count] *= self._beta / self._h
         _ = w
 
-    def _newton(self, v, h, stats: SoftWorldStats) -> None:
+    def _newton(self, v, h, stats: SoftWorldStats, tolerance: float | None = None) -> None:
         """Minimise ``Phi`` over ``v`` (N, 3) [m/s] in place from its current value (module docstring); adds to
-        ``stats``. Stopping rules and line search: :mod:`.newton`."""
+        ``stats``. Stopping rules and line search: :mod:`.newton`; ``tolerance`` overrides
+        ``settings.residual_tolerance``.
+
+        The matrix is a modified Newton's: the step starts with the elastic tangent projected at ``x^n`` (the
+        Rayleigh damping evaluates it anyway) and keeps whatever matrix it has while each iteration divides
+        ``||r||`` by at least ``1 / REFRESH_RATIO``; a slower iteration, an ascent direction or a failed line
+        search re-evaluates the tangent at the iterate (exact while PCG finds it positive definite, then
+        PSD-projected), which then serves the next iterations. The contact, friction and volume terms are always
+        those of the iterate (applied matrix-free), so the solution is Newton's; only the path differs.
+        """
         s = self.settings
         w = self.world
+        tolerance = s.residual_tolerance if tolerance is None else tolerance
         weight = float(np.sqrt(np.sum(w.node_mass[self.node_free] ** 2)) * np.linalg.norm(w.gravity))
         phi = self._potential(v, h)
         stats.energy_history.append(phi)
         phi_scale = abs(phi) + 0.5 * float(np.sum(w.node_mass[:, None] * self._v_n**2)) + h * h * weight
         r_scale = 0.0
-        # Newton with the exact elastic tangent while it is positive definite (quadratic convergence);
-        # once PCG meets negative curvature the step continues with per-tet PSD projection.
-        project = False
+        stats.converged = False  # the step's last solve decides
+        previous = math.inf
+        refresh = False
+        fresh = False  # the matrix was evaluated at the current iterate
         for it in range(s.max_newton_iterations):
-            r_norm, _ = self._residual(v, h, True, project)
+            r_norm, _ = self._residual(v, h, False)
             if it == 0:
                 r_scale = residual_scale(r_norm, self._beta, weight)
             stats.residual = r_norm / r_scale
             stats.residual_history.append(stats.residual)
-            if r_norm <= s.residual_tolerance * r_scale:
+            if r_norm <= tolerance * r_scale:
                 stats.converged = True
                 return
+            if self._matrix_state == MATRIX_NONE:
+                self._assemble_start_matrix()
+            elif not fresh and (refresh or r_norm > REFRESH_RATIO * previous):
+                self._assemble_matrix(self._x, self._project)
+                fresh = True
+            refresh = False
+            previous = r_norm
             np.negative(self._r, out=self._rhs)
-            project = self._solve_newton_system(v, h, linear_forcing(r_norm, r_scale, s.pcg_tolerance), project, stats)
+            # inexact Newton, and no more accurate than the last step before the stopping test needs
+            forcing = max(linear_forcing(r_norm, r_scale, s.pcg_tolerance), target_forcing(r_norm, tolerance * r_scale))
+            self._solve_newton_system(v, h, forcing, stats)
             stats.newton_iterations += 1
             slope = flat_dot(self._r, self._dv)
             if not slope < 0.0:
-                return
+                if fresh:
+                    return
+                refresh = True  # not a descent direction for this iterate's potential: its own tangent
+                continue
             if negligible_step(v, self._dv, self._v_trial, s.velocity_tolerance, slope, phi_scale):
                 v[:] = self._v_trial
-                stats.converged = True
-                return
+                if fresh:
+                    stats.converged = True
+                    return
+                # a small step of an older matrix is no proof of convergence (a stiff body that turned
+                # resists turning further in the old tangent): measure again with the iterate's own
+                refresh = True
+                continue
+            # An older matrix's direction is taken whole or not at all: when its full step does not decrease
+            # Phi enough, the matrix is too far from the iterate's (e.g. a stiff body turned since it was
+            # evaluated) and the iteration is done again with a fresh one.
+            trials = s.max_line_search if fresh else 1
             accepted, phi_trial = armijo_line_search(
-                v, self._dv, self._v_trial, s.max_line_search, lambda trial: self._potential(trial, h), phi, slope
+                v, self._dv, self._v_trial, trials, lambda trial: self._potential(trial, h), phi, slope
             )
             if not accepted:
-                return
+                if fresh:
+                    return
+                refresh = True
+                continue
             v[:] = self._v_trial
+            fresh = False
             phi = phi_trial
             stats.energy_history.append(phi)
 
@@ -737,22 +862,24 @@ class SoftWorldSolver:
         pat = self.pattern
         return (pat.indptr, pat.indices, self._data), (self.node_group, self.group_nodes, self.group_size, self._inv)
 
-    def _solve_newton_system(self, v, h, forcing: float, project: bool, stats: SoftWorldStats) -> bool:
+    def _solve_newton_system(self, v, h, forcing: float, stats: SoftWorldStats) -> None:
         """``dv = A^-1 rhs`` by PCG to the relative tolerance ``forcing``; when PCG meets negative curvature of
-        the exact tangent, re-assemble with PSD projection at ``v`` and solve again. Returns ``project``."""
+        the exact tangent (assembled at ``v``), re-assemble with PSD projection at ``v`` and solve again (the
+        rest of the step then projects)."""
         csr, precond = self._operator()
         while True:
             terms = self._terms()
-            build_group_preconditioner(
-                csr, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size, self._inv
-            )
+            build_group_preconditioner_from(
+                self._matrix_blocks, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size,
+                self._block_work, self._inv,
+            )  # fmt: skip
             self._dv[:] = 0.0
             iters, _, indefinite = world_pcg(csr, terms, self._beta**2, precond, self._rhs, self._dv, forcing,
                                              self.settings.pcg_max_iterations, self._pcg_work)  # fmt: skip
             stats.pcg_iterations += iters
-            if not indefinite or project:
-                return project
-            project = True
+            if not indefinite or self._project or self._matrix_state != MATRIX_ITERATE:
+                return
+            self._project = True
             stats.projected = True
             self._residual(v, h, True, True)
 

@@ -103,7 +103,7 @@ def test_object_soft_settings_names_and_defaults():
     defaults = tuple(p[name].keywords["default"] for name in properties.SOFT_MATERIAL_FIELDS)
     assert defaults == DOCUMENTED_PRESETS["FLESH"]
     assert p["pin_group"].kind == "StringProperty" and p["pin_group"].keywords["default"] == ""
-    assert p["lattice_resolution"].kind == "IntProperty" and p["lattice_resolution"].keywords["default"] == 12
+    assert p["lattice_resolution"].kind == "IntProperty" and p["lattice_resolution"].keywords["default"] == 8
     assert p["lattice_resolution"].keywords["min"] == 1
     # invalid materials can be typed (no hard limits) and are reported at bake time, like the rigid mass
     for name in ("youngs_modulus", "poisson_ratio", "density"):

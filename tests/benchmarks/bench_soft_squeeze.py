@@ -5,8 +5,8 @@ its own process (so peak memory is that size's): a lattice ball (icosphere, E = 
 rho = 1000) is squeezed to 70 % of its height over the run at 24 fps, one backward Euler step per
 frame, with the volume penalty at kappa = 1/atm and 0.01/atm (quadratic law). Prints seconds per
 frame (cold = first frame incl. JIT compile or cache load; warm = mean of the others), Newton and
-PCG iterations, peak resident memory above the post-import baseline, the volume loss, and the seed's
-numbers for the same columns. Not part of ``make test``.
+PCG iterations and elastic tangents evaluated per step, peak resident memory above the post-import
+baseline, the volume loss, and the seed's numbers for the same columns. Not part of ``make test``.
 
 The seed's ball is hollow and its material is unknown ([GAP] in the spec), so only the orders of
 magnitude and the trends are comparable; its machine is unknown too.
@@ -66,7 +66,7 @@ def run_one(size: str, kappa_atm: float, frames: int) -> dict:
         high: (np.c_[zeros, zeros, z.max() + gap - travel], np.tile(down, (frames, 1))),
     }
     settings = SoftSettings(substeps=1, contact_thickness=0.001)
-    times, newton, pcg = [], [], []
+    times, newton, pcg, tangents = [], [], [], []
     t = time.perf_counter()
     for frame, state in iter_simulate_soft(
         world, frame_count=frames, fps=24, settings=settings, collider_tracks=tracks
@@ -77,6 +77,7 @@ def run_one(size: str, kappa_atm: float, frames: int) -> dict:
             t = now
             newton.append(state.stats.newton_iterations)
             pcg.append(state.stats.pcg_iterations)
+            tangents.append(state.stats.hessian_evaluations)
     loss = 1.0 - enclosed_volume(state.x, world.body_surface[0]) / world.body_rest_volume[0]
     return {
         "size": size,
@@ -87,6 +88,7 @@ def run_one(size: str, kappa_atm: float, frames: int) -> dict:
         "warm_s": float(np.mean(times[1:])),
         "newton": float(np.mean(newton)),
         "pcg": float(np.mean(pcg)),
+        "tangents": float(np.mean(tangents)),
         "peak_mb": _peak_rss_mb() - baseline,
         "volume_loss": float(loss),
     }
@@ -110,13 +112,15 @@ def main() -> None:
             )  # fmt: skip
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     print(f"Soft squeeze (seed 003 Table 2 scene), {args.frames} frames, 1 step per frame, lagged BE, PCG")
-    head = "size  kappa  tets    cold s  warm s/frame  Newton  PCG/step  peak MB  vol loss | seed s/frame  GB    loss"
+    head = "size  kappa  tets    cold s  warm s/frame  Newton  PCG/step  tangents  peak MB  vol loss | "
+    head += "seed s/frame  GB    loss"
     print(head)
     for r in rows:
         s = SEED[(r["size"], r["kappa_atm"])]
         print(
             f"{r['size']:<5} {r['kappa_atm']:<6g} {r['tets']:<7d} {r['cold_s']:<7.2f} {r['warm_s']:<13.3f} "
-            f"{r['newton']:<7.1f} {r['pcg']:<9.0f} {r['peak_mb']:<8.0f} {100 * r['volume_loss']:<7.2f}%  | "
+            f"{r['newton']:<7.1f} {r['pcg']:<9.0f} {r['tangents']:<9.1f} {r['peak_mb']:<8.0f} "
+            f"{100 * r['volume_loss']:<7.2f}%  | "
             f"{s[0]:<13g} {s[1]:<5g} {100 * s[2]:.2f}%"
         )
 

@@ -8,6 +8,7 @@ import pytest
 from contact_lab.core.linalg import (
     CsrPattern,
     assemble_blocks,
+    assemble_scaled_blocks,
     csr_add_diagonal,
     csr_add_scaled_identity,
     csr_combine,
@@ -18,6 +19,11 @@ from contact_lab.core.linalg import (
     dense_to_csr,
     pcg_solve,
     pcg_solve_block3,
+)
+from contact_lab.core.linalg.csr import (
+    csr_matvec_node_blocks,
+    csr_matvec_node_blocks_parallel,
+    csr_matvec_serial,
 )
 
 
@@ -145,6 +151,40 @@ def test_csr_matvec_matches_dense():
     y = rng.standard_normal(5)
     csr_matvec(indptr, indices, rdata, y, out)
     np.testing.assert_allclose(out, rect @ y, rtol=1e-14, atol=1e-14)
+
+
+def test_node_block_matvec_is_the_row_matvec_bit_for_bit():
+    """The 3x3-node-block matvec (serial and parallel) returns the bits of the row-by-row CSR matvec on patterns
+    of tets, edges and single nodes, and matches the dense product."""
+    rng = np.random.default_rng(7)
+    tets, edges, node_count = grid_tets(4, 3, 5)
+    singles = np.arange(node_count, dtype=np.int64)[:, None]
+    for groups in ([tets], [tets, edges], [edges, singles], [random_tets(rng, node_count, 40), singles]):
+        pattern = CsrPattern.from_element_groups(groups, node_count, 3)
+        data = rng.standard_normal(pattern.nnz)
+        x = rng.standard_normal(pattern.n)
+        rows, blocks, parallel = (np.empty(pattern.n) for _ in range(3))
+        csr_matvec_serial(pattern.indptr, pattern.indices, data, x, rows)
+        csr_matvec_node_blocks(pattern.indptr, pattern.indices, data, x, blocks)
+        csr_matvec_node_blocks_parallel(pattern.indptr, pattern.indices, data, x, parallel)
+        assert blocks.tobytes() == rows.tobytes() and parallel.tobytes() == rows.tobytes()
+        dense = csr_to_dense(pattern.indptr, pattern.indices, data)
+        np.testing.assert_allclose(blocks, dense @ x, rtol=1e-13, atol=1e-13 * np.abs(dense).sum(1).max())
+
+
+def test_scaled_assembly_matches_dense_assembly():
+    """``assemble_scaled_blocks`` adds ``s_e A_e`` (elements with ``s_e = 0`` contribute nothing), as a dense
+    assembly of the scaled blocks does."""
+    rng = np.random.default_rng(8)
+    tets = random_tets(rng, 30, 50)
+    pattern = CsrPattern.from_elements(tets, 30)
+    blocks = rng.standard_normal((50, 12, 12))
+    scale = rng.uniform(0.5, 2.0, 50)
+    scale[::7] = 0.0
+    data = pattern.zeros()
+    assemble_scaled_blocks(blocks, scale, pattern.scatter_index[0], data)
+    reference = dense_assemble(tets, scale[:, None, None] * blocks, 30)
+    np.testing.assert_allclose(csr_to_dense(pattern.indptr, pattern.indices, data), reference, rtol=1e-14, atol=1e-14)
 
 
 def test_diagonal_shift_and_combine_match_dense():
