@@ -264,7 +264,7 @@ def build_ipc_scene(inp: IpcSceneInput) -> IpcSceneExport:
     Raises:
         BakeError: the soft world or the IPC world cannot be built.
     """
-    base = build_soft_scene(inp)
+    base = build_soft_scene(inp, face_samples=False)  # the barrier acts on the triangles themselves
     try:
         world = IpcWorld(base.world, mesh_colliders=[m.collider for m in inp.meshes])
     except ValueError as exc:

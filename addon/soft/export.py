@@ -32,6 +32,7 @@ import numpy as np
 
 from ...core.enums import ShapeType
 from ...core.errors import SoftWorldError
+from ...core.soft.contact_samples import embed_in_lattice, face_sample_points
 from ...core.soft.lattice import LatticeMesh, tetrahedralize_lattice
 from ...core.soft.volume import VolumeModel, kappa_per_pa
 from ...core.soft.world import ColliderKind, SoftWorld, SoftWorldBuilder
@@ -659,12 +660,16 @@ def _pin_mask(lattice_tets: np.ndarray, embed_tet: np.ndarray, pinned_render: np
     return mask
 
 
-def build_soft_body(inp: SoftBodyInput, metres: float) -> tuple[dict, SoftBodyExport]:
+def build_soft_body(inp: SoftBodyInput, metres: float, *, face_samples: bool = True) -> tuple[dict, SoftBodyExport]:
     """Lattice, embedding and pins of one soft object (no bpy: runs on the bake's worker thread).
 
     Args:
         inp: the object as read by :func:`read_soft_body`.
         metres: metres per Blender unit.
+        face_samples: also let points on the mesh's edges and faces collide, at most a lattice cell apart
+            (:mod:`contact_lab.core.soft.contact_samples`), so that a coarse mesh (the default cube) is held by
+            its faces, not only by its corners. The soft engine's penalty contact needs them; IPC does not
+            (its barrier acts on the triangles themselves, and a point lying on its own face would touch it).
 
     Returns:
         ``(keyword arguments of SoftWorldBuilder.add_soft_body, the export record with body_index = -1)``.
@@ -673,22 +678,32 @@ def build_soft_body(inp: SoftBodyInput, metres: float) -> tuple[dict, SoftBodyEx
     linear = matrices[0, :3, :3]
     scale = np.linalg.norm(linear, axis=0)  # column norms: the object's (positive) scale
     # cubic cells along the object's own axes: tetrahedralize the scaled local mesh, then place it in the world
-    lattice = tetrahedralize_lattice(inp.vertices * scale, inp.triangles, resolution=inp.lattice_resolution)
+    local = inp.vertices * scale
+    lattice = tetrahedralize_lattice(local, inp.triangles, resolution=inp.lattice_resolution)
+    point_tet, point_weights = lattice.embed_tet, lattice.embed_weights
+    if face_samples:  # contact points between the vertices (never output: the render mesh stays the vertices)
+        sample_tet, sample_weights = embed_in_lattice(
+            lattice, face_sample_points(local, inp.triangles, lattice.cell_size)
+        )
+        point_tet = np.concatenate([point_tet, sample_tet])
+        point_weights = np.concatenate([point_weights, sample_weights])
     placement = linear / scale  # a rotation, or a rotation with shear (parents) / a mirror (det < 0)
     rest_world = (lattice.tet_vertices @ placement.T + matrices[0, :3, 3]) * metres
     tets = np.array(lattice.tet_indices, copy=True)
     weights = np.array(lattice.embed_weights, copy=True)
+    point_weights = np.array(point_weights, copy=True)
     surface_triangles = np.array(inp.triangles, dtype=np.int64, copy=True)
     if np.linalg.det(placement) < 0.0:  # mirrored: swap two corners so every tet stays positively oriented
         tets[:, [2, 3]] = tets[:, [3, 2]]
         weights[:, [2, 3]] = weights[:, [3, 2]]
+        point_weights[:, [2, 3]] = point_weights[:, [3, 2]]
         surface_triangles[:, [1, 2]] = surface_triangles[:, [2, 1]]  # and keep the faces outward
     pinned = _pin_mask(tets, lattice.embed_tet, inp.pinned_render, rest_world.shape[0])
     kwargs = dict(
         inp.material,
         pinned=pinned,
-        contact_points=(np.asarray(lattice.embed_tet), weights),  # the visible surface collides, not the lattice
-        contact_triangles=surface_triangles,  # what other soft bodies collide with
+        contact_points=(np.asarray(point_tet), point_weights),  # the visible surface collides, not the lattice
+        contact_triangles=surface_triangles,  # what other soft bodies collide with (the vertices come first)
         tet_volume_fraction=np.asarray(lattice.tet_volume_fraction),  # the mass is the mesh's, not the lattice's
     )
     record = SoftBodyExport(
@@ -706,8 +721,9 @@ def build_soft_body(inp: SoftBodyInput, metres: float) -> tuple[dict, SoftBodyEx
     return kwargs, record
 
 
-def _add_soft_bodies(builder, bodies: list[SoftBodyInput], metres: float) -> tuple[list, dict]:
-    """Add every soft body to ``builder``; returns ``(exports, pin tracks)``.
+def _add_soft_bodies(builder, bodies: list[SoftBodyInput], metres: float, face_samples: bool) -> tuple[list, dict]:
+    """Add every soft body to ``builder`` (``face_samples``: see :func:`build_soft_body`); returns
+    ``(exports, pin tracks)``.
 
     Returns:
         The :class:`SoftBodyExport` records, and ``{body index: world matrices (F, 4, 4) [m]}`` of the bodies
@@ -716,7 +732,7 @@ def _add_soft_bodies(builder, bodies: list[SoftBodyInput], metres: float) -> tup
     records: list[SoftBodyExport] = []
     pin_tracks = {}
     for inp in bodies:
-        kwargs, record = build_soft_body(inp, metres)
+        kwargs, record = build_soft_body(inp, metres, face_samples=face_samples)
         record.body_index = builder.add_soft_body(record.rest_world, record.tet_indices, **kwargs)
         records.append(record)
         if record.pinned.any():
@@ -737,15 +753,17 @@ def _add_colliders(builder, colliders: list[ColliderInput]) -> tuple[list, dict]
     return records, tracks
 
 
-def build_soft_scene(inp: SoftSceneInput) -> SoftSceneExport:
+def build_soft_scene(inp: SoftSceneInput, *, face_samples: bool = True) -> SoftSceneExport:
     """The core soft world of a gathered scene (lattices, embedding, colliders; no bpy: any thread).
+    ``face_samples``: contact points on the meshes' faces too (the soft engine; IPC passes False), see
+    :func:`build_soft_body`.
 
     Raises:
         BakeError: the core refuses the world (the message names the object).
     """
     builder = SoftWorldBuilder(gravity=inp.gravity)
     try:
-        bodies, pin_tracks = _add_soft_bodies(builder, inp.bodies, inp.length_scale)
+        bodies, pin_tracks = _add_soft_bodies(builder, inp.bodies, inp.length_scale, face_samples)
         colliders, collider_tracks = _add_colliders(builder, inp.colliders)
         world = builder.finalize()
     except SoftWorldError as exc:

@@ -4,7 +4,7 @@ Run: ``python tests/benchmarks/bench_ipc_default_cube.py [--frames 25] [--agains
 [--threads N] [--repeat K] [--cold]``.
 
 The scene is built in Blender (``bpy``): the factory startup file's 2 m cube gets Role Soft (Flesh, lattice
-resolution 12: 16 464 tets), a Passive Plane 0.1 m below it, Engine IPC, frames 1-25; it is gathered and built
+resolution 8: 6 000 tets), a Passive Plane 0.1 m below it, Engine IPC, frames 1-25; it is gathered and built
 exactly as the Bake button does (:class:`contact_lab.addon.ipc.job.IpcBakeJob`), then simulated by the core frame
 loop, warm (the first frame, which loads or compiles the kernels, is reported apart). Printed per run: seconds per
 frame (wall clock and this process's CPU time: other processes on a shared machine inflate the first, not the
@@ -55,7 +55,7 @@ def default_cube_export(surface: str = "render", frame_end: int = 25):
     cube.contact_lab.role = "SOFT"
     drop = 0.1
     if surface == "lattice":
-        drop += 2.0 / 12.0  # the lattice (14 cells of 2/12 m) overhangs the 2 m cube by one cell
+        drop += 2.0 / cube.contact_lab.lattice_resolution  # the lattice overhangs the 2 m cube by one cell
     bpy.ops.mesh.primitive_plane_add(size=20, location=(0.0, 0.0, -1.0 - drop))
     plane = bpy.context.object
     plane.contact_lab.role = "PASSIVE"
@@ -66,8 +66,8 @@ def default_cube_export(surface: str = "render", frame_end: int = 25):
     original = soft_export.build_soft_body
     if surface == "lattice":
 
-        def lattice_surface(inp, metres):
-            kwargs, record = original(inp, metres)
+        def lattice_surface(inp, metres, **options):
+            kwargs, record = original(inp, metres, **options)
             del kwargs["contact_points"], kwargs["contact_triangles"]  # the builder's default: the tet boundary
             return kwargs, record
 
