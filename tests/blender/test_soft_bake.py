@@ -96,6 +96,7 @@ def reference(scene, soft, *, pinned_render=None, frame_count=None):
         pinned=pinned,
         contact_points=(lattice.embed_tet, lattice.embed_weights),
         contact_triangles=tris,
+        tet_volume_fraction=lattice.tet_volume_fraction,  # the body weighs its mesh, not its lattice
     )
     ground = bpy.data.objects.get("Ground")
     if ground is not None:
@@ -106,6 +107,7 @@ def reference(scene, soft, *, pinned_render=None, frame_count=None):
         formulation=scene.contact_lab.soft_contact,
         dual_solver="PGS" if scene.contact_lab.solver == "PGS" else "PROX",
         integrator=scene.contact_lab.soft_integrator if scene.contact_lab.soft_contact == "IMPLICIT" else "BE",
+        friction_velocity=scene.contact_lab.soft_friction_velocity,  # [m/s], not a length
     )
     track = None
     if pinned.any():
