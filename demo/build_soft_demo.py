@@ -479,9 +479,12 @@ def check_grasp(d: SoftScene, report: dict, checks: Checks) -> None:
             f"   {name} (μ {mu:g}): at frame {k[2]} thumb N = {thumb:.2f} N, fingers {n['finger 1']:.2f} + "
             f"{n['finger 2']:.2f} = {fingers:.2f} N, 2 μ N / W = {ratio:.2f}; bowl z [mm] at frames {heights}"
         )
+        # The bowl settles between the pads until the squeezes balance, up to what static friction on the ground
+        # holds: with the smoothed friction's stick speed at 1 mm/s it crept on to within 3 %; with 0.05 mm/s (a
+        # resting contact that truly sticks, issue 13) it stops 7 % short.
         checks.expect(
-            f"b: {name}: the squeeze is balanced (thumb = both fingers ± 5 %)",
-            abs(thumb - fingers) < 0.05 * thumb,
+            f"b: {name}: the squeeze is balanced (thumb = both fingers ± 10 %)",
+            abs(thumb - fingers) < 0.10 * thumb,
             f"{thumb:.2f} N vs {fingers:.2f} N",
         )
         if mu > 0.2:
@@ -536,9 +539,11 @@ def check_jelly(d: SoftScene, report: dict, checks: Checks) -> None:
         c_along[-1] > 0.5 and abs(accel / expected - 1.0) < 0.05,
         f"{c_along[-1]:.2f} m in {(JELLY_FRAMES - 1) / FPS:.2f} s, a = {accel:.3f} vs {expected:.3f} m/s²",
     )
+    # The overshoot scales with the lean itself: the gel cube weighing its mesh (issue 13) leans 10° where its
+    # over-filled lattice leaned 14°, and overshoots by 37 % where it overshot by 48 %.
     checks.expect(
-        "c: wobbles (the lean overshoots its sliding value by ≥ 5°)",
-        lean.max() - settled >= 5.0,
+        "c: wobbles (the lean overshoots its sliding value by ≥ 25 % and ≥ 2°)",
+        lean.max() >= 1.25 * settled and lean.max() - settled >= 2.0,
         f"peak {lean.max():.1f}° vs {settled:.1f}°",
     )
     checks.expect(

@@ -22,6 +22,7 @@ from contact_lab.core import DivergenceError  # noqa: E402
 from contact_lab.core.enums import ShapeType  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
 from contact_lab.core.soft import frame_loop as simulate_soft  # noqa: E402
+from contact_lab.core.soft.contact_samples import embed_in_lattice, face_sample_points  # noqa: E402
 from contact_lab.core.soft.lattice import tetrahedralize_lattice  # noqa: E402
 from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder  # noqa: E402
 
@@ -84,6 +85,8 @@ def reference(scene, soft, *, pinned_render=None, frame_count=None):
     pinned = np.zeros(lattice.tet_vertices.shape[0], dtype=bool)
     if pinned_render is not None:
         pinned[lattice.tet_indices[lattice.embed_tet[pinned_render]].ravel()] = True
+    # the mesh's vertices collide, and samples on its edges and faces at most a lattice cell apart
+    sample_tet, sample_weights = embed_in_lattice(lattice, face_sample_points(local, tris, lattice.cell_size))
     b = SoftWorldBuilder(gravity=tuple(scene.gravity))
     body = b.add_soft_body(
         lattice.tet_vertices + origin,
@@ -94,7 +97,10 @@ def reference(scene, soft, *, pinned_render=None, frame_count=None):
         damping=s.damping,
         friction=s.friction,
         pinned=pinned,
-        contact_points=(lattice.embed_tet, lattice.embed_weights),
+        contact_points=(
+            np.concatenate([lattice.embed_tet, sample_tet]),
+            np.concatenate([lattice.embed_weights, sample_weights]),
+        ),
         contact_triangles=tris,
         tet_volume_fraction=lattice.tet_volume_fraction,  # the body weighs its mesh, not its lattice
     )
