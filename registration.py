@@ -9,7 +9,7 @@ Idempotent and loud: a second :func:`register` is a no-op, errors propagate (not
 
 import bpy
 
-from .addon import jitcache, properties, warmup
+from .addon import jitcache, properties, versioning, warmup
 from .operators import bake as operators_bake
 from .operators import preview as operators_preview
 from .operators import rigid_body_import as operators_rigid_body_import
@@ -59,6 +59,7 @@ def register() -> None:
     except BaseException:
         _unregister_classes()  # leave no half-registered state behind, then re-raise
         raise
+    versioning.register()  # files of older versions keep the defaults they were made with
     if warmup.schedule():  # compile the solvers in the background, once per version (installed extension, UI)
         operators_warmup.follow_warmup()
 
@@ -73,6 +74,7 @@ def unregister() -> None:
     if not _registered:
         return
     warmup.stop()
+    versioning.unregister()
     for owner in (bpy.types.Object, bpy.types.Scene):
         if hasattr(owner, "contact_lab"):
             delattr(owner, "contact_lab")

@@ -281,6 +281,14 @@ def _material_edited(self, context=None):
 class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     """Bake settings of a scene (``scene.contact_lab``)."""
 
+    settings_version: IntProperty(
+        name="Settings Version",
+        description="Contact Lab settings version this scene was saved with (files of older versions keep the "
+        "defaults they were made with)",
+        default=0,
+        min=0,
+        options={"HIDDEN"},
+    )
     engine: EnumProperty(
         name="Engine",
         description="Which simulation the Bake button runs",

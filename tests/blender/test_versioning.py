@@ -1,0 +1,66 @@
+"""Files saved before a default changed open with the old default (``addon/versioning.py``), in real Blender.
+
+Reference: the value each file was made with. A soft object saved by a version whose default Lattice Resolution
+was 12 (the setting left unset, so the file stores nothing) must bake at 12 after the default became 8; a file
+saved now keeps following today's default; values set by hand never change.
+"""
+
+import pytest
+
+bpy = pytest.importorskip("bpy")
+
+from contact_lab.addon import versioning  # noqa: E402
+
+
+def _soft_cubes(lab):
+    unset = lab.add_cube("Unset", location=(0.0, 0.0, 1.0), role="SOFT")
+    manual = lab.add_cube("Manual", location=(3.0, 0.0, 1.0), role="SOFT")
+    manual.contact_lab.lattice_resolution = 5
+    return unset, manual
+
+
+def test_a_file_saved_before_the_change_keeps_lattice_resolution_12(lab, tmp_path):
+    path = str(tmp_path / "made_with_version_0.blend")
+    versioning.unregister()  # save as an older Contact Lab did: no settings version stamped
+    try:
+        _soft_cubes(lab)
+        bpy.context.scene.contact_lab.settings_version = 0
+        bpy.ops.wm.save_as_mainfile(filepath=path)
+    finally:
+        versioning.register()
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    unset, manual = bpy.data.objects["Unset"], bpy.data.objects["Manual"]
+    assert unset.contact_lab.lattice_resolution == 12 and unset.contact_lab.is_property_set("lattice_resolution")
+    assert manual.contact_lab.lattice_resolution == 5
+    assert bpy.context.scene.contact_lab.settings_version == versioning.SETTINGS_VERSION
+    # saved again, it stays at 12 (now stored) and no longer counts as old
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    assert bpy.data.objects["Unset"].contact_lab.lattice_resolution == 12
+
+
+def test_a_file_saved_now_follows_todays_default(lab, tmp_path):
+    path = str(tmp_path / "made_now.blend")
+    _soft_cubes(lab)
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    assert bpy.context.scene.contact_lab.settings_version == versioning.SETTINGS_VERSION  # stamped on save
+    bpy.ops.wm.open_mainfile(filepath=path)
+    unset = bpy.data.objects["Unset"]
+    assert unset.contact_lab.lattice_resolution == 8 and not unset.contact_lab.is_property_set("lattice_resolution")
+    assert bpy.data.objects["Manual"].contact_lab.lattice_resolution == 5
+
+
+def test_an_old_file_open_when_the_extension_is_updated_is_upgraded(lab, tmp_path):
+    # The extension is re-registered while the file stays open: no load event, the registration's timer upgrades.
+    path = str(tmp_path / "open_during_update.blend")
+    versioning.unregister()
+    try:
+        _soft_cubes(lab)
+        bpy.context.scene.contact_lab.settings_version = 0
+        bpy.ops.wm.save_as_mainfile(filepath=path)
+        assert versioning.upgrade_file() == ["Unset"]  # what the timer calls (bpy's module runs no timers)
+    finally:
+        versioning.register()
+    assert bpy.data.objects["Unset"].contact_lab.lattice_resolution == 12
+    assert versioning.upgrade_file() == []  # once
