@@ -19,12 +19,17 @@ from ..config import FLOAT, INDEX
 from .lattice import LatticeMesh, embed_points
 
 
+def _lengths(d: np.ndarray) -> np.ndarray:
+    """Row norms of (K, 3) vectors (plain NumPy, no BLAS)."""
+    return np.sqrt((d * d).sum(axis=1))
+
+
 def _edge_samples(vertices: np.ndarray, triangles: np.ndarray, spacing: float) -> np.ndarray:
     """Interior points of every distinct edge, at most ``spacing`` apart, shape (E_s, 3)."""
     edges = np.sort(triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
     edges = np.unique(edges, axis=0)  # sorted: deterministic order
     a, b = vertices[edges[:, 0]], vertices[edges[:, 1]]
-    segments = np.ceil(np.linalg.norm(b - a, axis=1) / spacing).astype(np.int64)
+    segments = np.ceil(_lengths(b - a) / spacing).astype(np.int64)
     out = []
     for n in np.unique(segments[segments > 1]):
         sel = segments == n
@@ -37,8 +42,7 @@ def _interior_samples(vertices: np.ndarray, triangles: np.ndarray, spacing: floa
     """Points strictly inside every triangle on a barycentric grid of ``n`` divisions, ``n`` = its longest edge /
     ``spacing`` rounded up, shape (F_s, 3)."""
     p0, p1, p2 = (vertices[triangles[:, k]] for k in range(3))
-    longest = np.maximum.reduce([np.linalg.norm(p1 - p0, axis=1), np.linalg.norm(p2 - p1, axis=1),
-                                 np.linalg.norm(p0 - p2, axis=1)])  # fmt: skip
+    longest = np.maximum(np.maximum(_lengths(p1 - p0), _lengths(p2 - p1)), _lengths(p0 - p2))
     divisions = np.ceil(longest / spacing).astype(np.int64)
     out = []
     for n in np.unique(divisions[divisions > 2]):  # n <= 2 has no strictly interior grid point

@@ -632,7 +632,7 @@ spread modulo 1 along any line or plane of cells (the R3 low-discrepancy sequenc
 def _cell_dither(cell_index: np.ndarray, n: int) -> np.ndarray:
     """Shift of each cell's sample pattern along (1, 1, 1) in cell units, shape (C,): within half of the levels'
     spacing 1 / (3 n), so every point stays in its tet, and different from cell to cell along any face."""
-    return (np.mod(cell_index @ _DITHER, 1.0) - 0.5) / (3 * n)
+    return (np.mod((cell_index * _DITHER).sum(axis=1), 1.0) - 0.5) / (3 * n)
 
 
 def _sample_design(surface_cells: int, triangles: int) -> tuple[int, int, int]:
