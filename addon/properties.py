@@ -428,12 +428,13 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         name="Static Friction Speed",
         description=(
             "The soft engine's friction ε_v [m/s]: sliding slower than this counts as sticking (smoothed static "
-            "friction). A resting contact still creeps at up to about this speed on a slope near its friction limit, "
-            "so smaller = stickier; 0.00005 keeps a block on the edge of sliding below 0.05 mm/s"
+            "friction). A sticking contact is held by a spring to the point where it stuck, which gives at most "
+            "ε_v × step time (0.2 mm at 0.01 m/s, 24 fps, 2 substeps) before it slides, so resting bodies do not "
+            "creep. Smaller = stiffer static friction and slower bakes"
         ),
-        default=5.0e-5,
+        default=1.0e-2,
         min=1.0e-7,
-        soft_max=0.01,
+        soft_max=0.1,
         precision=6,
     )
     soft_cache_dir: StringProperty(

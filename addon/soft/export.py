@@ -167,10 +167,13 @@ class SoftBakeSettings:
     """'BE' or 'BDF2' (the DUAL formulation always steps with backward Euler)."""
     contact_thickness: float = 0.0
     """Soft contact thickness [m]; 0 = automatic."""
-    friction_velocity: float = 5.0e-5
-    """Static friction speed ε_v [m/s] of the IMPLICIT formulation's smoothed friction (``soft_friction_velocity``);
-    a resting contact creeps at most ~ε_v, so the default is well below what shows (the core's own default, 1 mm/s,
-    is seed 003's)."""
+    friction_velocity: float = 1.0e-2
+    """Static friction speed ε_v [m/s] of the IMPLICIT formulation's smoothed friction (``soft_friction_velocity``).
+    With the anchored friction below a resting contact does not creep, so ε_v only sets the static spring's
+    give (ε_v h); 1 cm/s keeps Newton short (the core's own default, 1 mm/s, is seed 003's)."""
+    friction_anchor: bool = True
+    """Anchored friction (core ``SoftSettings.friction_anchor``): a sticking contact is held at the point where it
+    stuck, so a resting contact does not creep whatever ε_v."""
     output: str = "SHAPE_KEYS"
     cache_dir: str | None = None
     """Absolute folder of the PC2 files (output 'PC2' only)."""
@@ -191,6 +194,7 @@ class SoftBakeSettings:
             substeps=self.substeps,
             contact_thickness=self.contact_thickness,
             friction_velocity=self.friction_velocity,
+            friction_anchor=self.friction_anchor,
             formulation=self.contact,
             dual_solver=self.dual_solver,
             integrator=self.integrator,

@@ -36,6 +36,7 @@ from ..linalg.csr import CsrPattern, assemble_blocks, assemble_scaled_blocks
 from .contact_collection import collect_contacts
 from .contact_elements import ELEMENT_NODES, KIND_POINT_COLLIDER, KIND_POINT_TRIANGLE
 from .kernels_contact import (
+    axpy_velocity,
     finish_newton_matrix,
     flat_dot,
     inertia_energy,
@@ -78,6 +79,10 @@ from .world import AFFINE_STIFFNESS_FACTOR, ColliderKind, SoftWorld, SoftWorldSt
 MAX_STIFFNESS_DOUBLINGS = 6
 """Re-solves of one step with a doubled penalty stiffness when the result penetrates a collider."""
 
+PREDICT_GROWTH = 2.0
+"""Anchored friction: the implicit fixed point starts from the normal forces at the predicted end of the step, at
+most this many times the start-of-step ones (an impact predicts a deep penetration; a new contact starts with none)."""
+
 REFRESH_RATIO = 0.15
 """Newton keeps its matrix while every iteration divides ``||r||`` by at least 1 / this; a slower iteration
 re-evaluates the elastic tangent at the iterate (see :meth:`SoftWorldSolver._newton`). Measured on the default
@@ -103,6 +108,13 @@ class SoftSettings:
     """Penalty layer delta [m]; 0 = automatic: 0.5 % of the smallest soft body's extent (at least 0.1 mm)."""
     friction_velocity: float = 1.0e-3
     """Stick–slip velocity eps_v [m/s] of the smoothed friction."""
+    friction_anchor: bool = False
+    """IMPLICIT formulation: a sticking contact is held by a spring to the point where it stuck (its anchor,
+    carried from step to step) instead of to its start-of-step position. The smoothed potential is then
+    ``mu lambda f0(|u + o|)`` with ``o`` the contact's tangential offset from its anchor at ``x^n``, capped at
+    ``eps_v h`` (a sliding contact drags its anchor along at the full Coulomb force). A resting contact holds its
+    position exactly instead of creeping at ~eps_v, so eps_v can be large (smooth, cheap Newton) without creep.
+    False: seed 003's lagged smoothed friction (creeps at ~eps_v under a tangential load)."""
     max_newton_iterations: int = 60
     residual_tolerance: float = 1.0e-6
     """Newton stops at ``||r|| <= tol * max(||r_0||, h ||M g||)``."""
@@ -209,6 +221,9 @@ class SoftWorldSolver:
         self._init_vectors()
         self._init_colliders()
         self._grow(64)
+        self._anchors: dict = {}
+        """Friction anchors (``friction_anchor``): contact key -> tangential offset (3,) [m] of the contact point
+        at the end of the last step from the point where it stuck (see :meth:`_contact_key`)."""
         self.stats = SoftWorldStats()
 
     def _tet_mu_with_dynamic_boxes(self) -> np.ndarray:
@@ -588,6 +603,8 @@ class SoftWorldSolver:
             # With implicit friction the solution is solved again once the normal forces are updated: the first
             # solve needs only the accuracy of that fixed point.
             loose = self._friction_follows()
+            if loose and self._anchored():
+                self._predict_friction(v)
             tolerance = max(self.settings.residual_tolerance, self.settings.friction_tolerance) if loose else None
             self._newton(v, h, stats, tolerance)
             positions_from_velocity(self._x_base, v, self._beta, self._x)
@@ -606,6 +623,9 @@ class SoftWorldSolver:
             if self.settings.friction_mode == "implicit":
                 self._implicit_friction(v, h, stats, loose)
             break
+        if self._anchored():
+            positions_from_velocity(self._x_base, v, self._beta, self._x)
+            self._update_anchors(self._x)
         stats.contact_count = self.el_count
         stats.contact_force = np.zeros((w.body_count, w.collider_count, 3))
         stats.body_contact_force = np.zeros((w.body_count, w.body_count, 3))
@@ -778,7 +798,65 @@ class SoftWorldSolver:
             )  # fmt: skip
             if self._beta != self._h:  # friction slides over beta: the colliders' own motion over the same time
                 self.el_slip[: self.el_count] *= self._beta / self._h
+            if not end and self._anchored():
+                self._apply_anchors()
         _ = w
+
+    def _predict_friction(self, v) -> None:
+        """Start the implicit friction's fixed point from the normal forces and frames at the end-of-step positions
+        of the initial guess ``v`` (N, 3) [m/s] (at most ``PREDICT_GROWTH`` times those at ``x^n``) instead of
+        those at ``x^n``: a resting or smoothly moving body's forces are then within the fixed point's tolerance
+        after the first solve, one solve fewer per step (measured on the default cube: 10.1 -> 7.8 Newton
+        iterations per step)."""
+        E = self.el_count
+        slip = self.el_slip[:E].copy()
+        fcoef = self.el_fcoef[:E].copy()
+        start = self.el_lambda[:E].copy()
+        positions_from_velocity(self._x_base, v, self._beta, self._x)
+        self._setup_friction(self._x)
+        self.el_slip[:E] = slip
+        self.el_fcoef[:E] = fcoef
+        np.minimum(self.el_lambda[:E], PREDICT_GROWTH * start, out=self.el_lambda[:E])
+
+    def _anchored(self) -> bool:
+        return self.settings.friction_anchor and self.settings.formulation == "IMPLICIT"
+
+    def _contact_key(self, e: int) -> tuple:
+        """Identity of contact element ``e`` across steps: its kind, target and contact point (the first 4 node
+        slots and weights, which the collection copies from the world's point samples)."""
+        return (int(self.el_kind[e]), int(self.el_target[e]), self.el_nodes[e, :4].tobytes(),
+                self.el_weights[e, :4].tobytes())  # fmt: skip
+
+    def _apply_anchors(self) -> None:
+        """Shift every anchored element's frozen collider displacement by its offset ``o`` (3,) [m]: the
+        tangential displacement ``T^T (sum_k f_k dx_k - s)`` then runs from the anchor (``s -> s - o``)."""
+        anchors = self._anchors
+        if not anchors:
+            return
+        for e in range(self.el_count):
+            offset = anchors.get(self._contact_key(e))
+            if offset is not None:
+                self.el_slip[e] -= offset
+
+    def _update_anchors(self, x) -> None:
+        """After the step (end positions ``x`` (N, 3) [m]): each element in friction contact keeps the tangential
+        part of its displacement from its anchor, capped at ``eps_v h`` in the friction metric (beyond it the
+        contact slides and drags the anchor); elements out of contact release theirs."""
+        E = self.el_count
+        anchors = {}
+        if E:
+            nodes = np.maximum(self.el_nodes[:E], 0)
+            fcoef = self.el_fcoef[:E]
+            d = np.einsum("ek,eki->ei", fcoef, x[nodes] - self._x_base[nodes]) - self.el_slip[:E]
+            n = self.el_normal[:E]
+            d -= np.einsum("ei,ei->e", n, d)[:, None] * n
+            y = np.linalg.norm(np.einsum("eij,ei->ej", self.el_tangent[:E], d), axis=1)
+            scale = np.where(y > self._eps_h, self._eps_h / np.maximum(y, 1.0e-300), 1.0)
+            d *= scale[:, None]
+            for e in range(E):
+                if self.el_lambda[e] > 0.0:
+                    anchors[self._contact_key(e)] = d[e].copy()
+        self._anchors = anchors
 
     def _newton(self, v, h, stats: SoftWorldStats, tolerance: float | None = None) -> None:
         """Minimise ``Phi`` over ``v`` (N, 3) [m/s] in place from its current value (module docstring); adds to
@@ -849,7 +927,17 @@ class SoftWorldSolver:
             )
             if not accepted:
                 if fresh:
-                    return
+                    # Near the solution Phi's decrease can fall below its rounding (a stiff friction spring): the
+                    # full step is then taken when it halves ||r||, the merit Newton converges in.
+                    axpy_velocity(v, self._dv, 1.0, self._v_trial)
+                    r_trial, _ = self._residual(self._v_trial, h, False)
+                    if not r_trial <= 0.5 * r_norm:
+                        return
+                    v[:] = self._v_trial
+                    fresh = False
+                    phi = self._potential(v, h)
+                    stats.energy_history.append(phi)
+                    continue
                 refresh = True
                 continue
             v[:] = self._v_trial

@@ -1,7 +1,7 @@
-"""The soft engine's static friction speed ε_v is a scene setting (issue 13): defined with a default that keeps a
-resting contact from creeping visibly, drawn in the Soft section of the Bake panel (IMPLICIT contact only), read by
-the export into the core's settings and written into the bake report. The physics of the default is tested on the
-core (tests/core/test_soft_friction_stop.py: seed 003's block stops and stays below 0.1 mm/s)."""
+"""The soft engine's static friction speed ε_v is a scene setting (issue 13): defined with a default that, with the
+anchored friction, keeps a resting contact from creeping, drawn in the Soft section of the Bake panel (IMPLICIT
+contact only), read by the export into the core's settings and written into the bake report. The physics of the
+default is tested on the core (tests/core/test_soft_anchored_friction.py: seed 003's block stops and stays still)."""
 
 import types
 
@@ -9,8 +9,9 @@ from contact_lab.addon import properties
 from contact_lab.addon.soft import export as soft_export
 from contact_lab.addon.soft.job import SoftBakeJob
 
-DEFAULT = 5.0e-5
-"""[m/s]; the smoothed friction creeps at v_c = ε (1 - sqrt(1 - tan θ / μ)) <= ε on any slope that holds."""
+DEFAULT = 1.0e-2
+"""[m/s]; with the anchored friction (on by default) a resting contact does not creep whatever ε
+(tests/core/test_soft_anchored_friction.py), and a large ε keeps Newton short (the default cube's bake)."""
 
 
 class RecordingLayout:
@@ -46,6 +47,7 @@ def test_property_default_range_and_units():
     assert p.keywords["default"] == DEFAULT and p.keywords["min"] > 0.0
     assert "[m/s]" in p.keywords["description"] and p.keywords["precision"] >= 5  # 0.00005 must show
     assert soft_export.SoftBakeSettings().friction_velocity == DEFAULT  # one default for scripts and the UI
+    assert soft_export.SoftBakeSettings().solver_settings().friction_anchor  # the default that makes it safe
 
 
 def test_drawn_for_implicit_soft_contact_only():
