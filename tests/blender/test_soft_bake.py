@@ -114,6 +114,7 @@ def reference(scene, soft, *, pinned_render=None, frame_count=None):
         dual_solver="PGS" if scene.contact_lab.solver == "PGS" else "PROX",
         integrator=scene.contact_lab.soft_integrator if scene.contact_lab.soft_contact == "IMPLICIT" else "BE",
         friction_velocity=scene.contact_lab.soft_friction_velocity,  # [m/s], not a length
+        friction_anchor=True,  # the add-on's friction: a sticking contact is held where it stuck
     )
     track = None
     if pinned.any():
