@@ -21,6 +21,7 @@ from contact_lab.core.ipc.frame_loop import iter_simulate_ipc  # noqa: E402
 from contact_lab.core.ipc.ipc_solver import IpcSolver  # noqa: E402
 from contact_lab.core.soft.lattice import tetrahedralize_lattice  # noqa: E402
 from contact_lab.core.soft.world import ColliderKind  # noqa: E402
+from mesh_readback import evaluated_world  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -96,22 +97,6 @@ def mesh_arrays(obj):
     tri = np.empty(3 * len(mesh.loop_triangles), np.int32)
     mesh.loop_triangles.foreach_get("vertices", tri)
     return co.reshape(-1, 3).astype(np.float64), tri.reshape(-1, 3)
-
-
-def evaluated_world(obj, frame):
-    """World positions of the evaluated mesh's vertices at ``frame`` [BU] (shape keys, modifiers applied)."""
-    scene = bpy.context.scene
-    scene.frame_set(int(frame))
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    ev = obj.evaluated_get(depsgraph)
-    mesh = ev.to_mesh()
-    try:
-        co = np.empty(3 * len(mesh.vertices), np.float32)
-        mesh.vertices.foreach_get("co", co)
-    finally:
-        ev.to_mesh_clear()
-    m = np.array(obj.matrix_world)
-    return co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
 def core_run(export):

@@ -16,6 +16,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+from mesh_readback import evaluated_world  # noqa: E402
+
 try:
     import ipctk
 except ImportError:  # the bpy 4.2 and 5.2 tiers install no test peers: the report's checker still audits
@@ -42,21 +44,6 @@ def add_ball(name, x, speed):
     return obj
 
 
-def world_vertices(obj, frame):
-    """Baked world positions of ``obj``'s vertices at ``frame`` (V, 3) [m]."""
-    scene = bpy.context.scene
-    scene.frame_set(frame)
-    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    mesh = ev.to_mesh()
-    try:
-        co = np.empty(3 * len(mesh.vertices), np.float32)
-        mesh.vertices.foreach_get("co", co)
-    finally:
-        ev.to_mesh_clear()
-    m = np.array(obj.matrix_world)
-    return co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
-
-
 def throw(speed):
     """Bake the throw at ±``speed`` [m/s]; (baked vertices per frame of both balls (F, 2, V, 3), bake report)."""
     scene = bpy.context.scene
@@ -69,7 +56,7 @@ def throw(speed):
     balls = [add_ball("Left", -0.15, speed), add_ball("Right", 0.15, -speed)]
     scene.frame_set(1)
     assert bpy.ops.contact_lab.bake() == {"FINISHED"}
-    baked = np.array([[world_vertices(ball, f) for ball in balls] for f in range(1, FRAMES + 1)])
+    baked = np.array([[evaluated_world(ball, f) for ball in balls] for f in range(1, FRAMES + 1)])
     triangles = []
     for ball in balls:
         tri = np.empty(3 * len(ball.data.loop_triangles), np.int32)

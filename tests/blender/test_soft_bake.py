@@ -25,6 +25,7 @@ from contact_lab.core.soft import frame_loop as simulate_soft  # noqa: E402
 from contact_lab.core.soft.contact_samples import embed_in_lattice, face_sample_points  # noqa: E402
 from contact_lab.core.soft.lattice import tetrahedralize_lattice  # noqa: E402
 from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder  # noqa: E402
+from mesh_readback import evaluated_world  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -132,22 +133,6 @@ def reference(scene, soft, *, pinned_render=None, frame_count=None):
 def _world_matrix_at(scene, obj, frame):
     scene.frame_set(frame)
     return np.array(obj.matrix_world)
-
-
-def evaluated_world(obj, frame):
-    """World positions of the evaluated mesh's vertices at ``frame`` [BU] (shape keys / Mesh Cache applied)."""
-    scene = bpy.context.scene
-    scene.frame_set(int(frame))
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    ev = obj.evaluated_get(depsgraph)
-    mesh = ev.to_mesh()
-    try:
-        co = np.empty(3 * len(mesh.vertices), np.float32)
-        mesh.vertices.foreach_get("co", co)
-    finally:
-        ev.to_mesh_clear()
-    m = np.array(obj.matrix_world)
-    return co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
 def scene_state(scene):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from contact_lab.core.soft.contact_samples import embed_in_lattice, face_sample_points
 from contact_lab.core.soft.lattice import tetrahedralize_lattice
+from contact_lab.core.soft.primitives import icosphere
 
 
 def _box(size=(2.0, 2.0, 2.0)):
@@ -17,30 +18,6 @@ def _box(size=(2.0, 2.0, 2.0)):
     quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
     f = np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))])
     return v, f
-
-
-def _icosphere(subdivisions=1, radius=1.0):
-    t = (1.0 + 5.0**0.5) / 2.0
-    v = [[-1, t, 0], [1, t, 0], [-1, -t, 0], [1, -t, 0], [0, -1, t], [0, 1, t], [0, -1, -t], [0, 1, -t],
-         [t, 0, -1], [t, 0, 1], [-t, 0, -1], [-t, 0, 1]]  # fmt: skip
-    f = [[0, 11, 5], [0, 5, 1], [0, 1, 7], [0, 7, 10], [0, 10, 11], [1, 5, 9], [5, 11, 4], [11, 10, 2],
-         [10, 7, 6], [7, 1, 8], [3, 9, 4], [3, 4, 2], [3, 2, 6], [3, 6, 8], [3, 8, 9], [4, 9, 5], [2, 4, 11],
-         [6, 2, 10], [8, 6, 7], [9, 8, 1]]  # fmt: skip
-    v = [np.array(p, float) / np.linalg.norm(p) for p in v]
-    for _ in range(subdivisions):
-        cache, out = {}, []
-        for a, b, c in f:
-            m = []
-            for i, j in ((a, b), (b, c), (c, a)):
-                key = (min(i, j), max(i, j))
-                if key not in cache:
-                    p = v[i] + v[j]
-                    v.append(p / np.linalg.norm(p))
-                    cache[key] = len(v) - 1
-                m.append(cache[key])
-            out += [[a, m[0], m[2]], [b, m[1], m[0]], [c, m[2], m[1]], m]
-        f = out
-    return np.array(v) * radius, np.array(f)
 
 
 def _point_triangle_distance(p, a, b, c):
@@ -75,7 +52,7 @@ def _surface_points(v, f, count, rng):
 @pytest.mark.parametrize("mesh", ["box", "stretched_box", "icosphere"])
 def test_samples_lie_on_the_mesh_and_cover_it_within_the_spacing(mesh):
     rng = np.random.default_rng(7)
-    v, f = {"box": _box(), "stretched_box": _box((3.0, 1.0, 0.5)), "icosphere": _icosphere(1, 0.05)}[mesh]
+    v, f = {"box": _box(), "stretched_box": _box((3.0, 1.0, 0.5)), "icosphere": icosphere(0.05, 1)}[mesh]
     spacing = {"box": 0.25, "stretched_box": 0.2, "icosphere": 0.1 / 6}[mesh]
     s = face_sample_points(v, f, spacing)
     assert s.shape[0] > 0
@@ -105,7 +82,7 @@ def test_box_counts_match_the_closed_form():
 
 
 def test_embedding_reproduces_every_sample():
-    v, f = _icosphere(1, 0.05)
+    v, f = icosphere(0.05, 1)
     lattice = tetrahedralize_lattice(v, f, resolution=6)
     s = face_sample_points(v, f, lattice.cell_size)
     tet, weights = embed_in_lattice(lattice, s)
