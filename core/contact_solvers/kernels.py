@@ -13,8 +13,6 @@ import numpy as np
 from ..friction.models import project_ellipsoid, project_friction
 from ..jit import njit_kernel
 from .rows import (
-    accumulate_impulses,
-    accumulate_spin_impulses,
     apply_block_impulse,
     apply_row_impulse,
     apply_spin_impulse,
@@ -189,42 +187,75 @@ def solve_pgs(
 
 
 @njit_kernel
+def _block_lambda_max(D):
+    """Largest eigenvalue of the 3x3 SPD Delassus block ``D`` [1/kg] by a few power iterations (no allocation)."""
+    x0, x1, x2 = 1.0, 1.0, 1.0
+    lam = 0.0
+    for _ in range(12):
+        y0 = D[0, 0] * x0 + D[0, 1] * x1 + D[0, 2] * x2
+        y1 = D[1, 0] * x0 + D[1, 1] * x1 + D[1, 2] * x2
+        y2 = D[2, 0] * x0 + D[2, 1] * x1 + D[2, 2] * x2
+        lam = math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+        if lam == 0.0:
+            break
+        x0, x1, x2 = y0 / lam, y1 / lam, y2 / lam
+    return lam
+
+
+@njit_kernel
+def _local_r_factors(row_D, k, out_r):
+    # LOCAL: r_n = 1 / A_nn and one r for the whole friction block: with r_t != r_b the fixed point of
+    # lambda_f = prox(lambda_f - R v_f) puts lambda_f along -R v_f, not -v_f (no maximal dissipation)
+    out_r[k, 0] = 1.0 / row_D[k, 0, 0]
+    r_friction = 1.0 / max(row_D[k, 1, 1], row_D[k, 2, 2])
+    out_r[k, 1] = r_friction
+    out_r[k, 2] = r_friction
+
+
+@njit_kernel
 def compute_r_factors(row_D, contact_count, strategy, out_r):
-    """Initial r-factors per row, shape (c, 3) [1/(kg^-1)] (course §3.4.4).
+    """Initial r-factors per row, shape (c, 3) [1/(kg^-1)] (course §3.4.4), all contacts one problem.
 
     GLOBAL (1): one value ``1 / max_k lambda_max(D_k)`` for every row: each blocked update then
     is a contraction of its own block, which is the Gauss–Seidel stability condition.
     LOCAL (2): ``r_n = 1 / A_nn`` and one ``r_f = 1 / max(A_tt, A_bb)`` for both friction rows (the seed
     uses "one r for both": only a scalar r on the friction block keeps maximal dissipation at the fixed point).
+    A matrix of several independent islands takes :func:`compute_island_r_factors`.
     """
     if strategy == 2:
         for k in range(contact_count):
-            out_r[k, 0] = 1.0 / row_D[k, 0, 0]
-            # one r for the whole friction block: with r_t != r_b the fixed point of
-            # lambda_f = prox(lambda_f - R v_f) puts lambda_f along -R v_f, not -v_f (no maximal dissipation)
-            r_friction = 1.0 / max(row_D[k, 1, 1], row_D[k, 2, 2])
-            out_r[k, 1] = r_friction
-            out_r[k, 2] = r_friction
+            _local_r_factors(row_D, k, out_r)
         return
     lam_max = 0.0
     for k in range(contact_count):
-        # a few power iterations on the 3x3 SPD block (scalars: no allocation per contact)
-        D = row_D[k]
-        x0, x1, x2 = 1.0, 1.0, 1.0
-        lam = 0.0
-        for _ in range(12):
-            y0 = D[0, 0] * x0 + D[0, 1] * x1 + D[0, 2] * x2
-            y1 = D[1, 0] * x0 + D[1, 1] * x1 + D[1, 2] * x2
-            y2 = D[2, 0] * x0 + D[2, 1] * x1 + D[2, 2] * x2
-            lam = math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
-            if lam == 0.0:
-                break
-            x0, x1, x2 = y0 / lam, y1 / lam, y2 / lam
-        lam_max = max(lam_max, lam)
+        lam_max = max(lam_max, _block_lambda_max(row_D[k]))
     r = 1.0 / lam_max if lam_max > 0.0 else 1.0
     for k in range(contact_count):
         for d in range(3):
             out_r[k, d] = r
+
+
+@njit_kernel
+def compute_island_r_factors(row_D, island_contacts, island_start, island_count, strategy, out_r):
+    """:func:`compute_r_factors` per contact island (:func:`.islands.contact_islands`): out_r (c, 3).
+
+    GLOBAL takes ``1 / max lambda_max(D_k)`` over the island's own contacts: a light body's large inverse mass
+    bounds the steps of the contacts it is part of, not those of a heavy body it never touches (whose rows would
+    otherwise move by ``r A ~ m_light / m_heavy`` of their error per sweep and never converge).
+    """
+    for i in range(island_count):
+        start, end = island_start[i], island_start[i + 1]
+        if strategy == 2:
+            for j in range(start, end):
+                _local_r_factors(row_D, island_contacts[j], out_r)
+            continue
+        lam_max = 0.0
+        for j in range(start, end):
+            lam_max = max(lam_max, _block_lambda_max(row_D[island_contacts[j]]))
+        r = 1.0 / lam_max if lam_max > 0.0 else 1.0
+        for j in range(start, end):
+            for d in range(3):
+                out_r[island_contacts[j], d] = r
 
 
 MERIT_WINDOW = 4
@@ -277,9 +308,21 @@ def judge_sweep(window, accepted, merit, last_merit):
 
 
 @njit_kernel
-def _copy_impulses(contact_count, src_impulse, src_spin, out_impulse, out_spin):
-    # Save (before a sweep) or restore (after a rejected one) the impulses (c, 3) and spin impulses (c,).
-    for k in range(contact_count):
+def _island_max_abs(impulse, island_contacts, start, end):
+    # Largest impulse component [N·s] of the island's contacts island_contacts[start:end].
+    m = 0.0
+    for j in range(start, end):
+        k = island_contacts[j]
+        for d in range(3):
+            m = max(m, abs(impulse[k, d]))
+    return m
+
+
+@njit_kernel
+def _copy_impulses(island_contacts, start, end, src_impulse, src_spin, out_impulse, out_spin):
+    # Save (before a sweep) or restore (after a rejected one) the island's impulses (c, 3) and spin impulses (c,).
+    for j in range(start, end):
+        k = island_contacts[j]
         for d in range(3):
             out_impulse[k, d] = src_impulse[k, d]
         out_spin[k] = src_spin[k]
@@ -348,21 +391,80 @@ def _prox_block(rows, k, friction_set, mu4, r_row, row_spin, has_spin, scale, im
 
 
 @njit_kernel
-def _roll_back(rows, contact_count, row_spin, has_spin, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw):
-    # Rejected sweep: restore the saved impulses and rebuild the accumulators from them (Alg. 12).
+def _roll_back(rows, island_contacts, start, end, row_spin, has_spin, saved_impulse, saved_spin, impulse, spin_impulse,
+               dv, dw):  # fmt: skip
+    """Rejected sweep of an island: restore its saved impulses and rebuild its bodies' accumulators (Alg. 12).
+
+    Only the island's bodies are rebuilt (zeroed, then its contacts added in order, as
+    :func:`.rows.accumulate_impulses` does for all): other islands keep their state. Its infinite-mass bodies are
+    zeroed too; their accumulators stay zero whoever touches them (``M^-1 = 0``).
+    """
     contact_body0, contact_body1, body_inv_mass, contact_frame, _, _, row_irc0, row_irc1, _ = rows
-    _copy_impulses(contact_count, saved_impulse, saved_spin, impulse, spin_impulse)
-    accumulate_impulses(
-        contact_body0, contact_body1, contact_count, impulse, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw
-    )
+    _copy_impulses(island_contacts, start, end, saved_impulse, saved_spin, impulse, spin_impulse)
+    for j in range(start, end):
+        k = island_contacts[j]
+        for b in (contact_body0[k], contact_body1[k]):
+            for d in range(3):
+                dv[b, d] = 0.0
+                dw[b, d] = 0.0
+    for j in range(start, end):
+        k = island_contacts[j]
+        apply_block_impulse(
+            k, contact_body0[k], contact_body1[k], impulse[k, 0], impulse[k, 1], impulse[k, 2], body_inv_mass,
+            contact_frame, row_irc0, row_irc1, dv, dw,
+        )  # fmt: skip
     if has_spin:
-        accumulate_spin_impulses(contact_body0, contact_body1, contact_count, spin_impulse, row_spin, dw)
+        for j in range(start, end):
+            k = island_contacts[j]
+            if spin_impulse[k] != 0.0:
+                apply_spin_impulse(k, contact_body0[k], contact_body1[k], spin_impulse[k], row_spin, dw)
+
+
+@njit_kernel
+def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, contact_mu4, r_row, row_spin,
+                       has_spin, iterations, tolerance, nu, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw,
+                       ):  # fmt: skip
+    """PROX on the island ``island_contacts[start:end]`` alone; returns ``(sweeps, merit, rejections)``.
+
+    Its r back-off ``scale``, its merit window and its convergence test are its own, so a hard island (a heavy
+    body on a light one) backs off without slowing an easy one, and an easy one stops without waiting.
+    """
+    count = end - start
+    window, accepted, last_merit = merit_window()
+    merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
+    for it in range(iterations):
+        sweeps = it + 1
+        _copy_impulses(island_contacts, start, end, impulse, spin_impulse, saved_impulse, saved_spin)
+        merit = 0.0
+        for i in range(count):
+            k = island_contacts[start + sweep_index(i, it, count)]
+            merit = _prox_block(
+                rows, k, contact_friction_set[k], contact_mu4[k], r_row, row_spin, has_spin, scale,
+                impulse, spin_impulse, dv, dw, merit,
+            )  # fmt: skip
+        # Convergence is judged on the step normalised by the r back-off: after many rejections a
+        # tiny r makes every step tiny, which is not convergence (seed 001 §1.2 pitfall 2).
+        if merit <= tolerance * scale * max(_island_max_abs(impulse, island_contacts, start, end), 1e-300):
+            break
+        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
+        if rejected:
+            # divergence detected: reject the sweep, roll back, shrink r (Alg. 12)
+            rejections += 1
+            _roll_back(
+                rows, island_contacts, start, end, row_spin, has_spin, saved_impulse, saved_spin, impulse,
+                spin_impulse, dv, dw,
+            )  # fmt: skip
+            scale *= nu
+            merit = last_merit
+    return sweeps, merit, rejections
 
 
 @njit_kernel
 def solve_prox_gs(
     rows,
-    contact_count,
+    island_contacts,
+    island_start,
+    island_count,
     contact_friction_set,
     contact_mu4,
     r_row,
@@ -381,43 +483,33 @@ def solve_prox_gs(
     dw,
     result,
 ):
-    """PROX blocked Gauss–Seidel with adaptive r-factor (course Alg. 12, seed 001 Alg. 2).
+    """PROX blocked Gauss–Seidel with adaptive r-factor (course Alg. 12, seed 001 Alg. 2), island by island.
 
     Per contact block: ``z = lambda - R (v)``; ``lambda_n = max(0, z_n)``;
     ``lambda_t = prox_disk(mu lambda_n)(z_t)`` with the NEW normal impulse. After each sweep the
     merit ``e = ||lambda^{k+1} - lambda^k||_inf`` is compared with the last accepted one; if it did
     not decrease (``>=``, erratum E20: strict ``>`` misses exact 2-cycles) the sweep is rejected,
     ``lambda`` and the accumulators roll back and every r shrinks by ``nu``. The iteration cap
-    counts rejected sweeps too. ``result`` receives ``[sweeps, merit, rejections]``.
+    counts rejected sweeps too.
+
+    Islands (:func:`.islands.contact_islands`: ``island_contacts`` (c,), ``island_start`` (islands + 1,)) share no
+    body of finite mass, so each is solved to the end on its own (:func:`_solve_prox_island`): the back-off, the
+    merit test and the convergence test are per island, as the r-factors of :func:`compute_island_r_factors`
+    are; one island gives the sweeps of a solve over all contacts. ``result`` receives ``[sweeps, merit,
+    rejections]``: the most sweeps and the largest final merit of an island, the rejections of all.
 
     ``rows`` is the operator bundle of :func:`.rows.row_operator`; ``r_row`` (c, 3) the r-factors.
     Torsion (``has_spin``, seed 001 eq. 16): the friction block becomes ``(lambda_t, lambda_b, lambda_tau)`` and
     is projected onto the Coulomb–Contensou ellipsoid with semi-axes ``(mu_t, mu_b, mu_spin) lambda_n`` (one
     r for the block, spin rescaled by ``ell``); texture boxes clamp the spin impulse on its own.
     """
-    window, accepted, last_merit = merit_window()
-    merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
-    for it in range(iterations):
-        sweeps = it + 1
-        _copy_impulses(contact_count, impulse, spin_impulse, saved_impulse, saved_spin)
-        merit = 0.0
-        for i in range(contact_count):
-            k = sweep_index(i, it, contact_count)
-            merit = _prox_block(
-                rows, k, contact_friction_set[k], contact_mu4[k], r_row, row_spin, has_spin, scale,
-                impulse, spin_impulse, dv, dw, merit,
-            )  # fmt: skip
-        # Convergence is judged on the step normalised by the r back-off: after many rejections a
-        # tiny r makes every step tiny, which is not convergence (seed 001 §1.2 pitfall 2).
-        if merit <= tolerance * scale * max(_max_abs(impulse, contact_count), 1e-300):
-            break
-        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
-        if rejected:
-            # divergence detected: reject the sweep, roll back, shrink r (Alg. 12)
-            rejections += 1
-            _roll_back(
-                rows, contact_count, row_spin, has_spin, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw
-            )
-            scale *= nu
-            merit = last_merit
+    sweeps, merit, rejections = 0, 0.0, 0
+    for i in range(island_count):
+        island_sweeps, island_merit, island_rejections = _solve_prox_island(
+            rows, island_contacts, island_start[i], island_start[i + 1], contact_friction_set, contact_mu4, r_row,
+            row_spin, has_spin, iterations, tolerance, nu, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw,
+        )  # fmt: skip
+        sweeps = max(sweeps, island_sweeps)
+        merit = max(merit, island_merit)
+        rejections += island_rejections
     store_result(result, sweeps, merit, rejections)
