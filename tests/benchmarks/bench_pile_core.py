@@ -50,7 +50,7 @@ PHASES = {
         "store_world_impulses", "finish_step", "integrate_positions",
     ),
     "solvers.solver_pgs": ("solve_pgs",),
-    "solvers.solver_prox": ("compute_r_factors", "solve_prox_gs"),
+    "solvers.solver_prox": ("contact_islands", "compute_island_r_factors", "solve_prox_gs"),
 }  # fmt: skip
 METHODS = {
     "collision.pipeline": ("CollisionPipeline", ("collide", "_sort_contacts")),
