@@ -60,7 +60,7 @@ def contact_islands(
     count = 0
     for k in range(contact_count):
         # a contact belongs to its finite-mass body's island (both bodies' are the same after the unions);
-        # one without any (two infinite masses) is its own problem, keyed by its first body
+        # one without any (two infinite masses: the engines make none) joins those of its first body
         b = contact_body0[k] if body_inv_mass[contact_body0[k]] > 0.0 else contact_body1[k]
         if body_inv_mass[b] <= 0.0:
             b = contact_body0[k]
