@@ -6,6 +6,7 @@
   body accumulators), which the row solvers below apply.
 - ``kernels``: projected Gauss–Seidel (BLCP) and PROX blocked Gauss–Seidel on contact rows, r-factor
   strategies and the merit window.
+- ``islands``: contact islands (connected components over finite-mass bodies), which PROX solves one by one.
 - ``kernels_newton``: the non-smooth (Fischer–Burmeister) Newton method, local and blocked Gauss–Seidel.
 
 No engine state reaches these kernels: only arrays of rows or matrices and scalars.
