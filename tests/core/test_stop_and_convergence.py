@@ -15,12 +15,12 @@ import pytest
 from contact_lab.core import ModelBuilder
 from contact_lab.core import iter_simulate as iter_simulate_rigid
 from contact_lab.core.ipc.frame_loop import iter_simulate_ipc
-from contact_lab.core.ipc.ipc_solver import IpcSettings
+from contact_lab.core.ipc.ipc_solver import IpcSettings, IpcSolver
 from contact_lab.core.ipc.ipc_world import IpcWorld
 from contact_lab.core.soft.frame_loop import iter_simulate_soft
 from contact_lab.core.soft.primitives import box_tet_mesh
 from contact_lab.core.soft.world import SoftWorldBuilder
-from contact_lab.core.soft.world_solver import SoftSettings
+from contact_lab.core.soft.world_solver import SoftSettings, SoftWorldSolver
 from contact_lab.core.stop import SimulationStoppedError, StopRequest
 
 SIZE = 0.05
@@ -111,12 +111,43 @@ def test_a_stop_reaches_the_soft_and_rigid_loops():
         next(loop)
 
 
-def test_an_ipc_frame_converged_only_when_every_step_did():
+def test_an_ipc_frame_converged_only_when_every_step_did(monkeypatch):
     """One Newton iteration per step cannot converge a throw (the issue's case): every frame is marked; with the
-    default cap every frame converges."""
+    default cap every frame converges. Then the first of each frame's two steps is made to report no convergence
+    (its last converges): the frame must still be marked (the last step alone used to decide)."""
     world = IpcWorld(_cubes(gravity=(0.0, 0.0, -9.81)).finalize())
     for cap, expected in ((1, False), (100, True)):
         settings = IpcSettings(dhat=1e-3, substeps=2, max_iterations=cap)
         loop = iter_simulate_ipc(world, frame_count=4, settings=settings, state=_thrown(world, 2.0))
-        flags = [state.stats.converged for f, state in loop if f > 0]
-        assert flags == [expected] * 3, (cap, flags)
+        assert [state.stats.converged for f, state in loop if f > 0] == [expected] * 3, cap
+
+    _first_step_of_each_frame_unconverged(monkeypatch, IpcSolver)
+    loop = iter_simulate_ipc(world, frame_count=4, settings=IpcSettings(dhat=1e-3, substeps=2),
+                             state=_thrown(world, 0.5))  # fmt: skip
+    frames = [(state.stats.steps, state.stats.converged) for f, state in loop if f > 0]
+    assert frames == [(2, False)] * 3  # two steps a frame (no halving: the cubes stay 20 cm apart)
+
+
+def test_a_soft_frame_converged_only_when_every_substep_did(monkeypatch):
+    world = _cubes(gravity=(0.0, 0.0, -9.81)).finalize()
+    settings = SoftSettings(substeps=2)
+    assert [state.stats.converged for f, state in iter_simulate_soft(world, frame_count=4, settings=settings)
+            if f > 0] == [True] * 3  # fmt: skip
+    _first_step_of_each_frame_unconverged(monkeypatch, SoftWorldSolver)
+    assert [state.stats.converged for f, state in iter_simulate_soft(world, frame_count=4, settings=settings)
+            if f > 0] == [False] * 3  # fmt: skip
+
+
+def _first_step_of_each_frame_unconverged(monkeypatch, solver_class):
+    """Every other solver step (the first of each frame at 2 substeps) reports that it did not converge."""
+    real = solver_class.step
+    calls = []
+
+    def step(self, *args, **kwargs):
+        stats = real(self, *args, **kwargs)
+        calls.append(1)
+        if len(calls) % 2 == 1:
+            stats.converged = False
+        return stats
+
+    monkeypatch.setattr(solver_class, "step", step)
