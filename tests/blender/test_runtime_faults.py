@@ -18,10 +18,12 @@ import re
 import time
 
 import pytest
+from cli_tools import file_tree
 from scene_fingerprint import assert_same, fingerprint
 
 bpy = pytest.importorskip("bpy")
 
+from contact_lab import __main__ as cli  # noqa: E402
 from contact_lab.addon import bake, worker  # noqa: E402
 from contact_lab.addon.output.transaction import Transaction  # noqa: E402
 
@@ -201,20 +203,42 @@ def test_ctrl_c_during_the_write_rolls_back_without_a_traceback(tmp_path, monkey
     assert_same(before, fingerprint(tmp_path), "Ctrl-C in the background bake's write")
 
 
-def test_ctrl_c_during_the_simulation_of_bake_scene_stores_a_cancelled_report(tmp_path, monkeypatch):
-    scene, _ = soft_drop("SOFT", frame_end=4)
-    before = fingerprint(tmp_path)
+def interrupt_frame_3(monkeypatch):
+    """Ctrl-C (KeyboardInterrupt) while frame 3 simulates."""
     real = bake.BakeJob.step
 
     def step(self, **kwargs):
-        if self.frames_done >= 2:  # Ctrl-C while frame 3 simulates
+        if self.frames_done >= 2:
             raise KeyboardInterrupt
         return real(self, **kwargs)
 
     monkeypatch.setattr(bake.BakeJob, "step", step)
+
+
+def test_ctrl_c_during_the_simulation_of_bake_scene_stores_a_cancelled_report(tmp_path, monkeypatch):
+    scene, _ = soft_drop("SOFT", frame_end=4)
+    before = fingerprint(tmp_path)
+    interrupt_frame_3(monkeypatch)
     with pytest.raises(KeyboardInterrupt):  # a script stops, as Ctrl-C asks
         bake.bake_scene(scene)
     stored = json.loads(scene.contact_lab.last_report)
     assert stored["status"] == "CANCELLED" and "interrupted (Ctrl-C)" in stored["error"]
     assert_same(before, fingerprint(tmp_path), "Ctrl-C in bake_scene's simulation")
     assert bpy.ops.contact_lab.bake() == {"CANCELLED"}  # the operator the same way: no traceback
+
+
+def test_ctrl_c_in_the_command_line_bake_writes_a_cancelled_report(tmp_path, monkeypatch, capsys):
+    """``python -m contact_lab bake``: exit code 130, the report file says CANCELLED and how far the bake got, no
+    traceback, nothing saved (the folder is byte-identical but for the report)."""
+    soft_drop("SOFT", frame_end=4)
+    blend, out, report = tmp_path / "in.blend", tmp_path / "out.blend", tmp_path / "report.json"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    before = file_tree(tmp_path)
+    interrupt_frame_3(monkeypatch)
+    assert cli.main(["bake", str(blend), "-o", str(out), "--report", str(report)]) == cli.EXIT_INTERRUPTED
+    result = json.loads(report.read_text())
+    assert result["status"] == "CANCELLED" and "interrupted (Ctrl-C)" in result["error"]
+    assert result["frames"]["simulated"] == 2 and result["engine"] == "SOFT"
+    err = capsys.readouterr().err
+    assert "interrupted; nothing was saved" in err and "Traceback" not in err
+    assert file_tree(tmp_path, skip={"report.json"}) == before
