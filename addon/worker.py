@@ -283,10 +283,12 @@ class BakeWorker:
         last compile's end), e.g. "Frame 12 has run 45 s (usually 0.20 s): press Esc to stop"; else ''."""
         if self.phase != "simulating" or not self.frame_started or self.compiles.active:
             return ""
+        job = self.job
+        if job.frames_done <= 1:  # only the initial state so far: its time is no estimate of a frame's
+            per_frame = None
         running = time.perf_counter() - max(self.frame_started, self.compiles.last_end)
         if not overdue(running, per_frame):
             return ""
-        job = self.job
         frame = int(job.input.frames[min(job.frames_done, job.frame_count - 1)])
         usual = f" (usually {per_frame:.2f} s)" if per_frame is not None else ""
         return f"Frame {frame} has run {_duration(running)}{usual}: press Esc to stop"

@@ -147,7 +147,7 @@ def test_a_cancel_stops_a_long_frame_within_seconds_and_changes_nothing(tmp_path
     time.sleep(3.0)  # into frame 2 (the first simulated one), which runs for minutes
     assert job.tick() == "RUNNING" and job.job.frames_done == 1
     progress = job.progress()
-    assert progress.overdue and "Frame 2 has run" in progress.text and "press Esc to stop" in progress.text
+    assert progress.overdue and re.search(r"Frame 2 has run \d+ s: press Esc to stop", progress.text)  # no estimate
     t0 = time.perf_counter()
     report = job.cancel()
     assert job.worker.wait(5.0), "the worker still runs the frame 5 s after the cancel"
