@@ -149,7 +149,7 @@ def _output_problem(output: str) -> str | None:
 
 
 def bake_file(args) -> tuple[int, dict]:
-    """Open, bake and save one file; returns ``(exit code, report)`` and never raises (but for Ctrl-C).
+    """Open, bake and save one file; returns ``(exit code, report)`` and never raises (Ctrl-C: a CANCELLED report).
 
     Arguments are checked first (input, output folder, report path: exit code 2, nothing loaded); any exception
     after that is a FAILED report naming its type (exit code 1), with the traceback under ``"traceback"``.
@@ -160,6 +160,11 @@ def bake_file(args) -> tuple[int, dict]:
     report["output"] = output
     try:
         return _bake_file(args, report, output, t_start)
+    except KeyboardInterrupt:  # Ctrl-C: the simulation stopped or the write rolled back; nothing was saved
+        report["status"] = "CANCELLED"
+        report["error"] = "interrupted (Ctrl-C); nothing was saved"
+        report["timings"] = {**report.get("timings", {}), "total": time.perf_counter() - t_start}
+        return EXIT_INTERRUPTED, report
     except Exception as exc:  # anything unexpected: a report and a message, not a raw traceback
         text = str(exc).strip()
         report["status"] = "FAILED"
@@ -235,6 +240,11 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
             finally:
                 job.compiled_kernels = watch.count
         bake_report = job.finish()
+    except KeyboardInterrupt:
+        if job is not None:  # what is known about the bake, for the report
+            known = job.report("CANCELLED", error=f"interrupted at frame {job.current_frame}")
+            report.update({k: v for k, v in known.items() if k not in ("status", "error")})
+        raise
     except bake.BakeError as exc:
         report["error"] = str(exc)
         if job is not None:  # failed during the simulation or the write: keep what is known about it
@@ -315,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
         print("[contact_lab] interrupted; nothing was saved", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
     problem = _write_report(args.report, report)
+    if code == EXIT_INTERRUPTED:
+        print("[contact_lab] interrupted; nothing was saved", file=sys.stderr, flush=True)
+        return code
     if code == EXIT_OK:
         print(f"[contact_lab] baked {report['input']} -> {report['output']}", flush=True)
     else:

@@ -155,6 +155,8 @@ def bake_scene(
         BakeError: invalid input, a failed simulation or a failed write (any exception inside is converted);
             no animation, shape key, modifier or cache file was changed, and a FAILED report is stored once the
             simulation started.
+        KeyboardInterrupt: Ctrl-C; nothing was changed, and a CANCELLED report is stored (FAILED when it came
+            during the write, which rolled back).
     """
     job = start_bake(
         scene,
@@ -173,6 +175,10 @@ def bake_scene(
         return job.finish()
     except BakeError as exc:
         store_report(scene, job.report("FAILED", error=str(exc)))
+        raise
+    except KeyboardInterrupt:  # Ctrl-C: passes on (a script stops); the report says where the bake ended
+        if not job.finished:  # during the simulation (a write rolls back and stores its FAILED report itself)
+            job.cancel("interrupted (Ctrl-C)")
         raise
 
 

@@ -14,8 +14,10 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import bpy
+import numpy as np
 
 from ..core.errors import DivergenceError
+from ..core.stop import SimulationStoppedError, StopRequest
 from .errors import BakeError
 from .output.transaction import describe_exception
 
@@ -65,6 +67,9 @@ class BakeJob:
         """Warnings of the validation before the bake (:mod:`.validate`); the report lists them first."""
         self.compiled_kernels = 0
         """numba compilations while this job built and simulated (0 once the kernel cache is warm)."""
+        self.stop = StopRequest()
+        """Passed to the engine's ``iter_simulate``: setting it (any thread) stops the simulation inside its frame,
+        between substeps and Newton iterations (:meth:`step` then raises ``SimulationStoppedError``)."""
         self._iterator: Generator | None = None
 
     # to be provided by the engines -------------------------------------------------------------
@@ -115,6 +120,11 @@ class BakeJob:
     def per_frame_stats(self) -> dict:
         """Per-frame solver statistics (lists, JSON-compatible), for detailed reports."""
         return {}
+
+    def _convergence_warning(self) -> str | None:
+        """The warning for simulated frames whose solver stopped at its iteration cap (:func:`unconverged`), or
+        None."""
+        return None
 
     # progress -----------------------------------------------------------------------------------
     @property
@@ -185,6 +195,7 @@ class BakeJob:
         Raises:
             BakeError: the simulation diverged or failed with any exception (names the scene frame, the objects or
                 the exception type). ``KeyboardInterrupt`` and ``SystemExit`` pass through.
+            SimulationStoppedError: :attr:`stop` was set; the frame in progress is lost, the recorded ones stay.
         """
         if self.finished:
             return True
@@ -208,7 +219,7 @@ class BakeJob:
                     break
         except DivergenceError as exc:
             raise self._divergence_error(exc) from exc
-        except BakeError:
+        except (BakeError, SimulationStoppedError):
             raise
         except Exception as exc:  # any failure of the core (MemoryError too) is a message and a report, not a traceback
             frame = int(self.input.frames[min(self.frames_done, self.frame_count - 1)])
@@ -248,7 +259,9 @@ class BakeJob:
             "unit_scale": ex.length_scale,
         }
         report.update(self._engine_report())
-        warnings = list(dict.fromkeys(self.warnings + report.get("warnings", [])))  # in order, each once
+        unconverged = self._convergence_warning()
+        extra = [unconverged] if unconverged else []
+        warnings = list(dict.fromkeys(self.warnings + report.get("warnings", []) + extra))  # in order, each once
         if warnings:
             report["warnings"] = warnings
         report["compiled_kernels"] = int(self.compiled_kernels)
@@ -293,6 +306,7 @@ class BakeJob:
             close: stop the generator here; False when another thread is stepping it (:mod:`.worker`: the worker
                 stops it itself).
         """
+        self.stop.set(reason)  # a worker stepping the simulation stops inside its frame
         if close:
             self.close()
         self.finished = True
@@ -301,6 +315,28 @@ class BakeJob:
         if scene is not None:
             store_report(scene, report)
         return report
+
+
+def unconverged(frames, converged, setting: str) -> str | None:
+    """One warning for the simulated frames that did not converge, naming how many, the first and the fix.
+
+    Args:
+        frames: scene frame numbers of the simulated steps (the rows after the initial state), shape (S,).
+        converged: whether each of them converged (every solver step within the frame), shape (S,) bool.
+        setting: what to change, with its panel path ("raise Physics ▸ …").
+
+    Returns:
+        e.g. "3 of 24 frames did not converge (first: frame 5): raise …"; None when every frame converged. The
+        words "did not converge" are what scripts and the scene checks look for.
+    """
+    bad = np.flatnonzero(~np.asarray(converged, dtype=bool))
+    if bad.size == 0:
+        return None
+    total = len(converged)
+    return (
+        f"{bad.size} of {total} frame{'s' if total != 1 else ''} did not converge (first: frame {int(frames[bad[0]])}):"
+        f" the solver stopped at its iteration cap, so the motion there may be wrong; {setting}"
+    )
 
 
 def _hint(exc: BaseException) -> str:

@@ -11,7 +11,10 @@ Blender's UI, its timers and every bpy call live on the main thread. A bake ther
 
 :meth:`BackgroundBake.tick` is what the modal operator's timer calls: it only reads the worker's progress, so it
 returns in microseconds, and writes once the worker is done. :meth:`BackgroundBake.cancel` returns at once: the
-worker stops at its next frame (or when its compile ends) and its result is dropped; nothing was written.
+worker stops inside its frame, at the engine's next substep, Newton iteration or step halving (the job's
+:class:`~contact_lab.core.stop.StopRequest`), or when its compile ends, and its result is dropped; nothing was
+written. A frame that runs far past the usual (:func:`overdue`) is named in the progress line, for the user to
+decide whether to stop it; nothing stops it on its own.
 
 Two things could still stall the main thread, and both are handled here:
 
@@ -30,6 +33,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from ..core.stop import SimulationStoppedError
 from .errors import BakeError
 from .output.transaction import describe_exception
 
@@ -41,6 +45,23 @@ COLLECT_INTERVAL = 0.01
 
 MIDDLE_INTERVAL = 1.0
 """Seconds between collections of the middle generation (objects that outlived a young collection)."""
+
+OVERDUE_SECONDS = 30.0
+"""A frame is named as overdue only after this long [s]: shorter waits are not worth a warning, and a frame of a big
+scene can honestly take seconds (the default cube takes 0.04-0.2 s)."""
+
+OVERDUE_FACTOR = 10.0
+"""...and only once it ran this many times the recent mean frame time (:func:`overdue`): frame times of one bake
+vary by a few times as contacts come and go, not by ten."""
+
+
+def overdue(running: float, per_frame: float | None) -> bool:
+    """Whether a frame that has run ``running`` [s] is far past its estimate ``per_frame`` [s] (None before a frame
+    finished): over :data:`OVERDUE_SECONDS` and, when an estimate exists, over :data:`OVERDUE_FACTOR` times it. The
+    first frame has no estimate, so the fixed bound alone decides there (compiling time excluded by the caller)."""
+    if running <= OVERDUE_SECONDS:
+        return False
+    return per_frame is None or running > OVERDUE_FACTOR * per_frame
 
 
 class CompileWatch:
@@ -54,6 +75,8 @@ class CompileWatch:
     def __init__(self):
         self.count = 0
         self.active = 0
+        self.last_end = 0.0
+        """``time.perf_counter()`` when the last compile ended (0 before one)."""
         self._thread = None
 
     def listen(self):
@@ -72,6 +95,7 @@ class CompileWatch:
                 if threading.get_ident() == watch._thread:
                     watch.active -= 1
                     watch.count += 1
+                    watch.last_end = time.perf_counter()
 
         return event.install_listener("numba:compile", _Listener())
 
@@ -135,14 +159,16 @@ class Progress:
     compiles: int
     """Kernels compiled by this bake so far."""
     seconds_left: float | None
+    overdue: bool = False
+    """The frame in progress has run far past the estimate (:func:`overdue`); ``text`` says so and how to stop."""
 
 
 class BakeWorker:
     """Builds and simulates one :class:`~.job.BakeJob` on a daemon thread.
 
     The thread owns the job from :meth:`start` until :attr:`done`: the main thread only reads its progress
-    attributes (ints and floats) and, after :attr:`done`, finishes it. :meth:`cancel` asks the thread to stop at
-    its next frame; the thread then closes the job's simulation itself.
+    attributes (ints and floats) and, after :attr:`done`, finishes it. :meth:`cancel` asks the thread to stop inside
+    its frame (the job's ``stop`` request); the thread then closes the job's simulation itself.
     """
 
     def __init__(self, job):
@@ -155,6 +181,8 @@ class BakeWorker:
         self.frame_seconds: list[float] = []
         """Wall time of each simulated frame that compiled nothing [s] (the remaining-time estimate)."""
         self.started = 0.0
+        self.frame_started = 0.0
+        """``time.perf_counter()`` when the frame in progress started (0 before the first)."""
         self._cancel = threading.Event()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"contact_lab bake '{job.scene_name}'", daemon=True)
@@ -165,8 +193,10 @@ class BakeWorker:
         self._thread.start()
 
     def cancel(self) -> None:
-        """Ask the thread to stop; returns at once (the thread stops at its next frame or after its compile)."""
+        """Ask the thread to stop; returns at once (the thread stops at the engine's next check inside the frame,
+        or after its compile)."""
         self._cancel.set()
+        self.job.stop.set("cancelled by the user")
 
     @property
     def done(self) -> bool:
@@ -192,6 +222,7 @@ class BakeWorker:
                 self.phase = "simulating"
                 while not self._cancel.is_set():
                     t0, compiled = time.perf_counter(), self.compiles.count
+                    self.frame_started = t0
                     finished = job.step(max_frames=1)
                     job.compiled_kernels = self.compiles.count
                     if self.compiles.count == compiled:  # a frame that compiled says nothing about the next ones
@@ -199,6 +230,8 @@ class BakeWorker:
                     if finished:
                         break
             self.phase = "cancelled" if self._cancel.is_set() else "done"
+        except SimulationStoppedError:  # the cancel reached inside a frame
+            self.phase = "cancelled"
         except BaseException as exc:  # reported to the main thread by tick(); nothing to re-raise into here
             self.error = exc if isinstance(exc, BakeError) else _unexpected(exc)
             self.phase = "failed"
@@ -223,6 +256,9 @@ class BakeWorker:
             text = f"Compiling the {_engine_label(job.engine)} solver, first run only ({self.compiles.count} done)…"
         else:
             parts = [job.status_text()]
+            warning = self.overdue_text(per_frame)
+            if warning:
+                parts.insert(0, warning)
             if per_frame is not None:
                 parts.append(f"{per_frame:.2f} s/frame")
             if left is not None:
@@ -239,7 +275,23 @@ class BakeWorker:
             compiling=compiling,
             compiles=self.compiles.count,
             seconds_left=left,
+            overdue=not compiling and bool(self.overdue_text(per_frame)),
         )
+
+    def overdue_text(self, per_frame: float | None) -> str:
+        """The progress line's warning while the frame in progress is :func:`overdue` (its time counted from the
+        last compile's end), e.g. "Frame 12 has run 45 s (usually 0.20 s): press Esc to stop"; else ''."""
+        if self.phase != "simulating" or not self.frame_started or self.compiles.active:
+            return ""
+        job = self.job
+        if job.frames_done <= 1:  # only the initial state so far: its time is no estimate of a frame's
+            per_frame = None
+        running = time.perf_counter() - max(self.frame_started, self.compiles.last_end)
+        if not overdue(running, per_frame):
+            return ""
+        frame = int(job.input.frames[min(job.frames_done, job.frame_count - 1)])
+        usual = f" (usually {per_frame:.2f} s)" if per_frame is not None else ""
+        return f"Frame {frame} has run {_duration(running)}{usual}: press Esc to stop"
 
 
 class BackgroundBake:
@@ -290,6 +342,8 @@ class BackgroundBake:
             self.state = "FINISHED"
         except BakeError as exc:
             self._failed(exc)
+        except KeyboardInterrupt:  # Ctrl-C in the console during the write: rolled back, a report, no traceback
+            self._failed(BakeError("The bake was interrupted while writing the results; nothing was changed"))
         finally:
             self.guard.release()
         return self.state

@@ -94,6 +94,9 @@ class CONTACT_LAB_OT_bake(bpy.types.Operator):
         except bake.BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
+        except KeyboardInterrupt:  # Ctrl-C in the console: the bake stopped or its write rolled back
+            self.report({"WARNING"}, "Bake interrupted; nothing was changed")
+            return {"CANCELLED"}
         self.report({"WARNING" if report.get("warnings") else "INFO"}, _summary(report))
         return {"FINISHED"}
 

@@ -125,14 +125,32 @@ def _draw_blender_world(layout, scene) -> None:
     layout.operator("contact_lab.import_rigid_body", icon="IMPORT")
 
 
+def _json_object(text: str) -> dict | None:
+    """The JSON object stored in a text property; None for an empty text, anything unreadable or any other JSON
+    value (a list, a number, null: a .blend written by something else must not make every redraw raise)."""
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def _draw_report(layout, text: str) -> None:
     if not text:
         return
+    report = _json_object(text)
     try:
-        report = json.loads(text)
-    except ValueError:
-        layout.label(text="Last report is unreadable", icon="ERROR")
-        return
+        if report is not None:
+            _draw_report_box(layout, report)
+            return
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError):  # fields of the wrong type
+        pass
+    layout.label(text="Last report is unreadable: bake again to replace it", icon="ERROR")
+
+
+def _draw_report_box(layout, report: dict) -> None:
     box = layout.box()
     status = report.get("status", "?")
     icon = "CHECKMARK" if status == "FINISHED" else "ERROR"
@@ -157,8 +175,7 @@ def _draw_report(layout, text: str) -> None:
         )
         col.label(text=f"Max penetration: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
         col.label(text=f"Time per frame: {stats.get('seconds_per_frame', 0.0):.2f} s")
-        for warning in report.get("warnings", [])[:3]:
-            box.label(text=warning, icon="INFO")
+        _draw_warnings(box, report)
     elif report.get("engine") == "IPC":
         _draw_ipc_report(box, col, report)
     else:
@@ -168,6 +185,7 @@ def _draw_report(layout, text: str) -> None:
         col.label(text=f"Max penetration: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
         if stats.get("sleeping_at_end"):
             col.label(text=f"Asleep at the end: {stats['sleeping_at_end']} bodies")
+        _draw_warnings(box, report)
     total = timings.get("total", sum(timings.values()) if timings else 0.0)
     col.label(text=f"Time: {total:.2f} s")
 
@@ -294,8 +312,20 @@ def _draw_ipc_report(box, col, report: dict) -> None:
             icon="ERROR" if found else "CHECKMARK",
         )
     col.label(text=f"Time per frame: {stats.get('seconds_per_frame', 0.0):.2f} s")
-    for warning in report.get("warnings", [])[:3]:
-        box.label(text=warning, icon="INFO")
+    _draw_warnings(box, report)
+
+
+MAX_REPORT_WARNINGS = 3
+"""Warnings of the last bake listed in the panel."""
+
+
+def _draw_warnings(box, report: dict) -> None:
+    """The report's first warnings (the validation's, the engine's, frames that did not converge)."""
+    warnings = report.get("warnings", [])
+    for warning in warnings[:MAX_REPORT_WARNINGS]:
+        box.label(text=str(warning), icon="ERROR")
+    if len(warnings) > MAX_REPORT_WARNINGS:
+        box.label(text=f"and {len(warnings) - MAX_REPORT_WARNINGS} more warning(s) in the report")
 
 
 def _draw_soft(layout, context, obj) -> None:
@@ -435,10 +465,8 @@ FINDING_ICONS: dict[str, Literal["CANCEL", "ERROR", "INFO"]] = {"ERROR": "CANCEL
 
 
 def _check_counts(text: str) -> dict:
-    try:
-        return json.loads(text).get("counts", {}) if text else {}
-    except (ValueError, AttributeError):
-        return {}
+    counts = (_json_object(text) or {}).get("counts", {})
+    return counts if isinstance(counts, dict) else {}
 
 
 def _check_icon(counts: dict) -> Literal["CANCEL", "ERROR", "INFO", "CHECKMARK"]:
@@ -457,7 +485,15 @@ def draw_check(layout, settings) -> None:
     if not text:
         layout.label(text="Not checked yet (every bake checks first)")
         return
-    counts, findings = validate.from_json(text)
+    data = _json_object(text)
+    try:
+        counts, findings = validate.from_json(text) if data is not None else ({}, [])
+        counts = counts if isinstance(counts, dict) else {}
+    except (AttributeError, TypeError, ValueError):  # findings of the wrong shape
+        counts, findings = {}, []
+    if data is None or (data.get("findings") and not findings):
+        layout.label(text="The last check is unreadable: check again", icon="ERROR")
+        return
     engine = _check_engine(text)
     if engine and engine != settings.engine:
         layout.label(text=f"Checked for the {engine.title()} engine: check again", icon="FILE_REFRESH")
@@ -468,18 +504,15 @@ def draw_check(layout, settings) -> None:
     layout.label(text=", ".join(parts))
     col = layout.column(align=True)
     for finding in findings[:MAX_FINDING_LINES]:
-        col.label(text=finding.message, icon=FINDING_ICONS.get(finding.level, "INFO"))
+        col.label(text=str(finding.message), icon=FINDING_ICONS.get(str(finding.level), "INFO"))
         if finding.fix:
-            col.label(text=finding.fix, icon="BLANK1")
+            col.label(text=str(finding.fix), icon="BLANK1")
     if len(findings) > MAX_FINDING_LINES:
         col.label(text=f"and {len(findings) - MAX_FINDING_LINES} more")
 
 
 def _check_engine(text: str) -> str:
-    try:
-        return str(json.loads(text).get("engine", ""))
-    except (ValueError, AttributeError):
-        return ""
+    return str((_json_object(text) or {}).get("engine", ""))
 
 
 CLASSES = (CONTACT_LAB_PT_scene, CONTACT_LAB_PT_check, CONTACT_LAB_PT_object)

@@ -14,6 +14,7 @@ class IpcBakeJob(SoftBakeJob):
     as :class:`SoftBakeJob` (shape keys or PC2 caches, keyframes of the dynamic boxes)."""
 
     engine = "IPC"
+    convergence_fix = "raise Physics ▸ Contact Lab Bake ▸ IPC ▸ Max Iterations, or Substeps"
 
     def __init__(self, scene, gathered: IpcSceneInput):
         super().__init__(scene, gathered)
@@ -42,6 +43,7 @@ class IpcBakeJob(SoftBakeJob):
             settings=ex.ipc_settings(),
             pin_tracks=ex.pin_tracks,
             collider_tracks=ex.ipc_collider_tracks,
+            stop=self.stop,
         )
 
     def step(self, *, max_frames: int | None = 1, time_budget: float | None = None) -> bool:

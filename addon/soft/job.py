@@ -9,7 +9,7 @@ import numpy as np
 from ...core.soft.trajectory import SoftTrajectory
 from .. import units
 from ..errors import BakeError
-from ..job import BakeJob, diverged, scene_object
+from ..job import BakeJob, diverged, scene_object, unconverged
 from ..output import deform as deform_output
 from ..output.actions import commit_transforms, prepare_transforms
 from ..output.transaction import Transaction
@@ -21,6 +21,8 @@ class SoftBakeJob(BakeJob):
     objects and location/rotation keyframes of the dynamic (active) boxes."""
 
     engine = "SOFT"
+    convergence_fix = "raise Physics ▸ Contact Lab Bake ▸ Substeps (a shorter step)"
+    """The end of the warning for frames that did not converge (:func:`..job.unconverged`)."""
 
     def __init__(self, scene, gathered):
         F = int(gathered.frames.shape[0])
@@ -76,6 +78,7 @@ class SoftBakeJob(BakeJob):
             settings=ex.solver_settings(),
             pin_tracks=ex.pin_tracks,
             collider_tracks=ex.collider_tracks,
+            stop=self.stop,
         )
 
     def _record(self, item) -> None:
@@ -173,6 +176,12 @@ class SoftBakeJob(BakeJob):
             "files": list(self.written_files),
         }
 
+    def _convergence_warning(self) -> str | None:
+        done = self.frames_done
+        if done <= 1:
+            return None
+        return unconverged(self.input.frames[1:done], self.trajectory.converged[1:done], self.convergence_fix)
+
     def per_frame_stats(self) -> dict:
         done, traj = self.frames_done, self.trajectory
         return {
@@ -181,6 +190,7 @@ class SoftBakeJob(BakeJob):
             "pcg_iterations": traj.pcg_iterations[:done].tolist(),
             "contact_count": traj.contact_count[:done].tolist(),
             "max_penetration": traj.max_penetration[:done].tolist(),
+            "converged": traj.converged[:done].tolist(),
             "seconds": self.frame_seconds[:done].tolist(),
         }
 

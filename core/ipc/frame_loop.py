@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import IpcInputError
 from ..soft.frame_loop import check_finite, start_run, substep_targets
 from ..soft.world import SoftWorldState
+from ..stop import StopRequest, check_stop
 from .intersection import check_frame
 from .ipc_solver import IpcSettings, IpcSolver, IpcStats
 from .ipc_world import IpcWorld
@@ -69,6 +70,7 @@ def iter_simulate_ipc(
     collider_tracks: dict | None = None,
     state: SoftWorldState | None = None,
     on_step: Callable[[np.ndarray, np.ndarray], None] | None = None,
+    stop: StopRequest | None = None,
 ) -> Iterator[tuple[int, SoftWorldState]]:
     """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, state)`` per frame.
 
@@ -84,10 +86,13 @@ def iter_simulate_ipc(
         state: start state (default ``world.state()``).
         on_step: called as ``on_step(x_before, x_after)`` (unknowns (N, 3) [m]) after every solver step, the
             halved ones included: the straight lines between them are the motion (audits, motion blur).
+        stop: checked before every solver step (halved ones included) and Newton iteration; once set, the loop
+            raises :class:`~contact_lab.core.stop.SimulationStoppedError` (the state is then mid-step).
 
     The state's ``x``/``v`` hold all unknowns (soft-world nodes first, then kinematic collider vertices);
     ``state.stats`` is the :class:`IpcStats` of the frame's last step, with the frame's totals over all its
-    solves (``steps``, ``splits``, ``solves``, ``newton_total``, ``newton_max``, ``pcg_total``) and the
+    solves (``steps``, ``splits``, ``solves``, ``newton_total``, ``newton_max``, ``pcg_total``; ``converged``:
+    every accepted step of the frame converged) and the
     checker's counts when ``settings.check_intersections``. Raises :class:`IpcInputError` if the start is not
     intersection-free with a positive gap, :class:`DivergenceError` if positions stop being finite.
     """
@@ -98,6 +103,7 @@ def iter_simulate_ipc(
         pin_tracks=pin_tracks, collider_tracks=collider_tracks,
     )  # fmt: skip
     solver = IpcSolver(world, settings)
+    solver.stop = stop
     K = world.collider_count
     _kinematic_targets(world, pos[0], quat[0], state.x)
     _check_start(world, solver, state.x)
@@ -108,10 +114,12 @@ def iter_simulate_ipc(
     target = state.x.copy()
     for frame in range(frame_count - 1):
         splits = steps = newton_total = newton_max = pcg_total = 0
+        converged = True
         for sub in range(settings.substeps):
             # the substep [sub, sub + 1] / substeps of the frame, halved while a step's motion is not free
             pending = [(sub / settings.substeps, (sub + 1) / settings.substeps, 0)]
             while pending:
+                check_stop(stop)
                 a0, a1, depth = pending.pop()
                 saved = (state.x.copy(), state.v.copy(), state.collider_position, state.collider_orientation)
                 end_pos, end_quat = substep_targets(pos, quat, pins, frame, a1, target)
@@ -132,6 +140,7 @@ def iter_simulate_ipc(
                 if on_step is not None:
                     on_step(saved[0], state.x.copy())
                 state.stats = stats
+                converged = converged and stats.converged  # a step thrown away by a halving does not count
                 state.collider_position = end_pos
                 state.collider_orientation = end_quat
                 steps += 1
@@ -139,6 +148,7 @@ def iter_simulate_ipc(
         st = state.stats
         st.splits, st.steps, st.solves = splits, steps, steps + splits
         st.newton_total, st.newton_max, st.pcg_total = newton_total, newton_max, pcg_total
+        st.converged = converged
         if settings.check_intersections:
             _record_check(world, state)
         yield frame + 1, state

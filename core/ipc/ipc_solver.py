@@ -32,6 +32,7 @@ import numpy as np
 
 from ..soft.kernels_world import world_elastic_energy, world_elastic_gradient
 from ..soft.world import AFFINE_STIFFNESS_FACTOR, SoftWorldState
+from ..stop import StopRequest, check_stop
 from .barrier import initial_barrier_stiffness, update_barrier_stiffness
 from .block_sparse import BlockPattern, add_block_diagonal
 from .broad_phase import collision_candidates
@@ -157,6 +158,8 @@ class IpcSolver:
     def __init__(self, world: IpcWorld, settings: IpcSettings | None = None):
         self.world = world
         self.settings = s = settings or IpcSettings()
+        self.stop: StopRequest | None = None
+        """Checked before every Newton iteration (:mod:`..stop`): a set request ends the step mid-way."""
         sw = world.soft
         self.dhat = resolved_dhat(world, s)
         self.dhat2 = self.dhat * self.dhat
@@ -416,6 +419,7 @@ class IpcSolver:
             converged = False
             f0 = None  # the objective at x, once known (the accepted line-search value while kappa is unchanged)
             for _ in range(s.max_iterations):
+                check_stop(self.stop)
                 g = self.gradient_and_hessian(x, quads, kinds)
                 if f0 is None:
                     f0, dmin = self.objective(x, quads, kinds)

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..enums import SolverStatus
 from ..errors import DivergenceError
 from ..math.quat import quat_slerp
+from ..stop import StopRequest, check_stop
 from .collision.pipeline import CollisionPipeline
 from .model import Model
 from .sleeping import (
@@ -65,6 +67,7 @@ def iter_simulate(
     sleep_time: float = DEFAULT_SLEEP_TIME,
     sleep_linear_speed: float = DEFAULT_SLEEP_LINEAR_SPEED,
     sleep_angular_speed: float = DEFAULT_SLEEP_ANGULAR_SPEED,
+    stop: StopRequest | None = None,
     **solver_options,
 ) -> Generator[tuple[int, Trajectory], None, None]:
     """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, trajectory)`` per frame.
@@ -82,6 +85,8 @@ def iter_simulate(
         sleeping: islands whose bodies all stayed below ``sleep_linear_speed`` [m/s] and ``sleep_angular_speed``
             [rad/s] for ``sleep_time`` [s] keep still until something touches them (:mod:`.sleeping`). Off by default,
             as Blender's Deactivation: a body barely sliding would stop.
+        stop: checked before every substep; once set, the loop raises
+            :class:`~contact_lab.core.stop.SimulationStoppedError`.
         solver_options: passed on to the solver class.
 
     Yields:
@@ -117,6 +122,7 @@ def iter_simulate(
     yield 0, traj
     for frame in range(frame_count - 1):
         for sub in range(substeps):
+            check_stop(stop)
             if kinematic_track is not None:
                 _set_kinematic_targets(control, kinematic_track, frame, (sub + 1) / substeps)
             pipeline.collide(state_0, contacts, dt)
@@ -139,6 +145,7 @@ def iter_simulate(
             traj.contact_overflow[f] += contacts.contact_overflow
             traj.solver_iterations[f] = max(traj.solver_iterations[f], step_solver.last_iterations)
             traj.solver_residual[f] = max(traj.solver_residual[f], step_solver.last_residual)
+            traj.solver_capped[f] += step_solver.last_status == SolverStatus.MAX_ITERATIONS
             if n:
                 traj.max_penetration[f] = max(traj.max_penetration[f], -float(contacts.contact_gap[:n].min()))
             finite = (

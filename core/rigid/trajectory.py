@@ -29,6 +29,8 @@ class Trajectory:
         """Largest iteration count over the frame's substeps, shape (frame_count,)."""
         self.solver_residual = np.zeros(frame_count)
         """Largest final solver residual over the frame's substeps [N·s], shape (frame_count,)."""
+        self.solver_capped = np.zeros(frame_count, np.int64)
+        """Substeps of the frame whose contact solve stopped at its iteration cap above the tolerance."""
         self.max_penetration = np.zeros(frame_count)
         """Deepest penetration (-min gap, 0 if none) over the frame's substeps [m], shape (frame_count,)."""
         self.sleeping_bodies = np.zeros(frame_count, np.int64)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import DivergenceError
 from ..math.quat import quat_slerp
+from ..stop import StopRequest, check_stop
 from .trajectory import SoftTrajectory
 from .world import ColliderKind, SoftWorld, SoftWorldState
 from .world_solver import SoftSettings, SoftWorldSolver, SoftWorldStats, rotations
@@ -118,6 +119,7 @@ def iter_simulate_soft(
     pin_tracks: dict | None = None,
     collider_tracks: dict | None = None,
     state: SoftWorldState | None = None,
+    stop: StopRequest | None = None,
 ) -> Iterator[tuple[int, SoftWorldState]]:
     """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, state)`` per frame.
 
@@ -131,10 +133,12 @@ def iter_simulate_soft(
         collider_tracks: ``{collider: (positions (>= frame_count, 3) [m], quaternions wxyz (>= frame_count,
             4))}`` for KINEMATIC colliders (slerp between frames).
         state: start state (default: ``world.state()``).
+        stop: checked before every substep and Newton iteration; once set, the loop raises
+            :class:`~contact_lab.core.stop.SimulationStoppedError` (the state is then mid-step).
 
     Yields the same state object every frame (copy what you keep). ``solver.stats`` of the last step
-    is available as ``state.stats``. Raises :class:`~contact_lab.core.errors.DivergenceError` when
-    positions stop being finite.
+    is available as ``state.stats``, its ``converged`` set to whether every step of the frame converged.
+    Raises :class:`~contact_lab.core.errors.DivergenceError` when positions stop being finite.
     """
     settings = settings or SoftSettings()
     state = state or world.state()
@@ -143,6 +147,7 @@ def iter_simulate_soft(
         pin_tracks=pin_tracks, collider_tracks=collider_tracks,
     )  # fmt: skip
     solver = SoftWorldSolver(world, settings)
+    solver.stop = stop
     C = world.collider_count
     state.stats = SoftWorldStats()
     yield 0, state
@@ -150,16 +155,20 @@ def iter_simulate_soft(
     pin_targets = state.x.copy()
     rot_start = rotations(quat[0])
     for frame in range(frame_count - 1):
+        converged = True
         for sub in range(settings.substeps):
+            check_stop(stop)
             alpha = (sub + 1) / settings.substeps
             end_pos, end_quat = substep_targets(pos, quat, pins, frame, alpha, pin_targets)
             rot_end = rotations(end_quat).reshape(C, 3, 3)
             solver.set_collider_poses(state.collider_position, rot_start, end_pos, rot_end)
             state.stats = solver.step(state, state, dt, pin_targets)
+            converged = converged and state.stats.converged
             state.collider_position = end_pos
             state.collider_orientation = end_quat.reshape(C, 4)
             rot_start = rot_end
             check_finite(world, state, frame + 1)
+        state.stats.converged = converged  # the frame's verdict, not only its last step's
         yield frame + 1, state
 
 

@@ -30,7 +30,7 @@ class SoftTrajectory:
         self.max_penetration = np.zeros(frame_count)
         """Deepest contact penetration at the end of the frame's last step [m], shape (frame_count,)."""
         self.converged = np.ones(frame_count, dtype=bool)
-        """Whether the frame's last step converged, shape (frame_count,)."""
+        """Whether every step of the frame converged, shape (frame_count,)."""
         self.state = None
         """The simulation's current state (the generator's own object, updated in place every frame)."""
 

@@ -32,6 +32,7 @@ from ..config import FLOAT
 from ..contact_solvers.dense import solve_pgs_dense, solve_prox_dense
 from ..enums import RFactorStrategy
 from ..linalg.csr import CsrPattern, assemble_blocks, assemble_scaled_blocks
+from ..stop import StopRequest, check_stop
 from .contact_collection import collect_contacts
 from .contact_elements import ELEMENT_NODES, KIND_POINT_COLLIDER, KIND_POINT_TRIANGLE
 from .kernels_contact import (
@@ -104,6 +105,8 @@ class SoftWorldSolver:
         self.world = world
         self.settings = s = settings or SoftSettings()
         check_settings(s)
+        self.stop: StopRequest | None = None
+        """Checked before every Newton iteration (:mod:`..stop`): a set request ends the step mid-way."""
         self.delta = resolved_contact_thickness(world, s)
         self.kappa = s.contact_stiffness if s.contact_stiffness > 0.0 else self.automatic_stiffness()
         self.tet_mu = self._tet_mu_with_dynamic_boxes()
@@ -777,6 +780,7 @@ class SoftWorldSolver:
         refresh = False
         fresh = False  # the matrix was evaluated at the current iterate
         for it in range(s.max_newton_iterations):
+            check_stop(self.stop)
             r_norm, _ = self._residual(v, h, False)
             if it == 0:
                 r_scale = residual_scale(r_norm, self._beta, weight)

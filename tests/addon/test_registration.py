@@ -8,6 +8,7 @@ import types
 import pytest
 from contact_lab import registration
 from contact_lab.addon import jitcache, properties
+from contact_lab.core.stop import StopRequest
 from contact_lab.operators import bake as op_bake
 from contact_lab.operators import preview
 from contact_lab.operators import rigid_body_import as op_import
@@ -253,6 +254,8 @@ class FakeJob:
         """Released by the test once per frame it lets the worker simulate."""
         self.stepped = threading.Semaphore(0)
         """Released by the worker after each frame."""
+        self.stop = StopRequest()
+        """The engines' stop request, which a cancel sets (the real job passes it to the simulation)."""
 
     def status_text(self):
         return f"Frame {self.frames_done}"
