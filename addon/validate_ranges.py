@@ -1,0 +1,469 @@
+"""The ranges of :mod:`.validate`: every number of ``scene.contact_lab`` and ``obj.contact_lab`` against the range
+the engines and physics can honour, found before simulating.
+
+Two kinds of range:
+
+- **Hard ranges** (:data:`SCENE_LIMITS`, :data:`OBJECT_LIMITS`): outside them the engine raises late (the core's
+  ``ValueError("substeps must be at least 1")`` at frame 1) or computes garbage (a negative friction coefficient
+  adds energy, a restitution above 1 too, a damping above 1 takes the velocity past zero). The slider limits of
+  :mod:`.properties` clamp what is typed or assigned as an attribute (``settings.substeps = 0`` gives 1), but not a
+  value written as an ID property (``settings["substeps"] = 0``), one from a file saved by another version or one
+  set by a driver: every hard range is checked again here. Ranges the engines' own checks already report (the soft
+  material, the IPC settings, the mass) are not repeated (:data:`ENGINE_CHECKED`).
+- **Physics ranges** (:func:`physics_findings`): settings that are valid one by one but that the bake cannot
+  honour together with the body's size and the time step. Each is derived in its function's docstring and its
+  threshold measured:
+
+  - speed against size and step (:func:`_speed_findings`),
+  - Young's modulus against the step (:func:`_stiffness_findings`),
+  - IPC Newton iterations (:func:`_iteration_findings`),
+  - the soft contact thickness against the body's size is :mod:`.validate_physics`'s hover check (over 10 %: an
+    error, as the README's Check Scene table says).
+
+A finite value of 1e30 is judged by these ranges, not called infinite (:data:`JUDGED_BY_RANGE`); Blender stores
+an infinite float as 3.4e38, which :mod:`.validate` reports as infinite.
+
+Every finding names the setting with its panel path and label, and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import units
+from .scene import mesh_arrays
+from .validate import Finding, SceneView, error, warning
+
+BAKE = "Physics ▸ Contact Lab Bake"
+BODY = "Physics ▸ Contact Lab Body"
+ALL_ENGINES = frozenset({"RIGID", "SOFT", "IPC"})
+RIGID_ROLES = frozenset({"ACTIVE", "PASSIVE"})
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The hard range of one setting: outside ``[low, high]`` (``low`` excluded when ``open_low``) the bake is
+    refused."""
+
+    ident: str
+    """Property identifier in ``scene.contact_lab`` or ``obj.contact_lab``."""
+    label: str
+    """Its label in the panel."""
+    low: float | None
+    high: float | None
+    why: str
+    """What goes wrong outside the range, for the message."""
+    engines: frozenset = ALL_ENGINES
+    """Engines that read the setting (others ignore it, so a bad value there is not reported)."""
+    roles: frozenset | None = None
+    """Object settings: roles that use it."""
+    open_low: bool = False
+    only_if: str | None = None
+    """A boolean setting of the same group that must be on for this one to be read (``sleeping``)."""
+    panel: str = BAKE
+
+
+SCENE_LIMITS = (
+    Limit("substeps", "Substeps", 1, None, "the solver needs at least one step per frame", frozenset({"RIGID"})),
+    Limit("iterations", "Iterations", 1, None, "the solver needs at least one sweep per step", frozenset({"RIGID"})),
+    Limit("tolerance", "Tolerance", 0.0, None, "a negative stopping tolerance is meaningless", frozenset({"RIGID"})),
+    Limit(
+        "sleep_time",
+        "Sleep Time",
+        0.0,
+        None,
+        "bodies must rest for a positive time before they sleep",
+        frozenset({"RIGID"}),
+        open_low=True,
+        only_if="sleeping",
+    ),
+    Limit(
+        "sleep_linear_speed",
+        "Sleep Speed",
+        0.0,
+        None,
+        "a resting speed must be positive",
+        frozenset({"RIGID"}),
+        open_low=True,
+        only_if="sleeping",
+    ),
+    Limit(
+        "sleep_angular_speed",
+        "Sleep Spin",
+        0.0,
+        None,
+        "a resting spin must be positive",
+        frozenset({"RIGID"}),
+        open_low=True,
+        only_if="sleeping",
+    ),
+    Limit(
+        "soft_substeps",
+        "Substeps",
+        1,
+        None,
+        "the solver needs at least one step per frame",
+        frozenset({"SOFT", "IPC"}),
+    ),
+    Limit(
+        "soft_contact_thickness",
+        "Contact Thickness",
+        0.0,
+        None,
+        "a contact layer cannot be thinner than nothing (0 = automatic)",
+        frozenset({"SOFT"}),
+    ),
+    Limit(
+        "soft_friction_velocity",
+        "Static Friction Speed",
+        0.0,
+        None,
+        "the smoothed friction divides by it",
+        frozenset({"SOFT"}),
+        open_low=True,
+    ),
+)
+"""Hard ranges of ``scene.contact_lab`` (panel: Physics ▸ Contact Lab Bake)."""
+
+OBJECT_LIMITS = (
+    Limit(
+        "friction",
+        "Friction",
+        0.0,
+        None,
+        "a negative friction coefficient pushes sliding bodies faster instead of slowing them",
+        roles=RIGID_ROLES,
+        panel=BODY,
+    ),
+    Limit(
+        "restitution",
+        "Restitution",
+        0.0,
+        1.0,
+        "0 is no bounce and 1 a perfectly elastic one: above 1 every bounce adds energy, below 0 bodies stick into "
+        "each other",
+        frozenset({"RIGID"}),
+        RIGID_ROLES,
+        panel=BODY,
+    ),
+    Limit(
+        "linear_damping",
+        "Damping Translation",
+        0.0,
+        1.0,
+        "it is the fraction of the velocity lost per second: above 1 the velocity would turn round, below 0 it "
+        "would grow by itself",
+        frozenset({"RIGID"}),
+        frozenset({"ACTIVE"}),
+        panel=BODY,
+    ),
+    Limit(
+        "angular_damping",
+        "Damping Rotation",
+        0.0,
+        1.0,
+        "it is the fraction of the spin lost per second: above 1 the spin would turn round, below 0 it would grow "
+        "by itself",
+        frozenset({"RIGID"}),
+        frozenset({"ACTIVE"}),
+        panel=BODY,
+    ),
+    Limit(
+        "friction_t",
+        "μ Along",
+        0.0,
+        None,
+        "a negative friction coefficient adds energy",
+        frozenset({"RIGID"}),
+        RIGID_ROLES,
+        panel=BODY,
+    ),
+    Limit(
+        "friction_b",
+        "μ Across",
+        0.0,
+        None,
+        "a negative friction coefficient adds energy",
+        frozenset({"RIGID"}),
+        RIGID_ROLES,
+        panel=BODY,
+    ),
+    Limit(
+        "friction_kappa",
+        "κ",
+        0.0,
+        None,
+        "a negative friction scale adds energy",
+        frozenset({"RIGID"}),
+        RIGID_ROLES,
+        panel=BODY,
+    ),
+    Limit(
+        "friction_spin",
+        "Spin Friction",
+        0.0,
+        None,
+        "a negative torsional friction spins bodies up",
+        frozenset({"RIGID"}),
+        RIGID_ROLES,
+        panel=BODY,
+    ),
+    Limit(
+        "normal_map_strength",
+        "Strength",
+        0.0,
+        None,
+        "a negative strength turns the facets upside down",
+        frozenset({"RIGID"}),
+        RIGID_ROLES,
+        panel=BODY,
+    ),
+    Limit(
+        "texture_patch_size",
+        "Patch Size",
+        0.0,
+        None,
+        "the facets are averaged over a patch of this size",
+        frozenset({"RIGID"}),
+        RIGID_ROLES,
+        open_low=True,
+        panel=BODY,
+    ),
+)
+"""Hard ranges of ``obj.contact_lab`` (panel: Physics ▸ Contact Lab Body)."""
+
+ENGINE_CHECKED = frozenset(
+    {
+        "mass",  # scene.object_problems: an active body's mass must be positive
+        "youngs_modulus",  # soft.export._material_problems, with poisson_ratio, density, damping,
+        "poisson_ratio",  # friction (soft), volume_compressibility and lattice_resolution
+        "density",
+        "damping",
+        "volume_compressibility",
+        "lattice_resolution",
+        "ipc_dhat",  # ipc.export._settings_problems, with the other IPC settings
+        "ipc_kappa",
+        "ipc_eps_v",
+        "ipc_tolerance",
+        "ipc_max_iterations",
+        "friction_tensor",  # friction_export: must be positive definite
+    }
+)
+"""Numbers whose hard range the engines' own checks report (through :func:`.validate._engine_findings` and the
+friction checks): not repeated here."""
+
+NOT_INPUT = frozenset(
+    {"settings_version", "frame_start_custom", "frame_end_custom", "frame_start", "frame_end", "bake_progress"}
+)
+"""Numbers that are bookkeeping, status, or checked by :mod:`.validate` (the frame range)."""
+
+JUDGED_BY_RANGE = frozenset({"youngs_modulus", "initial_velocity", "soft_contact_thickness", "ipc_dhat"})
+"""Settings a finite 1e30 is judged for by a physics range (the message says what it does to the bake), instead
+of :mod:`.validate`'s generic "far too large"."""
+
+
+# hard ranges -----------------------------------------------------------------------------------------------
+
+
+def setting_findings(view: SceneView) -> list[Finding]:
+    """Hard ranges of the scene's settings for ``view.engine`` and of every taking part object's settings."""
+    out = []
+    settings = view.scene.contact_lab
+    for limit in SCENE_LIMITS:
+        if view.engine in limit.engines and (limit.only_if is None or getattr(settings, limit.only_if)):
+            out += _check(None, settings, limit)
+    for obj in view.objects:
+        role = str(obj.contact_lab.role)
+        for limit in OBJECT_LIMITS:
+            if view.engine in limit.engines and (limit.roles is None or role in limit.roles):
+                out += _check(obj, obj.contact_lab, limit)
+    return out + _iteration_findings(view)
+
+
+def _check(obj, settings, limit: Limit) -> list[Finding]:
+    value = float(getattr(settings, limit.ident))
+    if not np.isfinite(value) or abs(value) >= 3.0e38:
+        return []  # NaN and infinity: validate's own check names them
+    low_ok = limit.low is None or (value > limit.low if limit.open_low else value >= limit.low)
+    high_ok = limit.high is None or value <= limit.high
+    if low_ok and high_ok:
+        return []
+    owner = "the scene's" if obj is None else f"'{obj.name}':"
+    if limit.low is not None and limit.high is not None:
+        wanted = f"between {_num(limit.low)} and {_num(limit.high)}"
+    elif limit.open_low:
+        wanted = f"above {_num(limit.low)}"
+    else:
+        wanted = f"at least {_num(limit.low)}"
+    return [
+        error(
+            obj,
+            f"{owner} {limit.label} is {_num(value)}, outside its range ({wanted}): {limit.why}",
+            f"set {limit.panel} ▸ {limit.label} {wanted} (a value assigned as an ID property, by a driver or "
+            "from another version's file skips the slider's limits)",
+            setting=f"{'scene.' if obj is None else ''}contact_lab.{limit.ident}",
+        )
+    ]
+
+
+def _num(value: float) -> str:
+    return f"{value:.4g}"
+
+
+# physics ranges --------------------------------------------------------------------------------------------
+
+SPEED_ERROR_SIZES = 100.0
+"""An initial velocity moving a soft body more than this many times its own size per substep is refused (Soft and
+IPC engines). Derivation and measurement: see :func:`_speed_findings`."""
+
+COURANT_WARNING = 1.0e4
+"""Elastic waves crossing more than this many lattice cells per substep: a warning (see
+:func:`_stiffness_findings`)."""
+
+IPC_MIN_ITERATIONS = 10
+"""IPC Max Iterations below this: a warning (see :func:`_iteration_findings`)."""
+
+
+@dataclass(frozen=True)
+class _Soft:
+    """A soft body as the physics ranges see it."""
+
+    obj: object
+    size: float
+    """Largest extent of its mesh in the world at the start frame [m]."""
+    cell: float
+    """Lattice cell edge [m]: ``size / lattice_resolution``."""
+
+
+def physics_findings(view: SceneView) -> list[Finding]:
+    """Speed against size and step, stiffness against step (Soft and IPC engines; needs ``view.matrices``)."""
+    if view.engine == "RIGID" or not view.matrices:
+        return []
+    bodies = _soft_bodies(view)
+    substeps = max(int(view.scene.contact_lab.soft_substeps), 1)
+    fps = units.scene_fps(view.scene)
+    if not bodies or not fps > 0.0:
+        return []
+    dt = 1.0 / (fps * substeps)
+    return _speed_findings(view, bodies, dt) + _stiffness_findings(view, bodies, dt)
+
+
+def _soft_bodies(view: SceneView) -> list[_Soft]:
+    out = []
+    for obj in view.soft:
+        matrix = (view.matrices or {}).get(obj.name)
+        if matrix is None or obj.name in view.broken or obj.type != "MESH":
+            continue
+        vertices, _ = mesh_arrays(obj.data)
+        if vertices.shape[0] < 2:
+            continue
+        world = vertices @ np.asarray(matrix)[:3, :3].T
+        size = float(np.ptp(world, axis=0).max()) * view.metres
+        if not (np.isfinite(size) and size > 0.0):
+            continue
+        out.append(_Soft(obj, size, size / max(int(obj.contact_lab.lattice_resolution), 1)))
+    return out
+
+
+def _speed_findings(view: SceneView, bodies: list[_Soft], dt: float) -> list[Finding]:
+    """A soft body's Initial Velocity against its size and the substep.
+
+    Neither soft engine looks ahead in time the way a rigid sweep would: the Soft engine's penalty contact only
+    sees where a body ends a step, and IPC's continuous collision detection halves the step until no surface
+    crosses another, a number of halvings that grows with the ratio ``|v| dt / L`` of the distance travelled per
+    substep to the body's size ``L``. With ``|v| dt / L`` in the thousands the Soft engine finds the body deep
+    inside what it hit and pushes it out with forces that tear it to kilometres, and IPC's search does not end
+    in minutes. The existing IPC throw (two 10 cm balls at ±20 m/s, 24 fps, 2 substeps) travels 4.2 sizes per
+    substep and bakes correctly.
+    """
+    out = []
+    engine = "IPC" if view.engine == "IPC" else "Soft"
+    for body in bodies:
+        velocity = np.asarray(tuple(body.obj.contact_lab.initial_velocity), dtype=np.float64) * view.metres
+        speed = float(np.linalg.norm(velocity))
+        if not np.isfinite(speed) or speed * dt <= SPEED_ERROR_SIZES * body.size:
+            continue
+        name = body.obj.name
+        ratio = speed * dt / body.size
+        limit = SPEED_ERROR_SIZES * body.size / dt
+        substeps = int(np.ceil(ratio / SPEED_ERROR_SIZES * max(int(view.scene.contact_lab.soft_substeps), 1)))
+        consequence = (
+            "its collision search cannot finish a frame in minutes"
+            if engine == "IPC"
+            else "it lands deep inside what it meets and is torn apart"
+        )
+        out.append(
+            error(
+                body.obj,
+                f"'{name}': its Initial Velocity of {speed:.3g} m/s moves it {_length(speed * dt)} per substep, "
+                f"{ratio:.3g} times its size ({_length(body.size)}); the {engine} engine handles up to "
+                f"{SPEED_ERROR_SIZES:.0f} times: {consequence}",
+                f"lower {BODY} ▸ Initial Velocity below {limit:.3g} m/s, or raise {BAKE} ▸ Substeps to "
+                f"{substeps:,} or more",
+                setting="contact_lab.initial_velocity",
+            )
+        )
+    return out
+
+
+def _stiffness_findings(view: SceneView, bodies: list[_Soft], dt: float) -> list[Finding]:
+    """Young's modulus against the substep: the elastic wave speed ``c = sqrt(E / ρ)`` [m/s] against the lattice
+    cell ``h`` [m] gives the number of cells a wave crosses per substep, ``C = c dt / h`` (the Courant number).
+
+    Both engines step implicitly, so a large ``C`` does not blow up, but the Newton system's stiffness grows like
+    ``C²`` against its inertia: from about :data:`COURANT_WARNING` cells per substep Newton and its linear solver
+    stop converging and a straight drop drifts sideways (measured: see the constant).
+    """
+    out = []
+    for body in bodies:
+        s = body.obj.contact_lab
+        modulus, density = float(s.youngs_modulus), float(s.density)
+        if not (modulus > 0.0 and density > 0.0 and np.isfinite(modulus) and np.isfinite(density)):
+            continue  # the material check refuses it
+        wave = np.sqrt(modulus / density)
+        courant = wave * dt / body.cell
+        if courant <= COURANT_WARNING:
+            continue
+        highest = (COURANT_WARNING * body.cell / dt) ** 2 * density
+        out.append(
+            warning(
+                body.obj,
+                f"'{body.obj.name}': its Young's Modulus of {modulus:.3g} Pa sends elastic waves across "
+                f"{courant:.3g} lattice cells per substep (wave speed {wave:.3g} m/s, cells of "
+                f"{_length(body.cell)}): the solver does not converge that stiff and the body drifts",
+                f"lower {BODY} ▸ Young's Modulus to {highest:.3g} Pa or less (the motion of a body this stiff "
+                "hardly differs), or raise the Substeps",
+                setting="contact_lab.youngs_modulus",
+            )
+        )
+    return out
+
+
+def _iteration_findings(view: SceneView) -> list[Finding]:
+    """IPC Max Iterations too low for Newton to converge.
+
+    IPC's Newton needs several iterations per step whenever contacts appear or change; with fewer than
+    :data:`IPC_MIN_ITERATIONS` most steps stop unconverged (measured: see the constant).
+    """
+    if view.engine != "IPC":
+        return []
+    n = int(view.scene.contact_lab.ipc_max_iterations)
+    if not 1 <= n < IPC_MIN_ITERATIONS:
+        return []  # below 1: the IPC settings check refuses it
+    return [
+        warning(
+            None,
+            f"the scene's IPC Max Iterations is {n}: Newton stops before it converges in most steps, so contacts "
+            "sink in or bounce wrongly",
+            f"set {BAKE} ▸ Max Iterations to {IPC_MIN_ITERATIONS} or more (default 100)",
+            setting="scene.contact_lab.ipc_max_iterations",
+        )
+    ]
+
+
+def _length(metres: float) -> str:
+    from .validate_physics import _length as length
+
+    return length(metres)
