@@ -326,7 +326,8 @@ COURANT_WARNING = 5.0e4
 :func:`_stiffness_findings`; measured: up to 3.3e4 every step converged, from 8e4 some did not)."""
 
 COURANT_ERROR = 5.0e5
-"""...more than this many: an error (measured: at 1e6 a dropped cube stopped in mid-air, at 3.3e5 it landed)."""
+"""...more than this many: an error (measured: up to 3.3e5 dropped cubes landed straight; at 8.1e5 one drifted
+15 cm sideways, at 1e6 one stopped in mid-air)."""
 
 IPC_MIN_ITERATIONS = 10
 """IPC Max Iterations below this: a warning (see :func:`_iteration_findings`)."""
@@ -421,10 +422,11 @@ def _stiffness_findings(view: SceneView, bodies: list[_Soft], dt: float) -> list
     Both engines step implicitly, so a large ``C`` does not blow up, but the Newton system's stiffness grows like
     ``C²`` against its inertia, and Newton's tolerance (relative to the largest force) stops seeing gravity and
     contact next to the elastic forces. Measured with the Soft engine, a cube dropped on the ground (24 fps,
-    2 substeps, 24 frames, lattice resolution 8): a 2 m cube converged every step up to 1e14 Pa (C = 2.6e4) and
-    left 2 frames unconverged at 1e15 Pa (C = 8.1e4); a 0.5 m cube converged up to 1e13 Pa (C = 3.3e4), left 2
-    unconverged at 1e14 Pa (C = 1.0e5), landed at 1e15 Pa (C = 3.3e5) and at 1e16 Pa (C = 1.0e6) stopped 10.6 cm
-    above the ground after 2 Newton iterations per step, reported converged. Hence a warning from
+    2 substeps, 24 frames, lattice resolution 8): a 2 m cube converged every step up to 1e14 Pa (C = 2.6e4), left
+    2 frames unconverged at 1e15 Pa (C = 8.1e4) and 1 at 1e16 Pa (C = 2.6e5), landing straight, and at 1e17 Pa
+    (C = 8.1e5) drifted 15 cm sideways in its straight drop; a 0.5 m cube converged up to 1e13 Pa (C = 3.3e4),
+    left 2 unconverged at 1e14 Pa (C = 1.0e5), landed at 1e15 Pa (C = 3.3e5) and at 1e16 Pa (C = 1.0e6) stopped
+    10.6 cm above the ground after 2 Newton iterations per step, reported converged. Hence a warning from
     :data:`COURANT_WARNING` and an error from :data:`COURANT_ERROR`. Real materials are far below: steel (2e11 Pa)
     in 25 cm cells at 48 steps a second is C = 420.
     """
