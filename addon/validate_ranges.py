@@ -333,7 +333,7 @@ COURANT_ERROR = 5.0e5
 15 cm sideways, at 1e6 one stopped in mid-air)."""
 
 IPC_MIN_ITERATIONS = 10
-"""IPC Max Iterations below this: a warning (see :func:`_iteration_findings`)."""
+"""IPC Max Iterations below this: a warning (see :func:`_iteration_findings`: a resting drop needs up to 8)."""
 
 
 @dataclass(frozen=True)
@@ -475,8 +475,10 @@ def _stiffness_findings(view: SceneView, bodies: list[_Soft], dt: float) -> list
 def _iteration_findings(view: SceneView) -> list[Finding]:
     """IPC Max Iterations too low for Newton to converge.
 
-    IPC's Newton needs several iterations per step whenever contacts appear or change; with fewer than
-    :data:`IPC_MIN_ITERATIONS` most steps stop unconverged (measured: see the constant).
+    IPC's Newton needs several iterations per step whenever contacts appear or change. Measured: a 0.5 m cube
+    dropped 20 cm on the ground (24 fps, 2 substeps, 12 frames) used at most 8 iterations per step; capped at 1
+    it left 11 of 12 frames unconverged and sank 5 mm into the ground, at 2 10 frames, at 3 and 5 two or three,
+    at 10 none. Hence a warning below :data:`IPC_MIN_ITERATIONS`.
     """
     if view.engine != "IPC":
         return []
