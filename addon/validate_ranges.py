@@ -279,7 +279,43 @@ def setting_findings(view: SceneView) -> list[Finding]:
         for limit in OBJECT_LIMITS:
             if view.engine in limit.engines and (limit.roles is None or role in limit.roles):
                 out += _check(obj, obj.contact_lab, limit)
-    return out + _iteration_findings(view)
+    return out + _enum_findings(view) + _iteration_findings(view)
+
+
+def _enum_findings(view: SceneView) -> list[Finding]:
+    """Choices (Engine, Solver, Role, Shape, ...) holding no valid item: a number written as an ID property
+    outside the list reads back as ``''``, and the engines would skip the object or pick a default silently."""
+    out = []
+    groups = [(None, view.scene.contact_lab, BAKE)] + [(o, o.contact_lab, BODY) for o in view.scene.objects]
+    for obj, settings, panel in groups:
+        for ident, label in _enums(settings):
+            if getattr(settings, ident) != "":
+                continue
+            owner = "the scene's" if obj is None else f"'{obj.name}':"
+            out.append(
+                error(
+                    obj,
+                    f"{owner} {label} holds none of its choices (a number written past the list)",
+                    f"choose one in {panel} ▸ {label}",
+                    setting=f"{'scene.' if obj is None else ''}contact_lab.{ident}",
+                )
+            )
+    return out
+
+
+_ENUMS: dict[str, list[tuple[str, str]]] = {}
+"""``{PropertyGroup identifier: [(identifier, label)]}`` of its enum properties."""
+
+
+def _enums(settings) -> list[tuple[str, str]]:
+    rna = getattr(settings, "bl_rna", None)
+    if rna is None:  # a stand-in without RNA (tests)
+        return []
+    if rna.identifier not in _ENUMS:
+        _ENUMS[rna.identifier] = [
+            (p.identifier, p.name) for p in rna.properties if p.type == "ENUM" and not p.is_enum_flag
+        ]
+    return _ENUMS[rna.identifier]
 
 
 def _check(obj, settings, limit: Limit) -> list[Finding]:

@@ -146,6 +146,20 @@ def test_a_setting_the_engine_does_not_read_is_not_reported(lab):
     assert not problems(scene, "ERROR")
 
 
+@pytest.mark.parametrize(("owner", "ident", "label"), [("scene", "solver", "Solver"), ("Box", "shape", "Shape")])
+def test_a_choice_outside_its_list_is_refused(lab, owner, ident, label):
+    """An enum written as a number past its items reads back as '' (Blender only logs it): before, Check Scene
+    said nothing about it."""
+    scene, box = rigid_scene(lab)
+    settings = scene.contact_lab if owner == "scene" else box.contact_lab
+    settings[ident] = 42
+    assert getattr(settings, ident) == ""
+    setting = f"{'scene.' if owner == 'scene' else ''}contact_lab.{ident}"
+    finding = the_finding(scene, "ERROR", setting, "holds none of its choices")
+    assert label in finding.text and ("Contact Lab Bake" if owner == "scene" else "Contact Lab Body") in finding.fix
+    refused(scene, label)
+
+
 # physics ranges ----------------------------------------------------------------------------------------------
 
 
