@@ -39,6 +39,9 @@ from .validate import Finding, SceneView, error, warning
 BAKE = "Physics ▸ Contact Lab Bake"
 BODY = "Physics ▸ Contact Lab Body"
 ALL_ENGINES = frozenset({"RIGID", "SOFT", "IPC"})
+ANISO_MODELS = frozenset({"ANISOTROPIC", "MATCHSTICK"})
+TENSOR_MODEL = frozenset({"TENSOR"})
+TEXTURE_MODEL = frozenset({"TEXTURE"})
 RIGID_ROLES = frozenset({"ACTIVE", "PASSIVE"})
 
 
@@ -63,6 +66,8 @@ class Limit:
     only_if: str | None = None
     """A boolean setting of the same group that must be on for this one to be read (``sleeping``)."""
     panel: str = BAKE
+    models: frozenset | None = None
+    """Object settings of the friction models: the ``friction_model`` values that read it (None: every one)."""
 
 
 SCENE_LIMITS = (
@@ -179,6 +184,7 @@ OBJECT_LIMITS = (
         frozenset({"RIGID"}),
         RIGID_ROLES,
         panel=BODY,
+        models=ANISO_MODELS,
     ),
     Limit(
         "friction_b",
@@ -189,6 +195,7 @@ OBJECT_LIMITS = (
         frozenset({"RIGID"}),
         RIGID_ROLES,
         panel=BODY,
+        models=ANISO_MODELS,
     ),
     Limit(
         "friction_kappa",
@@ -199,6 +206,7 @@ OBJECT_LIMITS = (
         frozenset({"RIGID"}),
         RIGID_ROLES,
         panel=BODY,
+        models=TENSOR_MODEL,
     ),
     Limit(
         "friction_spin",
@@ -219,6 +227,7 @@ OBJECT_LIMITS = (
         frozenset({"RIGID"}),
         RIGID_ROLES,
         panel=BODY,
+        models=TEXTURE_MODEL,
     ),
     Limit(
         "texture_patch_size",
@@ -230,6 +239,7 @@ OBJECT_LIMITS = (
         RIGID_ROLES,
         open_low=True,
         panel=BODY,
+        models=TEXTURE_MODEL,
     ),
 )
 """Hard ranges of ``obj.contact_lab`` (panel: Physics ▸ Contact Lab Body)."""
@@ -274,11 +284,14 @@ def setting_findings(view: SceneView) -> list[Finding]:
     for limit in SCENE_LIMITS:
         if view.engine in limit.engines and (limit.only_if is None or getattr(settings, limit.only_if, False)):
             out += _check(None, settings, limit)
+    limits = [limit for limit in OBJECT_LIMITS if view.engine in limit.engines]
     for obj in view.objects:
-        role = str(getattr(obj.contact_lab, "role", ""))
-        for limit in OBJECT_LIMITS:
-            if view.engine in limit.engines and (limit.roles is None or role in limit.roles):
-                out += _check(obj, obj.contact_lab, limit)
+        settings = obj.contact_lab
+        role = str(getattr(settings, "role", ""))
+        model = str(getattr(settings, "friction_model", "")) if view.engine == "RIGID" else ""
+        for limit in limits:
+            if (limit.roles is None or role in limit.roles) and (limit.models is None or model in limit.models):
+                out += _check(obj, settings, limit)
     return out + _enum_findings(view) + _iteration_findings(view)
 
 
@@ -286,10 +299,13 @@ def _enum_findings(view: SceneView) -> list[Finding]:
     """Choices (Engine, Solver, Role, Shape, ...) holding no valid item: a number written as an ID property
     outside the list reads back as ``''``, and the engines would skip the object or pick a default silently."""
     out = []
+    taking_part = {o.name for o in view.objects}
     groups = [(None, view.scene.contact_lab, BAKE)] + [(o, o.contact_lab, BODY) for o in view.scene.objects]
     for obj, settings, panel in groups:
+        # every object's Role (a broken one hides the object from the bake); the other choices where they are read
+        names = None if obj is None or obj.name in taking_part else ("role",)
         for ident, label in _enums(settings):
-            if getattr(settings, ident) != "":
+            if (names is not None and ident not in names) or getattr(settings, ident) != "":
                 continue
             owner = "the scene's" if obj is None else f"'{obj.name}':"
             out.append(

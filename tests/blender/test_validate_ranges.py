@@ -128,11 +128,22 @@ OBJECT_CASES = [
 ]
 
 
+MODEL_READING = {
+    "friction_t": "ANISOTROPIC",
+    "friction_b": "MATCHSTICK",
+    "friction_kappa": "TENSOR",
+    "normal_map_strength": "TEXTURE",
+    "texture_patch_size": "TEXTURE",
+}
+"""The friction model that reads each friction-model setting (the others ignore it)."""
+
+
 @pytest.mark.parametrize(("ident", "value", "label"), OBJECT_CASES)
 def test_object_setting_past_its_slider_is_refused(lab, ident, value, label):
     """Before: a friction of -1 or a restitution of 1.5 written past the slider baked without a word."""
     scene, box = rigid_scene(lab)
     assert not problems(scene, "ERROR")
+    box.contact_lab.friction_model = MODEL_READING.get(ident, "COULOMB")
     box.contact_lab[ident] = value
     finding = the_finding(scene, "ERROR", f"contact_lab.{ident}", f"'Box': {label} is", "outside its range")
     assert finding.object_name == "Box" and f"Physics ▸ Contact Lab Body ▸ {label}" in finding.fix
@@ -140,9 +151,16 @@ def test_object_setting_past_its_slider_is_refused(lab, ident, value, label):
 
 
 def test_a_setting_the_engine_does_not_read_is_not_reported(lab):
-    """The Rigid engine's Substeps mean nothing to the Soft engine: a bad value there does not refuse a soft bake."""
+    """The Rigid engine's Substeps mean nothing to the Soft engine: a bad value there refuses nothing."""
     scene, _ = soft_scene(lab)
     scene.contact_lab["substeps"] = 0
+    assert not problems(scene, "ERROR")
+
+
+def test_a_friction_model_setting_is_checked_only_where_read(lab):
+    """μ Along means nothing to Coulomb friction: a bad value there refuses nothing (Anisotropic: above)."""
+    scene, box = rigid_scene(lab)
+    box.contact_lab["friction_t"] = -1.0
     assert not problems(scene, "ERROR")
 
 
