@@ -297,17 +297,20 @@ def setting_findings(view: SceneView) -> list[Finding]:
 
 def _enum_findings(view: SceneView) -> list[Finding]:
     """Choices (Engine, Solver, Role, Shape, ...) holding no valid item: a number written as an ID property
-    outside the list reads back as ``''``, and the engines would skip the object or pick a default silently."""
+    outside the list reads back as ``''``, and the engines would skip the object or fail late.
+
+    Every choice of the scene; every object's Role (a broken one hides the object from the bake); of the objects
+    taking part, the choices their engine reads (:func:`_read_choices`)."""
     out = []
-    taking_part = {o.name for o in view.objects}
-    groups = [(None, view.scene.contact_lab, BAKE)] + [(o, o.contact_lab, BODY) for o in view.scene.objects]
-    for obj, settings, panel in groups:
-        # every object's Role (a broken one hides the object from the bake); the other choices where they are read
-        names = None if obj is None or obj.name in taking_part else ("role",)
-        for ident, label in _enums(settings):
-            if (names is not None and ident not in names) or getattr(settings, ident) != "":
+    groups = [(None, view.scene.contact_lab, BAKE, [ident for ident, _ in _enums(view.scene.contact_lab)])]
+    groups += [(o, o.contact_lab, BODY, ("role",)) for o in view.scene.objects if o.contact_lab.role == ""]
+    groups += [(o, o.contact_lab, BODY, _read_choices(view.engine, o.contact_lab)[1:]) for o in view.objects]
+    for obj, settings, panel, names in groups:
+        for ident in names:
+            if getattr(settings, ident, None) != "":
                 continue
             owner = "the scene's" if obj is None else f"'{obj.name}':"
+            label = dict(_enums(settings)).get(ident, ident)
             out.append(
                 error(
                     obj,
@@ -317,6 +320,20 @@ def _enum_findings(view: SceneView) -> list[Finding]:
                 )
             )
     return out
+
+
+def _read_choices(engine: str, settings) -> tuple[str, ...]:
+    """The choices of a taking part object's settings that ``engine`` reads, Role first."""
+    if getattr(settings, "role", "") == "SOFT":
+        return ("role", "shape", "volume_law")
+    if engine != "RIGID":
+        return ("role", "shape")
+    model = getattr(settings, "friction_model", "")
+    if model not in ("ANISOTROPIC", "MATCHSTICK", "TENSOR"):
+        return ("role", "shape", "friction_model")
+    if getattr(settings, "structure_source", "") != "AXIS":
+        return ("role", "shape", "friction_model", "structure_source")
+    return ("role", "shape", "friction_model", "structure_source", "structure_axis")
 
 
 _ENUMS: dict[str, list[tuple[str, str]]] = {}
@@ -339,7 +356,7 @@ def _check(obj, settings, limit: Limit) -> list[Finding]:
     if raw is None:
         return []  # a stand-in without the setting (tests)
     value = float(raw)
-    if not np.isfinite(value) or abs(value) >= 3.0e38:
+    if not abs(value) < 3.0e38:
         return []  # NaN and infinity: validate's own check names them
     low_ok = limit.low is None or (value > limit.low if limit.open_low else value >= limit.low)
     high_ok = limit.high is None or value <= limit.high
