@@ -14,8 +14,9 @@ What is checked (the checks of each engine's own export are reused, not repeated
 the geometric ones):
 
 - the scene: frame range (one frame, outside Blender's range), frame rate, Unit Scale, gravity, and every number of
-  ``scene.contact_lab`` for NaN or infinity (Blender stores infinity as 3.4e38: anything at or above
-  :data:`HUGE` counts as infinite);
+  ``scene.contact_lab`` for NaN or infinity (Blender stores infinity as 3.4e38: anything from
+  :data:`STORED_INFINITY` on counts as infinite, from :data:`HUGE` on as far too large unless a range of
+  :mod:`.validate_ranges` judges it); the ranges of every setting (:mod:`.validate_ranges`);
 - every object with a Role: the engine's role, shape and material checks, not-a-mesh objects, empty or flat meshes,
   NaN or infinite location, rotation, scale and settings, scale zero on an axis;
 - sizes, mass ratios, bodies overlapping at the start frame, lattice sizes with a memory and time estimate and a
@@ -53,6 +54,9 @@ LEVELS = ("ERROR", "WARNING", "INFO")
 HUGE = 1.0e30
 """Magnitude from which a number counts as infinite: Blender clamps an infinite float property to 3.4e38 (the
 largest single-precision float), so ``isfinite`` alone lets it through."""
+
+STORED_INFINITY = 3.0e38
+"""Magnitude from which a number is Blender's infinity (3.4e38); from :data:`HUGE` up to it, "far too large"."""
 
 STRONG_GRAVITY = 1000.0
 """Gravity [m/s²] (about 100 g) above which it is almost certainly a typo or a unit mistake (a warning)."""
@@ -164,13 +168,14 @@ def validate_scene(
         engine: 'RIGID', 'SOFT' or 'IPC'.
         frame_start, frame_end: override the scene's bake range (as :func:`.bake.bake_scene` does).
     """
-    from . import validate_physics
+    from . import validate_physics, validate_ranges
 
     engine = str(engine or getattr(scene.contact_lab, "engine", "RIGID"))
     start, end = frame_range(scene, frame_start, frame_end)
     view = _collect(scene, engine, start, end)
     findings = _scene_findings(scene, start, end)
     findings += _engine_findings(view)
+    findings += validate_ranges.setting_findings(view)
     findings += _object_findings(view)
     # the geometric checks need valid shapes (and a bake refused anyway needs no more)
     if not any(f.level == "ERROR" for f in findings):
@@ -179,7 +184,7 @@ def validate_scene(
         matrices = sample_world_matrices(scene, geometric, np.array([start]))[0] if geometric else []
         view.matrices = {obj.name: np.asarray(m, dtype=np.float64) for obj, m in zip(geometric, matrices, strict=True)}
         findings += _world_scale_findings(view)
-        findings += validate_physics.findings(view)
+        findings += validate_physics.findings(view) + validate_ranges.physics_findings(view)
     findings += _output_findings(view)
     findings = list(dict.fromkeys(findings))  # an engine's check and a general one may say the same
     return sorted(findings, key=lambda f: LEVELS.index(f.level))
@@ -275,8 +280,10 @@ def _bad_number(values) -> str | None:
     v = np.asarray(values, dtype=np.float64).ravel()
     if np.isnan(v).any():
         return "is not a number (NaN)"
-    if (np.abs(v) >= HUGE).any():
+    if (np.abs(v) >= STORED_INFINITY).any():
         return "is infinite"
+    if (np.abs(v) >= HUGE).any():
+        return "is far too large for the solver"
     return None
 
 
@@ -321,6 +328,12 @@ def _all_finite(values) -> bool:
     return all(abs(v) < HUGE for v in values)
 
 
+def _judged_by_range() -> frozenset:
+    from .validate_ranges import JUDGED_BY_RANGE
+
+    return JUDGED_BY_RANGE
+
+
 def _setting_findings(obj, settings, where: str) -> list[Finding]:
     """NaN or infinite numbers among ``settings``' float properties (``obj`` None: the scene's)."""
     values = list(numeric_settings(settings))
@@ -330,6 +343,8 @@ def _setting_findings(obj, settings, where: str) -> list[Finding]:
     owner = "the scene's" if obj is None else f"'{obj.name}':"
     for ident, label, value in values:
         bad = _bad_number(value)
+        if bad == "is far too large for the solver" and ident in _judged_by_range():
+            continue  # a finite 1e30 of these is judged by its physics range (validate_ranges)
         if bad:
             out.append(
                 error(

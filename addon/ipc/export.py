@@ -111,13 +111,18 @@ def _mesh_object_problems(meshes: list) -> list[tuple[str | None, str]]:
 def _settings_problems(settings) -> list[tuple[str | None, str]]:
     s = settings
     checks = (
-        (s.ipc_dhat >= 0.0, f"the IPC Barrier Distance must be zero (automatic) or positive, got {s.ipc_dhat:g}"),
-        (s.ipc_kappa >= 0.0, f"the IPC Barrier Stiffness must be zero (automatic) or positive, got {s.ipc_kappa:g}"),
-        (s.ipc_eps_v > 0.0, f"the IPC Static Friction Speed must be positive, got {s.ipc_eps_v:g} m/s"),
-        (s.ipc_tolerance > 0.0, f"the IPC Tolerance must be positive, got {s.ipc_tolerance:g}"),
-        (int(s.ipc_max_iterations) >= 1, "the IPC Max Iterations must be at least 1"),
+        (s.ipc_dhat >= 0.0, f"Barrier Distance must be zero (automatic) or positive, got {s.ipc_dhat:g}"),
+        (s.ipc_kappa >= 0.0, f"Barrier Stiffness must be zero (automatic) or positive, got {s.ipc_kappa:g}"),
+        (s.ipc_eps_v > 0.0, f"Static Friction Speed must be positive, got {s.ipc_eps_v:g} m/s"),
+        (s.ipc_tolerance > 0.0, f"Tolerance must be positive, got {s.ipc_tolerance:g}"),
+        (int(s.ipc_max_iterations) >= 1, f"Max Iterations must be at least 1, got {int(s.ipc_max_iterations)}"),
     )
-    return [(None, message) for ok, message in checks if not ok]  # NaN compares False: refused too
+    # NaN compares False: refused too
+    return [
+        (None, f"the IPC {message}: set Physics ▸ Contact Lab Bake ▸ {message.split(' must')[0]}")
+        for ok, message in checks
+        if not ok
+    ]
 
 
 def read_evaluated_meshes(scene, objects: list, frame: int) -> list[tuple[np.ndarray, np.ndarray]]:

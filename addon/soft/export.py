@@ -304,23 +304,31 @@ def cache_file_name(blend_path: str, scene_name: str, object_name: str) -> str:
 
 def _material_problems(obj) -> list[tuple[str, str]]:
     s, name = obj.contact_lab, obj.name
-    problems = []
-    if not (np.isfinite(s.youngs_modulus) and s.youngs_modulus > 0.0):
-        problems.append((name, f"'{name}': Young's modulus must be positive, got {s.youngs_modulus:g} Pa"))
-    if not (np.isfinite(s.poisson_ratio) and 0.0 <= s.poisson_ratio < 0.5):
-        problems.append((name, f"'{name}': Poisson ratio must be in [0, 0.5), got {s.poisson_ratio:g}"))
-    if not (np.isfinite(s.density) and s.density > 0.0):
-        problems.append((name, f"'{name}': density must be positive, got {s.density:g} kg/m³"))
-    if not (np.isfinite(s.damping) and s.damping >= 0.0):
-        problems.append((name, f"'{name}': damping must be zero or positive, got {s.damping:g} s"))
-    if not (np.isfinite(s.friction) and s.friction >= 0.0):
-        problems.append((name, f"'{name}': friction must be zero or positive, got {s.friction:g}"))
-    if not (np.isfinite(s.volume_compressibility) and s.volume_compressibility >= 0.0):
-        problems.append(
-            (name, f"'{name}': volume compressibility must be zero or positive, got {s.volume_compressibility:g}")
-        )
+    E, nu, rho, beta, mu, kappa = (
+        float(s.youngs_modulus),
+        float(s.poisson_ratio),
+        float(s.density),
+        float(s.damping),
+        float(s.friction),
+        float(s.volume_compressibility),
+    )
+    checks = (  # NaN compares False: refused too
+        (E > 0.0, f"Young's modulus must be positive, got {E:g} Pa", "Young's Modulus"),
+        (0.0 <= nu < 0.5, f"Poisson ratio must be in [0, 0.5), got {nu:g}", "Poisson Ratio"),
+        (rho > 0.0, f"density must be positive, got {rho:g} kg/m³", "Density"),
+        (beta >= 0.0, f"damping must be zero or positive, got {beta:g} s", "Damping"),
+        (mu >= 0.0, f"friction must be zero or positive, got {mu:g}", "Friction"),
+        (kappa >= 0.0, f"volume compressibility must be zero or positive, got {kappa:g}", "Volume κ"),
+    )
+    finite = np.isfinite([E, nu, rho, beta, mu, kappa])
+    problems = [
+        (name, f"'{name}': {message}: set Physics ▸ Contact Lab Body ▸ {label}")
+        for (ok, message, label), real in zip(checks, finite, strict=True)
+        if not (ok and real)
+    ]
     if int(s.lattice_resolution) < 1:
-        problems.append((name, f"'{name}': lattice resolution must be at least 1, got {int(s.lattice_resolution)}"))
+        message = f"lattice resolution must be at least 1, got {int(s.lattice_resolution)}"
+        problems.append((name, f"'{name}': {message}: set Physics ▸ Contact Lab Body ▸ Lattice Resolution"))
     return problems
 
 
