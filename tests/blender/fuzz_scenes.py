@@ -312,19 +312,57 @@ def run_case(case: int, folder: str) -> dict:
         result.update(outcome="validate-crash", message=traceback.format_exc())
         return _timed(result, start)
     errors = [f.text for f in findings if f.level == "ERROR"]
+    jobs = []
+    start_bake = bake.start_bake
+    bake.start_bake = lambda *args, **kwargs: jobs.append(start_bake(*args, **kwargs)) or jobs[-1]
     try:
         report = bake.bake_scene(scene)
     except BakeError as exc:
         message = str(exc).strip()
-        result.update(outcome="refused" if message else "empty-message", message=message)
+        result.update(outcome=_refusal(message, errors), message=message)
     except Exception:  # noqa: BLE001
         result.update(outcome="crash", message=traceback.format_exc())
     else:
         if errors:
             result.update(outcome="inconsistent", message=f"baked although the validation found: {errors[0]}")
         else:
-            result.update(outcome="baked", message="; ".join(report.get("warnings", [])[:2]))
+            unconverged = unconverged_steps(report, jobs[0].per_frame_stats())
+            warned = any("did not converge" in w for w in report.get("warnings", []))
+            if unconverged and not warned:
+                result.update(outcome="silent-garbage", message=f"{unconverged} without a 'did not converge' warning")
+            else:
+                result.update(outcome="baked", message="; ".join(report.get("warnings", [])[:2]))
+    finally:
+        bake.start_bake = start_bake
     return _timed(result, start)
+
+
+def _refusal(message: str, errors: list[str]) -> str:
+    """The outcome of a bake that raised a BakeError with ``message``, ``errors`` being the validation's ERRORs:
+    'refused' (Check Scene named an error first), 'diverged' (the simulation blew up: not an input refusal, and
+    said loudly), 'refused-late' (the bake refused input that Check Scene let through) or 'empty-message'."""
+    if not message:
+        return "empty-message"
+    if errors:
+        return "refused"
+    return "diverged" if message.startswith("Simulation diverged") else "refused-late"
+
+
+def unconverged_steps(report: dict, per_frame: dict) -> str:
+    """What of a finished bake did not converge, read from its report and per-frame stats ('' when all did).
+
+    Soft and IPC: the frames whose Newton solve stopped unconverged (``stats.unconverged_frames``). Rigid: the
+    frames whose contact solver used every iteration and still ended above the tolerance."""
+    stats = report.get("stats", {})
+    if report.get("engine") != "RIGID":
+        count = int(stats.get("unconverged_frames", 0))
+        return f"{count} unconverged frame(s)" if count else ""
+    settings = report.get("settings", {})
+    iterations = np.asarray(per_frame.get("solver_iterations", [])[1:], dtype=np.int64)
+    residual = np.asarray(per_frame.get("solver_residual", [])[1:], dtype=np.float64)
+    capped = (iterations >= int(settings.get("iterations", 1))) & ~(residual <= float(settings.get("tolerance", 0.0)))
+    count = int(np.count_nonzero(capped))
+    return f"{count} frame(s) of the contact solver at its iteration cap above its tolerance" if count else ""
 
 
 def _timed(result: dict, start: float) -> dict:
