@@ -2,10 +2,13 @@
 
 Run as a script (Blender as a Python module), the worker builds case after case, validates and bakes each, and
 prints one ``FUZZ {json}`` line per case: ``{"case", "seed", "engine", "outcome", "message", "seconds"}`` where
-``outcome`` is 'baked', 'refused' (a :class:`BakeError` with a message) or a failure: 'validate-crash' (the
-validation raised), 'crash' (the bake raised anything but a BakeError), 'inconsistent' (the validation found an
-error but the bake ran), 'empty-message'. The test runs it in a child process so that a hang or a hard crash is
-caught by a time limit per case and the run goes on.
+``outcome`` is 'baked', 'refused' (a :class:`BakeError` with a message, Check Scene having listed an error),
+'diverged' (the simulation blew up and the bake said so) or a failure: 'validate-crash' (the validation raised),
+'crash' (the bake raised anything but a BakeError), 'inconsistent' (the validation found an error but the bake
+ran), 'empty-message', 'refused-late' (the bake refused input that Check Scene did not list as an error),
+'silent-garbage' (baked, the report's stats show unconverged frames, and no warning says "did not converge").
+The test runs it in a child process so that a hang or a hard crash is caught by a time limit per case and the run
+goes on.
 
 Reproduce one case: ``python tests/blender/fuzz_scenes.py --first K --count 1 --verbose``.
 
@@ -270,6 +273,59 @@ def _parent(rng, bpy, scene, bodies):
         bodies[0].contact_lab.shape = "COMPOUND"
 
 
+def _round_scale(rng, bpy, scene, bodies):
+    """A Sphere or Capsule scaled non-uniformly (the bake refuses it; Check Scene once showed a false overlap)."""
+    obj = _body(rng, bodies)
+    obj.contact_lab.shape = pick(rng, ("SPHERE", "CAPSULE"))
+    obj.scale = pick(rng, ((1.0, 1.0, 2.5), (0.4, 1.0, 1.0), (1.0, 1.0, -1.0)))
+
+
+def _edges_mesh(rng, bpy, scene, bodies):
+    """A passive Mesh collider that is empty or has only vertices and edges (nothing to collide with)."""
+    verts = pick(rng, ([], [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, 1.0, 0.0)]))
+    data = bpy.data.meshes.new("Wire")
+    data.from_pydata(verts, [(0, 1), (1, 2)] if verts else [], [])
+    data.update()
+    obj = bpy.data.objects.new("Wire", data)
+    scene.collection.objects.link(obj)
+    obj.location = (float(rng.uniform(-3.0, 3.0)), 2.0, 0.5)
+    obj.contact_lab.role, obj.contact_lab.shape = "PASSIVE", "MESH"
+
+
+def _shear(rng, bpy, scene, bodies):
+    """A body under a rotated, non-uniformly scaled parent: its world matrix is sheared."""
+    parent = bpy.data.objects.new("Stretch", None)
+    scene.collection.objects.link(parent)
+    parent.scale = (1.0, float(rng.uniform(1.5, 3.0)), 1.0)
+    obj = _body(rng, bodies)
+    obj.parent = parent
+    obj.rotation_euler.z = float(rng.uniform(0.3, 1.2))
+    if obj.contact_lab.role == "ACTIVE" and rng.random() < 0.7:  # active bodies must not be parented at all
+        obj.contact_lab.role = "PASSIVE"
+
+
+def _keyed_scale(rng, bpy, scene, bodies):
+    """A body's scale keyed fine at the start and zero, negative or flat at the end of the range."""
+    obj = _body(rng, bodies)
+    s = scene.contact_lab
+    obj.keyframe_insert("scale", frame=s.frame_start)
+    obj.scale = pick(rng, ((1.0, 1.0, 0.0), (0.0, 0.0, 0.0), (1.0, -1.0, 1.0), (1.0, 1.0, 3.0)))
+    obj.keyframe_insert("scale", frame=s.frame_end)
+    scene.frame_set(s.frame_start)
+    if rng.random() < 0.5 and obj.contact_lab.role == "ACTIVE":
+        obj.contact_lab.role = "PASSIVE"
+
+
+def _raw_setting(rng, bpy, scene, bodies):
+    """A setting out of its range, set from Python as an ID property (Blender clamps the panel, not this)."""
+    c, s = _body(rng, bodies).contact_lab, scene.contact_lab
+    owner, name, value = pick(rng, ((c, "friction", -1.0), (c, "restitution", 2.0), (c, "linear_damping", 2.0),
+                                    (c, "angular_damping", -1.0), (c, "damping", -1.0), (s, "substeps", 0),
+                                    (s, "iterations", 0), (s, "tolerance", -1.0), (s, "soft_substeps", 0),
+                                    (s, "ipc_max_iterations", 0), (c, "mass", -2.0)))  # fmt: skip
+    owner[name] = value
+
+
 DEFECTS = {
     "mesh": _bad_mesh,
     "not_a_mesh": _not_a_mesh,
@@ -283,6 +339,11 @@ DEFECTS = {
     "friction": _friction,
     "overlap": _overlap,
     "parent": _parent,
+    "round_scale": _round_scale,
+    "edges_mesh": _edges_mesh,
+    "shear": _shear,
+    "keyed_scale": _keyed_scale,
+    "raw_setting": _raw_setting,
 }
 """Ways a scene goes wrong, each a function ``(rng, bpy, scene, bodies)`` changing it in place."""
 
