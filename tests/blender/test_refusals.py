@@ -232,6 +232,20 @@ def inside_out_active_mesh():
     return "Box", "inwards"
 
 
+def one_face_flipped_active_mesh():
+    base()
+    faces = [tuple(reversed(f)) if k == 0 else f for k, f in enumerate(CUBE[1])]
+    mesh_object("Box", CUBE[0], faces, location=(3.0, 0.0, 2.0), shape="MESH")
+    return "Box", "closed surface"
+
+
+def zero_area_mesh_collider():
+    base()
+    mesh_object("Dot", [(0.1, 0.2, 0.3)] * 4, [(0, 1, 2), (0, 2, 3), (0, 3, 1), (1, 3, 2)], location=(3.0, 0.0, 0.5),
+                role="PASSIVE", shape="MESH")  # fmt: skip
+    return "Dot", "zero area"
+
+
 def pin_group_pins_nothing():
     base("SOFT")
     body = bpy.data.objects["Body"]
@@ -439,7 +453,8 @@ CASES = [
     zero_scale_later_passive, negative_scale_later_passive, zero_scale_later_soft, zero_scale_later_passive_soft,
     non_uniform_sphere_ipc, parented_part_moves, empty_mesh_collider_rigid, edges_only_mesh_collider_rigid,
     empty_mesh_collider_ipc, edges_only_mesh_collider_ipc, sheared_mesh_collider_ipc, scaled_mesh_collider_ipc,
-    flat_convex_hull, open_active_mesh, inside_out_active_mesh, pin_group_pins_nothing, shared_mesh_shape_keys,
+    flat_convex_hull, open_active_mesh, inside_out_active_mesh, one_face_flipped_active_mesh, zero_area_mesh_collider,
+    pin_group_pins_nothing, shared_mesh_shape_keys,
     foreign_cache_modifier, ipc_touching_start,
     no_active_bodies, single_frame, zero_mass, active_plane, parented_active, zero_scale_start, empty_mesh_box,
     compound_without_parts, soft_body_in_rigid, cylinder_in_soft, mesh_shape_in_soft, no_soft_bodies, flat_soft_body,
