@@ -43,6 +43,23 @@ def findings(view: SceneView) -> list[Finding]:
     return out
 
 
+def _frames(view: SceneView, objects: list, every: bool) -> np.ndarray:
+    """The frames to sample ``objects`` at: every frame of the range when ``every`` and one of them may move
+    (animation or drivers, a parent, constraints, Blender's own rigid body), else the start frame (a still
+    object's matrix is the same at every frame: the bake samples it anyway, Check Scene need not)."""
+    frames = np.arange(view.start, view.end + 1, dtype=np.int64)
+    if not every:
+        return frames[:1]
+    moving = any(
+        obj.animation_data is not None
+        or obj.parent is not None
+        or len(obj.constraints)
+        or getattr(obj, "rigid_body", None) is not None
+        for obj in objects
+    )
+    return frames if moving else frames[:1]
+
+
 def _ok(view: SceneView, objects: list) -> list:
     return [obj for obj in objects if obj.name not in view.broken]
 
@@ -62,8 +79,7 @@ def _rigid_problems(view: SceneView) -> list[tuple]:
     part_list = [part for obj in objects for part in parts.get(obj.name, ())]
     if not objects:
         return []
-    frames = np.arange(view.start, view.end + 1, dtype=np.int64)
-    frames = frames if passive else frames[:1]  # as gather_scene: passive bodies are read at every frame
+    frames = _frames(view, objects + part_list, bool(passive))  # gather_scene reads passive bodies at every frame
     matrices = sample_world_matrices(view.scene, objects + part_list, frames)
     problems: list[tuple] = list(rigid_export.motion_problems(active, passive, parts, matrices, frames))
     shaped = [o for o in objects + part_list if o.contact_lab.shape in MESH_SHAPES]
@@ -84,7 +100,7 @@ def _soft_problems(view: SceneView) -> list[tuple]:
     objects = soft + active + passive + colliders
     if not objects:
         return []
-    frames = np.arange(view.start, view.end + 1, dtype=np.int64)  # as gather_soft_scene: every frame
+    frames = _frames(view, objects, True)  # gather_soft_scene reads every object at every frame
     matrices = sample_world_matrices(view.scene, objects, frames)
     n = len(soft) + len(active) + len(passive)
     problems: list[tuple] = list(soft_export.motion_problems(soft, active, passive, matrices[:, :n], frames))

@@ -412,8 +412,15 @@ def _refusal(message: str, errors: list[str]) -> str:
 def unconverged_steps(report: dict, per_frame: dict) -> str:
     """What of a finished bake did not converge, read from its report and per-frame stats ('' when all did).
 
-    Soft and IPC: the frames whose Newton solve stopped unconverged (``stats.unconverged_frames``). Rigid: the
+    The per-frame flags ``solver_capped`` (Rigid) or ``converged`` (Soft, IPC) where the bake records them; else
+    Soft and IPC: the frames whose Newton solve stopped unconverged (``stats.unconverged_frames``), Rigid: the
     frames whose contact solver used every iteration and still ended above the tolerance."""
+    if "solver_capped" in per_frame:  # the per-frame flags, where the bake records them
+        count = int(np.count_nonzero(per_frame["solver_capped"][1:]))
+        return f"{count} frame(s) of the contact solver stopped at its iteration cap" if count else ""
+    if "converged" in per_frame:
+        count = int(np.count_nonzero(~np.asarray(per_frame["converged"][1:], dtype=bool)))
+        return f"{count} unconverged frame(s)" if count else ""
     stats = report.get("stats", {})
     if report.get("engine") != "RIGID":
         count = int(stats.get("unconverged_frames", 0))
