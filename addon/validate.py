@@ -21,6 +21,7 @@ the geometric ones):
 - what the exports refuse once they sample frames or read evaluated meshes, by the exports' own functions
   (:mod:`.validate_refusals`): scales over the sampled frames (zero, negative, a non-uniform sphere or capsule,
   shear, a soft object flattened at a later frame), Convex Hulls and Mesh shapes, Mesh colliders without faces;
+  these run once everything above is fine (as in the exports, they need valid objects);
 - sizes, mass ratios, bodies overlapping at the start frame, lattice sizes with a memory and time estimate and a
   hard cap (:mod:`.validate_physics`); these run once everything above is fine (they need valid shapes, and a bake
   that is refused anyway needs no more), so a scene with errors shows its warnings after the errors are fixed;
@@ -175,7 +176,8 @@ def validate_scene(
     findings = _scene_findings(scene, start, end)
     findings += _engine_findings(view)
     findings += _object_findings(view)
-    findings += validate_refusals.findings(view)  # the exports' frame-sampled and mesh refusals, same functions
+    if not any(f.level == "ERROR" for f in findings):  # the exports' frame-sampled and mesh refusals (same code)
+        findings += validate_refusals.findings(view)
     # the geometric checks need valid shapes (and a bake refused anyway needs no more)
     if not any(f.level == "ERROR" for f in findings):
         view.metres = units.length_scale(scene)

@@ -51,9 +51,9 @@ def _frames(view: SceneView, objects: list, every: bool) -> np.ndarray:
     if not every:
         return frames[:1]
     moving = any(
-        obj.animation_data is not None
-        or obj.parent is not None
-        or len(obj.constraints)
+        getattr(obj, "animation_data", None) is not None
+        or getattr(obj, "parent", None) is not None
+        or len(getattr(obj, "constraints", ()))
         or getattr(obj, "rigid_body", None) is not None
         for obj in objects
     )

@@ -333,12 +333,6 @@ def mesh_problem(name: str, vertices: np.ndarray, triangles: np.ndarray, *, acti
             f"'{name}': an active Mesh must be closed so that it has an inside, its evaluated mesh has {holes} open "
             "edge(s): fill the holes (or Merge by Distance), make it Passive, or choose Convex Hull"
         )
-    if not is_closed_mesh(triangles):  # closed, but with edges on more than two faces or faces wound unlike
-        return (
-            f"'{name}': an active Mesh must be one closed surface with consistent normals, its evaluated mesh has "
-            "edges shared by more than two faces or neighbours facing opposite ways: recalculate the normals "
-            "(Edit Mode ▸ Mesh ▸ Normals ▸ Recalculate Outside), make it Passive, or choose Convex Hull"
-        )
     volume = signed_volume(vertices, triangles)
     if abs(volume) <= FLAT_TOLERANCE * _box_volume(vertices):
         return (
@@ -349,6 +343,12 @@ def mesh_problem(name: str, vertices: np.ndarray, triangles: np.ndarray, *, acti
         return (
             f"'{name}': its faces point inwards (negative volume): recalculate the normals (Edit Mode ▸ Mesh ▸ "
             "Normals ▸ Recalculate Outside)"
+        )
+    if not is_closed_mesh(triangles):  # closed, but with edges on more than two faces or faces wound unlike
+        return (
+            f"'{name}': an active Mesh must be one closed surface with consistent normals, its evaluated mesh has "
+            "edges shared by more than two faces or neighbours facing opposite ways: recalculate the normals "
+            "(Edit Mode ▸ Mesh ▸ Normals ▸ Recalculate Outside), make it Passive, or choose Convex Hull"
         )
     return None
 
