@@ -20,8 +20,8 @@ the geometric ones):
   NaN or infinite location, rotation, scale and settings, scale zero on an axis;
 - what the exports refuse once they sample frames or read evaluated meshes, by the exports' own functions
   (:mod:`.validate_refusals`): scales over the sampled frames (zero, negative, a non-uniform sphere or capsule,
-  shear, a soft object flattened at a later frame), Convex Hulls and Mesh shapes, Mesh colliders without faces;
-  these run once everything above is fine (as in the exports, they need valid objects);
+  shear, a soft object flattened at a later frame; these run once everything above is fine, as in the exports),
+  Convex Hulls and Mesh shapes, Mesh colliders without faces;
 - sizes, mass ratios, bodies overlapping at the start frame, lattice sizes with a memory and time estimate and a
   hard cap (:mod:`.validate_physics`); these run once everything above is fine (they need valid shapes, and a bake
   that is refused anyway needs no more), so a scene with errors shows its warnings after the errors are fixed;
@@ -176,8 +176,7 @@ def validate_scene(
     findings = _scene_findings(scene, start, end)
     findings += _engine_findings(view)
     findings += _object_findings(view)
-    if not any(f.level == "ERROR" for f in findings):  # the exports' frame-sampled and mesh refusals (same code)
-        findings += validate_refusals.findings(view)
+    findings += validate_refusals.mesh_findings(view)  # the exports' own checks of evaluated meshes
     # the geometric checks need valid shapes (and a bake refused anyway needs no more)
     if not any(f.level == "ERROR" for f in findings):
         view.metres = units.length_scale(scene)
@@ -185,7 +184,10 @@ def validate_scene(
         matrices = sample_world_matrices(scene, geometric, np.array([start]))[0] if geometric else []
         view.matrices = {obj.name: np.asarray(m, dtype=np.float64) for obj, m in zip(geometric, matrices, strict=True)}
         findings += _world_scale_findings(view)
-        findings += validate_physics.findings(view)
+        refused = validate_refusals.frame_findings(view)  # the exports' own checks over the frames they sample
+        findings += refused
+        if not refused:  # a shape the bake cannot build would show false sizes and overlaps
+            findings += validate_physics.findings(view)
     findings += _output_findings(view)
     findings = list(dict.fromkeys(findings))  # an engine's check and a general one may say the same
     return sorted(findings, key=lambda f: LEVELS.index(f.level))

@@ -21,7 +21,8 @@ Every threshold comes from a constant the engines really use, or from a measurem
   within the contact margin of each other, an error.
 - **Overlaps.** The rigid solver pushes overlapping bodies apart by 20 % of the depth beyond the slop per substep
   (measured at 24 fps, 4 substeps: 2 mm of overlap moves a box 3 mm, 5 cm throws it at 0.5 m/s, 20 cm at 2 m/s),
-  so an overlap deeper than two slops (1 mm) is a warning; the IPC engine refuses any intersection (an error).
+  so an overlap deeper than two slops (1 mm) is a warning; the IPC engine refuses any intersection, and surfaces
+  that touch without a gap (an error).
 - **Lattices.** A soft body's lattice has about ``6 (V/h³ + A/h²)`` tets for a mesh of volume V and area A at cell
   size h (:func:`estimate_lattice`); measured on a 2-core machine with a resting 0.2 m cube (6k–105k tets): about
   5.6 kB of memory per tet (soft) and 4.4 kB (IPC), 40 µs (soft) and 35 µs (IPC) per tet and substep, more with
