@@ -12,6 +12,7 @@ input escapes Check Scene:
   the rigid scales) and Mesh colliders must keep their scale (:func:`.ipc.export.mesh_motion_problems`);
 - evaluated meshes at the start frame: Convex Hulls and Mesh shapes of the Rigid engine
   (:func:`.rigid.export.mesh_problems`), faces of IPC Mesh colliders (:func:`.ipc.export.mesh_face_problems`);
+  an IPC soft object's duplicated vertices (:func:`.ipc.export.coincident_vertex_problem`);
 - a soft object's Pin Group that pins no vertex (:func:`.soft.export.pin_problem`);
 - what the write of soft objects would refuse: shared meshes for shape keys, a foreign modifier with the cache
   modifier's name (:func:`.soft.job.output_problems`).
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scene import sample_world_matrices
+from .scene import mesh_arrays, sample_world_matrices
 from .validate import BLENDER_MAX_FRAME, Finding, SceneView
 
 MESH_SHAPES = frozenset({"CONVEX_HULL", "MESH"})
@@ -119,11 +120,18 @@ def _rigid_meshes(view: SceneView) -> list[tuple]:
 def _collider_meshes(view: SceneView) -> list[tuple]:
     from .ipc import export as ipc_export
 
+    problems: list[tuple] = []
+    if view.engine == "IPC":  # IPC's soft surfaces must not touch themselves (the mesh as modelled, as gathered)
+        for obj in _ok(view, view.soft):
+            if obj.type == "MESH" and getattr(obj, "data", None) is not None:
+                message = ipc_export.coincident_vertex_problem(obj.name, *mesh_arrays(obj.data))
+                if message is not None:
+                    problems.append((obj.name, message))
     colliders = [obj for obj in _ok(view, view.mesh_colliders) if obj.type == "MESH"]
-    if not colliders:
-        return []
-    evaluated = ipc_export.read_evaluated_meshes(view.scene, colliders, view.start)
-    return list(ipc_export.mesh_face_problems(colliders, evaluated))
+    if colliders:
+        evaluated = ipc_export.read_evaluated_meshes(view.scene, colliders, view.start)
+        problems += ipc_export.mesh_face_problems(colliders, evaluated)
+    return problems
 
 
 def _soft_motion(view: SceneView) -> list[tuple]:

@@ -145,6 +145,22 @@ def read_evaluated_meshes(scene, objects: list, frame: int) -> list[tuple[np.nda
     return out
 
 
+def coincident_vertex_problem(name: str, vertices: np.ndarray, triangles: np.ndarray) -> str | None:
+    """The message for a soft object's mesh (vertices (V, 3), triangles (T, 3)) with faces on vertices that lie
+    exactly on other vertices (duplicated geometry: IPC sees surfaces touching, which it refuses), or None."""
+    used = np.unique(triangles)
+    if used.size < 2:
+        return None
+    distinct = np.unique(vertices[used], axis=0).shape[0]
+    if distinct == used.size:
+        return None
+    return (
+        f"'{name}': {used.size - distinct} of its vertices lie exactly on other vertices (duplicated geometry), "
+        "so its surface touches itself and IPC cannot start: merge them (Edit Mode ▸ Mesh ▸ Clean Up ▸ Merge by "
+        "Distance)"
+    )
+
+
 def mesh_face_problems(objects: list, meshes: list) -> list[tuple[str | None, str]]:
     """Mesh colliders whose evaluated mesh (``meshes``: :func:`read_evaluated_meshes` of ``objects``) has no faces
     (an empty mesh, or only vertices and edges: nothing to collide with)."""
@@ -269,6 +285,8 @@ def gather_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | 
     soft, meshes, mesh_matrices = gather_soft_scene(
         scene, frame_start=frame_start, frame_end=frame_end, mesh_collider_problems=_mesh_object_problems
     )
+    touching = [(b.object_name, coincident_vertex_problem(b.object_name, b.vertices, b.triangles)) for b in soft.bodies]
+    raise_problems([(name, message) for name, message in touching if message is not None])
     metres = soft.length_scale
     return IpcSceneInput(
         **{f.name: getattr(soft, f.name) for f in fields(SoftSceneInput)},

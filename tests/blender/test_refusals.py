@@ -277,6 +277,13 @@ def ipc_touching_start():
     return "Body", "without contact or intersection"
 
 
+def ipc_duplicated_geometry():
+    base("IPC", body=False)
+    faces = CUBE[1] + [tuple(i + 8 for i in f) for f in CUBE[1]]
+    mesh_object("Twice", CUBE[0] + CUBE[0], faces, location=(0.0, 0.0, 2.0), role="SOFT")
+    return "Twice", "Twice"
+
+
 # cases that were refused by Check Scene already (kept so that the one list stays one) --------------------------
 
 
@@ -455,7 +462,7 @@ CASES = [
     empty_mesh_collider_ipc, edges_only_mesh_collider_ipc, sheared_mesh_collider_ipc, scaled_mesh_collider_ipc,
     flat_convex_hull, open_active_mesh, inside_out_active_mesh, one_face_flipped_active_mesh, zero_area_mesh_collider,
     pin_group_pins_nothing, shared_mesh_shape_keys,
-    foreign_cache_modifier, ipc_touching_start,
+    foreign_cache_modifier, ipc_touching_start, ipc_duplicated_geometry,
     no_active_bodies, single_frame, zero_mass, active_plane, parented_active, zero_scale_start, empty_mesh_box,
     compound_without_parts, soft_body_in_rigid, cylinder_in_soft, mesh_shape_in_soft, no_soft_bodies, flat_soft_body,
     missing_pin_group, soft_poisson_half, active_sphere_in_soft, ipc_mesh_collider_not_a_mesh, ipc_overlap,
