@@ -21,6 +21,9 @@ SCALE_TOLERANCE = 1e-5
 SHEAR_TOLERANCE = 1e-4
 """Largest ``|RᵀR − I|`` entry accepted as a pure rotation (parent chains with non-uniform scale shear)."""
 
+SINGULAR_TOLERANCE = 1e-12
+"""``|det|`` of a world matrix's 3×3 part (relative to its scale cubed) below which it cannot be inverted."""
+
 UNIFORM_SCALE_SHAPES = frozenset({"SPHERE", "CAPSULE", "PLANE"})
 
 RIGID_ROLES = frozenset({"ACTIVE", "PASSIVE"})
@@ -319,6 +322,33 @@ def _scale_problem(obj, sc: np.ndarray, shear: np.ndarray, frames: np.ndarray) -
             int(frames[bad[0]]),
         )
     return None
+
+
+def invertible_problems(objects: list, matrices: np.ndarray, frames: np.ndarray) -> list[tuple[str, str, int]]:
+    """Soft objects' world matrices must be invertible at every frame (their output is mapped back by them).
+
+    Args:
+        objects: soft objects. matrices: their world matrices (F, N, 4, 4) [BU]. frames: scene frames (F,).
+
+    Returns:
+        ``(object name, message, first singular frame)`` per object whose matrix is singular at some frame.
+    """
+    linear = matrices[..., :3, :3]  # (F, N, 3, 3)
+    det = np.abs(np.linalg.det(linear))
+    scale3 = np.prod(np.linalg.norm(linear, axis=-2), axis=-1)
+    out = []
+    for k, obj in enumerate(objects):
+        bad = np.flatnonzero(~(det[:, k] > SINGULAR_TOLERANCE * np.maximum(scale3[:, k], 1e-300)))
+        if bad.size:
+            frame = int(frames[bad[0]])
+            column = np.linalg.norm(linear[bad[0], k], axis=0)
+            axes = ", ".join("XYZ"[a] for a in np.flatnonzero(~(column > 0.0))) or "none (it is flattened by a parent)"
+            message = (
+                f"'{obj.name}': its world matrix is singular (zero scale) at frame {frame}, scale zero on axis {axes}: "
+                "give it (and its parents) a positive scale"
+            )
+            out.append((obj.name, message, frame))
+    return out
 
 
 def sample_world_matrices(scene, objects: list, frames: np.ndarray) -> np.ndarray:

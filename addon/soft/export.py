@@ -40,8 +40,10 @@ from .. import units
 from ..errors import BakeError
 from ..friction_export import AXIS_VECTORS
 from ..scene import (
+    SINGULAR_TOLERANCE,
     contact_objects,
     frame_range,
+    invertible_problems,
     local_box,
     mesh_arrays,
     mesh_shape_problems,
@@ -62,8 +64,6 @@ PIN_WEIGHT_THRESHOLD = 0.5
 FLAT_TOLERANCE = 1e-6
 """A mesh whose smallest principal extent is below this fraction of its largest one has no volume."""
 
-SINGULAR_TOLERANCE = 1e-12
-"""``|det|`` of a world matrix's 3×3 part (relative to its scale cubed) below which it cannot be inverted."""
 
 STATIC_TOLERANCE = 1e-9
 """Largest change of a passive object's world matrix entries [BU] over the range that still counts as static."""
@@ -591,33 +591,6 @@ def motion_problems(soft: list, active: list, passive: list, matrices: np.ndarra
     problems += scale_problems(active, scale[:1, :a], shear[:1, :a], frames[:1])
     problems += scale_problems(passive, scale[:, a:], shear[:, a:], frames)
     return problems
-
-
-def invertible_problems(objects: list, matrices: np.ndarray, frames: np.ndarray) -> list[tuple[str, str, int]]:
-    """Soft objects' world matrices must be invertible at every frame (their output is mapped back by them).
-
-    Args:
-        objects: soft objects. matrices: their world matrices (F, N, 4, 4) [BU]. frames: scene frames (F,).
-
-    Returns:
-        ``(object name, message, first singular frame)`` per object whose matrix is singular at some frame.
-    """
-    linear = matrices[..., :3, :3]  # (F, N, 3, 3)
-    det = np.abs(np.linalg.det(linear))
-    scale3 = np.prod(np.linalg.norm(linear, axis=-2), axis=-1)
-    out = []
-    for k, obj in enumerate(objects):
-        bad = np.flatnonzero(~(det[:, k] > SINGULAR_TOLERANCE * np.maximum(scale3[:, k], 1e-300)))
-        if bad.size:
-            frame = int(frames[bad[0]])
-            column = np.linalg.norm(linear[bad[0], k], axis=0)
-            axes = ", ".join("XYZ"[a] for a in np.flatnonzero(~(column > 0.0))) or "none (it is flattened by a parent)"
-            message = (
-                f"'{obj.name}': its world matrix is singular (zero scale) at frame {frame}, scale zero on axis {axes}: "
-                "give it (and its parents) a positive scale"
-            )
-            out.append((obj.name, message, frame))
-    return out
 
 
 def gather_soft_scene(
