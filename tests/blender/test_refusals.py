@@ -99,7 +99,7 @@ def negative_scale_sphere():
 
 def non_uniform_sphere():
     base()
-    mesh_object("Ball", location=(3.0, 0.0, 1.3), shape="SPHERE").scale = (1.0, 1.0, 2.5)
+    mesh_object("Ball", location=(3.0, 0.0, 1.0), shape="SPHERE").scale = (1.0, 1.0, 2.5)  # was: an overlap of 25 cm only
     return "Ball", "uniform scale"
 
 
