@@ -99,7 +99,8 @@ def negative_scale_sphere():
 
 def non_uniform_sphere():
     base()
-    mesh_object("Ball", location=(3.0, 0.0, 1.0), shape="SPHERE").scale = (1.0, 1.0, 2.5)  # was: an overlap of 25 cm only
+    ball = mesh_object("Ball", location=(3.0, 0.0, 1.0), shape="SPHERE")
+    ball.scale = (1.0, 1.0, 2.5)  # Check Scene used to show only an overlap of 25 cm with the ground
     return "Ball", "uniform scale"
 
 
