@@ -21,6 +21,9 @@ SCALE_TOLERANCE = 1e-5
 SHEAR_TOLERANCE = 1e-4
 """Largest ``|RᵀR − I|`` entry accepted as a pure rotation (parent chains with non-uniform scale shear)."""
 
+SINGULAR_TOLERANCE = 1e-12
+"""``|det|`` of a world matrix's 3×3 part (relative to its scale cubed) below which it cannot be inverted."""
+
 UNIFORM_SCALE_SHAPES = frozenset({"SPHERE", "CAPSULE", "PLANE"})
 
 RIGID_ROLES = frozenset({"ACTIVE", "PASSIVE"})
@@ -233,63 +236,119 @@ def _size_problem(obj) -> str | None:
     )
 
 
-def validate_scales(objects: list, scales: np.ndarray, shears: np.ndarray, frames: np.ndarray) -> None:
-    """Negative scale, non-uniform scale on round shapes and shear, over all sampled frames.
+def raise_first(problems: list[tuple[str, str, int]]) -> None:
+    """Raise a :class:`BakeError` for the first ``(object name, message, frame)`` of ``problems``; no-op if empty.
+
+    The exports stop at the first problem of a frame-sampled check; Check Scene lists them all."""
+    if problems:
+        name, message, frame = problems[0]
+        raise BakeError(message, object_name=name, frame=frame)
+
+
+def scale_problems(
+    objects: list, scales: np.ndarray, shears: np.ndarray, frames: np.ndarray
+) -> list[tuple[str, str, int]]:
+    """Non-finite, zero or negative scale, non-uniform scale on round shapes and shear, over all sampled frames.
+
+    The one source of these refusals: the exports raise the first (:func:`raise_first`), Check Scene lists
+    them all (:mod:`.validate_refusals`).
 
     Args:
         objects: rigid (active or passive) objects. scales: (F, len(objects), 3). shears: (F, len(objects)).
         frames: scene frame of each row, shape (F,).
 
-    Raises:
-        BakeError: naming the object and the first bad frame.
+    Returns:
+        ``(object name, message, first bad frame)`` per object with a problem (its first problem only).
     """
+    out = []
+    if not objects:
+        return out
+    # one vectorised screen over all objects (Check Scene runs this on thousands); the messages per suspect
+    sc, sh = np.asarray(scales, dtype=np.float64), np.asarray(shears, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        uneven = sc.max(axis=2) > (1.0 + SCALE_TOLERANCE) * sc.min(axis=2)  # (F, N); NaN compares False
+    round_shape = np.array([o.contact_lab.shape in UNIFORM_SCALE_SHAPES for o in objects])
+    fine = np.all(np.abs(sc) < 1e30, axis=2) & np.all(sc > 0.0, axis=2) & (sh <= SHEAR_TOLERANCE)
+    fine &= ~(uneven & round_shape[None])
+    for k in np.flatnonzero(~np.all(fine, axis=0)):
+        obj = objects[int(k)]
+        found = _scale_problem(obj, scales[:, k], shears[:, k], frames)
+        if found is not None:
+            out.append((obj.name, *found))
+    return out
+
+
+def _scale_problem(obj, sc: np.ndarray, shear: np.ndarray, frames: np.ndarray) -> tuple[str, int] | None:
+    """``(message, frame)`` of the first scale problem of ``obj`` (scales ``sc`` (F, 3), shears (F,)), or None."""
+    shape = obj.contact_lab.shape
+    name = obj.name
+    bad = np.flatnonzero(~np.all(np.isfinite(sc) & (np.abs(sc) < 1e30), axis=1) | np.isnan(shear))
+    if bad.size:
+        frame = int(frames[bad[0]])
+        return (
+            f"'{name}': its transform is not a number or infinite at frame {frame}: type finite values in its "
+            "Location, Rotation and Scale (and its parent's)",
+            frame,
+        )
+    zero = np.argwhere(sc == 0.0)
+    if zero.size:
+        row, axis = zero[0]
+        return (
+            f"'{name}': its scale is zero on axis {'XYZ'[axis]} at frame {int(frames[row])}: it has no size along "
+            f"{'XYZ'[axis]}; give it a positive scale (or its parent, if the parent is scaled to zero)",
+            int(frames[row]),
+        )
+    bad = np.flatnonzero(np.any(sc < 0.0, axis=1))
+    if bad.size:
+        return (
+            f"'{name}': negative scale {_fmt(sc[bad[0]])} at frame {int(frames[bad[0]])} is not supported; "
+            "apply the scale (Ctrl A) or make it positive",
+            int(frames[bad[0]]),
+        )
+    if shape in UNIFORM_SCALE_SHAPES:
+        ratio = sc.max(axis=1) / np.maximum(sc.min(axis=1), 1e-300) - 1.0
+        bad = np.flatnonzero(ratio > SCALE_TOLERANCE)
+        if bad.size:
+            return (
+                f"'{name}': a {shape.lower()} needs a uniform scale, got {_fmt(sc[bad[0]])} at frame "
+                f"{int(frames[bad[0]])}; apply the scale (Ctrl A) or use a Box",
+                int(frames[bad[0]]),
+            )
+    bad = np.flatnonzero(shear > SHEAR_TOLERANCE)
+    if bad.size:
+        return (
+            f"'{name}': its world matrix is sheared at frame {int(frames[bad[0]])} (non-uniform scale inherited "
+            "through a rotated parent); rigid shapes cannot follow it",
+            int(frames[bad[0]]),
+        )
+    return None
+
+
+def invertible_problems(objects: list, matrices: np.ndarray, frames: np.ndarray) -> list[tuple[str, str, int]]:
+    """Soft objects' world matrices must be invertible at every frame (their output is mapped back by them).
+
+    Args:
+        objects: soft objects. matrices: their world matrices (F, N, 4, 4) [BU]. frames: scene frames (F,).
+
+    Returns:
+        ``(object name, message, first singular frame)`` per object whose matrix is singular at some frame.
+    """
+    linear = matrices[..., :3, :3]  # (F, N, 3, 3)
+    det = np.abs(np.linalg.det(linear))
+    scale3 = np.prod(np.linalg.norm(linear, axis=-2), axis=-1)
+    out = []
     for k, obj in enumerate(objects):
-        shape = obj.contact_lab.shape
-        name = obj.name
-        sc = scales[:, k]  # (F, 3)
-        bad = np.flatnonzero(~np.all(np.isfinite(sc) & (np.abs(sc) < 1e30), axis=1) | np.isnan(shears[:, k]))
+        bad = np.flatnonzero(~(det[:, k] > SINGULAR_TOLERANCE * np.maximum(scale3[:, k], 1e-300)))
         if bad.size:
-            raise BakeError(
-                f"'{name}': its transform is not a number or infinite at frame {int(frames[bad[0]])}: type finite "
-                "values in its Location, Rotation and Scale (and its parent's)",
-                object_name=name,
-                frame=int(frames[bad[0]]),
+            frame = int(frames[bad[0]])
+            column = np.linalg.norm(linear[bad[0], k], axis=0)
+            axes = ", ".join("XYZ"[a] for a in np.flatnonzero(~(column > 0.0))) or "none (it is flattened by a parent)"
+            message = (
+                f"'{obj.name}': its world matrix is singular (zero scale) at frame {frame}, scale zero on axis {axes}: "
+                "give it (and its parents) a positive scale"
             )
-        zero = np.argwhere(sc == 0.0)
-        if zero.size:
-            row, axis = zero[0]
-            raise BakeError(
-                f"'{name}': its scale is zero on axis {'XYZ'[axis]} at frame {int(frames[row])}: it has no size along "
-                f"{'XYZ'[axis]}; give it a positive scale (or its parent, if the parent is scaled to zero)",
-                object_name=name,
-                frame=int(frames[row]),
-            )
-        bad = np.flatnonzero(np.any(sc < 0.0, axis=1))
-        if bad.size:
-            raise BakeError(
-                f"'{name}': negative scale {_fmt(sc[bad[0]])} at frame {int(frames[bad[0]])} is not supported; "
-                "apply the scale (Ctrl A) or make it positive",
-                object_name=name,
-                frame=int(frames[bad[0]]),
-            )
-        if shape in UNIFORM_SCALE_SHAPES:
-            ratio = sc.max(axis=1) / np.maximum(sc.min(axis=1), 1e-300) - 1.0
-            bad = np.flatnonzero(ratio > SCALE_TOLERANCE)
-            if bad.size:
-                raise BakeError(
-                    f"'{name}': a {shape.lower()} needs a uniform scale, got {_fmt(sc[bad[0]])} at frame "
-                    f"{int(frames[bad[0]])}; apply the scale (Ctrl A) or use a Box",
-                    object_name=name,
-                    frame=int(frames[bad[0]]),
-                )
-        bad = np.flatnonzero(shears[:, k] > SHEAR_TOLERANCE)
-        if bad.size:
-            raise BakeError(
-                f"'{name}': its world matrix is sheared at frame {int(frames[bad[0]])} (non-uniform scale inherited "
-                "through a rotated parent); rigid shapes cannot follow it",
-                object_name=name,
-                frame=int(frames[bad[0]]),
-            )
+            out.append((obj.name, message, frame))
+    return out
 
 
 def sample_world_matrices(scene, objects: list, frames: np.ndarray) -> np.ndarray:

@@ -19,6 +19,10 @@ the geometric ones):
   :mod:`.validate_ranges` judges it); the ranges of every setting (:mod:`.validate_ranges`);
 - every object with a Role: the engine's role, shape and material checks, not-a-mesh objects, empty or flat meshes,
   NaN or infinite location, rotation, scale and settings, scale zero on an axis;
+- what the exports refuse once they sample frames or read evaluated meshes, by the exports' own functions
+  (:mod:`.validate_refusals`): scales over the sampled frames (zero, negative, a non-uniform sphere or capsule,
+  shear, a soft object flattened at a later frame; these run once everything above is fine, as in the exports),
+  Convex Hulls and Mesh shapes, Mesh colliders without faces;
 - sizes, mass ratios, bodies overlapping at the start frame, lattice sizes with a memory and time estimate and a
   hard cap (:mod:`.validate_physics`); these run once everything above is fine (they need valid shapes, and a bake
   that is refused anyway needs no more), so a scene with errors shows its warnings after the errors are fixed;
@@ -168,7 +172,7 @@ def validate_scene(
         engine: 'RIGID', 'SOFT' or 'IPC'.
         frame_start, frame_end: override the scene's bake range (as :func:`.bake.bake_scene` does).
     """
-    from . import validate_physics, validate_ranges
+    from . import validate_physics, validate_ranges, validate_refusals
 
     engine = str(engine or getattr(scene.contact_lab, "engine", "RIGID"))
     start, end = frame_range(scene, frame_start, frame_end)
@@ -177,6 +181,7 @@ def validate_scene(
     findings += _engine_findings(view)
     findings += validate_ranges.setting_findings(view)
     findings += _object_findings(view)
+    findings += validate_refusals.mesh_findings(view)  # the exports' own checks of evaluated meshes
     # the geometric checks need valid shapes (and a bake refused anyway needs no more)
     if not any(f.level == "ERROR" for f in findings):
         view.metres = units.length_scale(scene)
@@ -184,7 +189,10 @@ def validate_scene(
         matrices = sample_world_matrices(scene, geometric, np.array([start]))[0] if geometric else []
         view.matrices = {obj.name: np.asarray(m, dtype=np.float64) for obj, m in zip(geometric, matrices, strict=True)}
         findings += _world_scale_findings(view)
-        findings += validate_physics.findings(view) + validate_ranges.physics_findings(view)
+        refused = validate_refusals.frame_findings(view)  # the exports' own checks over the frames they sample
+        findings += refused
+        if not refused:  # a shape the bake cannot build would show false sizes and overlaps
+            findings += validate_physics.findings(view) + validate_ranges.physics_findings(view)
     findings += _output_findings(view)
     findings = list(dict.fromkeys(findings))  # an engine's check and a general one may say the same
     return sorted(findings, key=lambda f: LEVELS.index(f.level))
@@ -424,7 +432,6 @@ def _engine_findings(view: SceneView) -> list[Finding]:
             )
         problems += object_problems(scene, view.active, view.passive, start, end)
         problems += rigid_shapes.shape_problems(view.active, view.passive, view.parts)
-        problems += _active_mesh_problems(view)
     else:
         label = "IPC" if view.engine == "IPC" else "Soft"
         bodies = view.rigid + view.mesh_colliders
@@ -443,49 +450,6 @@ def _engine_findings(view: SceneView) -> list[Finding]:
             seen.add(message)
             out.append(Finding("ERROR", name, None, message[0].upper() + message[1:] if name is None else message, ""))
     return out
-
-
-def _active_mesh_problems(view: SceneView) -> list[tuple[str | None, str]]:
-    """Rigid engine, from the evaluated meshes: an active Mesh must be closed, with a volume, facing outwards; a
-    Convex Hull (body or part) needs 4 vertices not in one plane. The exports' own messages."""
-    from .rigid import shapes as rigid_shapes
-    from .scene import evaluated_at, mesh_arrays
-
-    parts = [p for children in view.parts.values() for p in children]
-    todo = [
-        o
-        for o in view.rigid + parts
-        if o.type == "MESH"
-        and (o.contact_lab.shape == "CONVEX_HULL" or o.contact_lab.shape == "MESH" and o.contact_lab.role == "ACTIVE")
-    ]
-    if not todo or not -BLENDER_MAX_FRAME <= view.start <= BLENDER_MAX_FRAME:
-        return []
-    problems = []
-    with evaluated_at(view.scene, view.start) as depsgraph:
-        for obj in todo:
-            evaluated = obj.evaluated_get(depsgraph)
-            mesh = evaluated.to_mesh()
-            try:
-                vertices, triangles = mesh_arrays(mesh)
-            finally:
-                evaluated.to_mesh_clear()
-            if obj.contact_lab.shape == "MESH":
-                message = rigid_shapes.mesh_problem(obj.name, vertices, triangles, active=True)
-            elif _flat(vertices):  # the hull of points in one plane has no volume (no hull built: no bmesh here)
-                message = rigid_shapes.hull_problem(obj.name, vertices, np.zeros((0, 3), dtype=np.int64))
-            else:
-                message = None
-            if message is not None:
-                problems.append((obj.name, message))
-    return problems
-
-
-def _flat(vertices: np.ndarray) -> bool:
-    """Fewer than 4 points, or all of them in one plane (relative to their extent)."""
-    if vertices.shape[0] < 4 or not np.all(np.isfinite(vertices)):
-        return vertices.shape[0] < 4
-    extent = np.linalg.svd(vertices - vertices.mean(axis=0), compute_uv=False)
-    return not extent[0] > 0.0 or extent[-1] <= 1e-6 * extent[0]
 
 
 # objects: numbers and transforms ----------------------------------------------------------------------

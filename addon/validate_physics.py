@@ -24,7 +24,8 @@ Every threshold comes from a constant the engines really use, or from a measurem
   within the contact margin of each other, an error.
 - **Overlaps.** The rigid solver pushes overlapping bodies apart by 20 % of the depth beyond the slop per substep
   (measured at 24 fps, 4 substeps: 2 mm of overlap moves a box 3 mm, 5 cm throws it at 0.5 m/s, 20 cm at 2 m/s),
-  so an overlap deeper than two slops (1 mm) is a warning; the IPC engine refuses any intersection (an error).
+  so an overlap deeper than two slops (1 mm) is a warning; the IPC engine refuses any intersection, and surfaces
+  that touch without a gap (an error).
 - **Lattices.** A soft body's lattice has about ``6 (V/h³ + A/h²)`` tets for a mesh of volume V and area A at cell
   size h (:func:`estimate_lattice`); measured on a 2-core machine with a resting 0.2 m cube (6k–105k tets): about
   5.6 kB of memory per tet (soft) and 4.4 kB (IPC), 40 µs (soft) and 35 µs (IPC) per tet and substep, more with
@@ -88,6 +89,13 @@ OVERLAP_TOLERANCE = 2.0 * SLOP
 
 IPC_OVERLAP_TOLERANCE = 1.0e-6
 """IPC engine: any overlap deeper than this [m] (numerical noise) is an error: IPC cannot start from it."""
+
+IPC_TOUCH_GAP = 1.0e-9
+"""IPC engine: surfaces closer than this [m] count as touching, which IPC refuses too (a body snapped onto the
+ground). Judged only where the depth is exact (a plane, box–box, sphere–sphere, sphere–box): elsewhere the
+overlap test's depth is a lower bound, 0 for a near miss."""
+
+EXACT_DEPTH_KINDS = frozenset({("BOX", "BOX"), ("SPHERE", "SPHERE"), ("SPHERE", "BOX"), ("BOX", "SPHERE")})
 
 LATTICE_TET_WARNING = 100_000
 """Tets of all soft bodies together above which the bake is slow (about 10 s per frame): a warning."""
@@ -521,8 +529,10 @@ def _overlap_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
     if len(solids) < 2:
         return []
     ipc = view.engine == "IPC"
-    tolerance = IPC_OVERLAP_TOLERANCE if ipc else OVERLAP_TOLERANCE
+    tolerance = -IPC_TOUCH_GAP if ipc else OVERLAP_TOLERANCE
     found = overlap.overlapping_pairs(solids, tolerance=tolerance, movable=np.array(movable))
+    if ipc:  # a touch (a depth within the gap of zero) only where the depth is exact
+        found = [(i, j, d) for i, j, d in found if d > IPC_OVERLAP_TOLERANCE or _exact_depth(solids[i], solids[j])]
     out, seen = [], set()
     for i, j, depth in found:
         a, b = bodies[solids[i].owner], bodies[solids[j].owner]
@@ -539,15 +549,23 @@ def _overlap_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
         else:
             consequence = "the solver pushes them apart at the first frames, so they fly apart"
         make = error if ipc else warning
+        how = f"overlap by {_length(depth)}" if depth > IPC_OVERLAP_TOLERANCE else "touch (no gap between them)"
+        if ipc and depth <= IPC_OVERLAP_TOLERANCE:
+            consequence = "IPC needs a gap between surfaces at the start and will refuse the bake"
         out.append(
             make(
                 a.obj,
-                f"'{a.obj.name}' and '{b.obj.name}' overlap by {_length(depth)} at frame {view.start}: {consequence}",
+                f"'{a.obj.name}' and '{b.obj.name}' {how} at frame {view.start}: {consequence}",
                 f"move them apart at frame {view.start} (or change the Start frame)",
                 "location",
             )
         )
     return out
+
+
+def _exact_depth(a: overlap.Solid, b: overlap.Solid) -> bool:
+    """Whether the overlap test's depth of ``a`` and ``b`` is exact (not the sample-point lower bound)."""
+    return "PLANE" in (a.kind, b.kind) or (a.kind, b.kind) in EXACT_DEPTH_KINDS
 
 
 def _lattice_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:

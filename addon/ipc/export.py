@@ -30,7 +30,7 @@ from ...core.soft.world import ColliderKind
 from .. import units
 from ..errors import BakeError
 from ..friction_export import AXIS_VECTORS
-from ..scene import SCALE_TOLERANCE, SHEAR_TOLERANCE, evaluated_at, mesh_arrays, raise_problems
+from ..scene import SCALE_TOLERANCE, SHEAR_TOLERANCE, evaluated_at, mesh_arrays, raise_first, raise_problems
 from ..soft.export import (
     STATIC_TOLERANCE,
     SoftColliderExport,
@@ -131,10 +131,8 @@ def read_evaluated_meshes(scene, objects: list, frame: int) -> list[tuple[np.nda
     Only vertices used by a triangle are kept (loose vertices and edges do not collide).
 
     Returns:
-        Per object ``(vertices (V, 3) float64 [BU], triangles (T, 3) int64)``. The current frame is restored.
-
-    Raises:
-        BakeError: an object's evaluated mesh has no faces.
+        Per object ``(vertices (V, 3) float64 [BU], triangles (T, 3) int64)``, empty without faces
+        (:func:`mesh_face_problems`). The current frame is restored.
     """
     out = []
     if not objects:
@@ -147,12 +145,71 @@ def read_evaluated_meshes(scene, objects: list, frame: int) -> list[tuple[np.nda
                 vertices, triangles = mesh_arrays(mesh)
             finally:
                 evaluated.to_mesh_clear()
-            if triangles.shape[0] == 0:
-                raise BakeError(
-                    f"'{obj.name}': a Mesh collider needs faces, its evaluated mesh has none", object_name=obj.name
-                )
             used, compact = np.unique(triangles, return_inverse=True)
             out.append((vertices[used], compact.reshape(-1, 3).astype(np.int64)))
+    return out
+
+
+def coincident_vertex_problem(name: str, vertices: np.ndarray, triangles: np.ndarray) -> str | None:
+    """The message for a soft object's mesh (vertices (V, 3), triangles (T, 3)) with faces on vertices that lie
+    exactly on other vertices (duplicated geometry: IPC sees surfaces touching, which it refuses), or None."""
+    used = np.unique(triangles)
+    if used.size < 2:
+        return None
+    distinct = np.unique(vertices[used], axis=0).shape[0]
+    if distinct == used.size:
+        return None
+    return (
+        f"'{name}': {used.size - distinct} of its vertices lie exactly on other vertices (duplicated geometry), "
+        "so its surface touches itself and IPC cannot start: merge them (Edit Mode ▸ Mesh ▸ Clean Up ▸ Merge by "
+        "Distance)"
+    )
+
+
+def mesh_face_problems(objects: list, meshes: list) -> list[tuple[str | None, str]]:
+    """Mesh colliders whose evaluated mesh (``meshes``: :func:`read_evaluated_meshes` of ``objects``) has no faces
+    (an empty mesh, or only vertices and edges: nothing to collide with)."""
+    return [
+        (
+            obj.name,
+            f"'{obj.name}': a Mesh collider needs faces, its evaluated mesh has none (only vertices or edges, or "
+            "nothing): give it faces, or set its Role to None",
+        )
+        for obj, (_, triangles) in zip(objects, meshes, strict=True)
+        if triangles.shape[0] == 0
+    ]
+
+
+def mesh_motion_problems(meshes: list, matrices: np.ndarray, frames: np.ndarray) -> list[tuple[str, str, int]]:
+    """Mesh colliders whose world matrix is sheared, or whose scale changes, at some frame (they can only move
+    and rotate: the mesh is read once).
+
+    The one source of these refusals: :func:`read_mesh_colliders` raises the first, Check Scene lists them all.
+
+    Args:
+        meshes: the Mesh colliders. matrices: their world matrices (F, M, 4, 4) [BU] at ``frames`` (F,).
+    """
+    _, _, scale, shear = units.decompose_matrices(matrices)  # (F, M, ...)
+    out = []
+    for k, obj in enumerate(meshes):
+        bad = np.flatnonzero(shear[:, k] > SHEAR_TOLERANCE)
+        if bad.size:
+            frame = int(frames[bad[0]])
+            message = (
+                f"'{obj.name}': its world matrix is sheared at frame {frame} (non-uniform scale inherited through a "
+                "rotated parent); a Mesh collider can only move and rotate"
+            )
+            out.append((obj.name, message, frame))
+            continue
+        change = np.abs(scale[:, k] - scale[:1, k]).max(axis=1) > SCALE_TOLERANCE * np.abs(scale[0, k]).max()
+        bad = np.flatnonzero(change)
+        if bad.size:
+            frame = int(frames[bad[0]])
+            message = (
+                f"'{obj.name}': its scale changes at frame {frame}; a Mesh collider can only move and rotate (its "
+                "mesh and scale are read once, at the first frame)"
+            )
+            out.append((obj.name, message, frame))
     return out
 
 
@@ -184,30 +241,13 @@ def read_mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.nd
     Raises:
         BakeError: a mesh's scale is sheared or animated, or its evaluated mesh has no faces.
     """
-    translation, rotation, scale, shear = units.decompose_matrices(matrices)  # (F, M, ...)
+    raise_first(mesh_motion_problems(meshes, matrices, frames))
+    translation, rotation, scale, _ = units.decompose_matrices(matrices)  # (F, M, ...)
     quats = units.make_quat_continuous(units.matrix_to_quat(rotation))
-    for k, obj in enumerate(meshes):
-        bad = np.flatnonzero(shear[:, k] > SHEAR_TOLERANCE)
-        if bad.size:
-            raise BakeError(
-                f"'{obj.name}': its world matrix is sheared at frame {int(frames[bad[0]])} (non-uniform scale "
-                "inherited through a rotated parent); a Mesh collider can only move and rotate",
-                object_name=obj.name,
-                frame=int(frames[bad[0]]),
-            )
-        change = np.abs(scale[:, k] - scale[:1, k]).max(axis=1) > SCALE_TOLERANCE * np.abs(scale[0, k]).max()
-        bad = np.flatnonzero(change)
-        if bad.size:
-            raise BakeError(
-                f"'{obj.name}': its scale changes at frame {int(frames[bad[0]])}; a Mesh collider can only move and "
-                "rotate (its mesh and scale are read once, at the first frame)",
-                object_name=obj.name,
-                frame=int(frames[bad[0]]),
-            )
+    evaluated = read_evaluated_meshes(scene, meshes, int(frames[0]))
+    raise_problems(mesh_face_problems(meshes, evaluated))
     out = []
-    for k, (obj, (vertices, triangles)) in enumerate(
-        zip(meshes, read_evaluated_meshes(scene, meshes, int(frames[0])), strict=True)
-    ):
+    for k, (obj, (vertices, triangles)) in enumerate(zip(meshes, evaluated, strict=True)):
         s = obj.contact_lab
         moving = np.abs(matrices[:, k] - matrices[:1, k]).max() > STATIC_TOLERANCE
         kind = ColliderKind.KINEMATIC if moving else ColliderKind.STATIC
@@ -250,6 +290,8 @@ def gather_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | 
     soft, meshes, mesh_matrices = gather_soft_scene(
         scene, frame_start=frame_start, frame_end=frame_end, mesh_collider_problems=_mesh_object_problems
     )
+    touching = [(b.object_name, coincident_vertex_problem(b.object_name, b.vertices, b.triangles)) for b in soft.bodies]
+    raise_problems([(name, message) for name, message in touching if message is not None])
     metres = soft.length_scale
     return IpcSceneInput(
         **{f.name: getattr(soft, f.name) for f in fields(SoftSceneInput)},

@@ -27,9 +27,10 @@ from ..scene import (
     contact_objects,
     frame_range,
     object_problems,
+    raise_first,
     raise_problems,
     sample_world_matrices,
-    validate_scales,
+    scale_problems,
 )
 from . import shapes as rigid_shapes
 
@@ -280,8 +281,47 @@ def _kinematic_pose(centres, active_count, translation, rotation, scale, quats) 
     return translation[:, kin] + offset, np.ascontiguousarray(quats[:, kin])
 
 
-def _check_parts_fixed(objects, parts, matrices, part_slices, frames) -> None:
-    """Parts of a passive compound must keep their pose relative to the parent (they are read once)."""
+def motion_problems(active, passive, parts, matrices, frames) -> list[tuple[str, str, int]]:
+    """Scales and shears the rigid engine refuses, and compound parts that move, over the sampled frames.
+
+    The one source of these refusals: :func:`gather_scene` raises the first, Check Scene lists them all.
+
+    Args:
+        active, passive: the bodies. parts: ``{compound name: part objects}``. matrices: world matrices
+            (F, N + P, 4, 4) [BU] of ``active + passive`` then every compound's parts in that order, at ``frames``
+            (F,): every frame of the range when there are passive bodies (they are read at every frame), else the
+            first (active bodies and parts are read at the first frame only).
+    """
+    objects = active + passive
+    n, a = len(objects), len(active)
+    _, _, scale, shear = units.decompose_matrices(matrices[:, :n])
+    problems = scale_problems(active, scale[:1, :a], shear[:1, :a], frames[:1])
+    problems += scale_problems(passive, scale[:, a:], shear[:, a:], frames)
+    part_list = [part for obj in objects for part in parts.get(obj.name, ())]
+    if part_list:
+        _, _, part_scale, part_shear = units.decompose_matrices(matrices[:1, n:])
+        problems += scale_problems(part_list, part_scale, part_shear, frames[:1])
+        part_slices, offset = {}, n
+        for obj in objects:
+            if obj.name in parts:
+                part_slices[obj.name] = slice(offset, offset + len(parts[obj.name]))
+                offset += len(parts[obj.name])
+        problems += parts_fixed_problems(objects, parts, matrices, part_slices, frames)
+    return problems
+
+
+def parts_fixed_problems(objects, parts, matrices, part_slices, frames) -> list[tuple[str, str, int]]:
+    """Parts of a compound must keep their pose relative to the parent (they are read once).
+
+    Args:
+        objects: the bodies. parts: ``{compound name: part objects}``. matrices: world matrices (F, N, 4, 4) [BU]
+            of the bodies then the parts. part_slices: ``{compound name: slice of its parts in matrices}``. frames:
+            scene frames (F,).
+
+    Returns:
+        ``(part name, message, first frame it moved at)``, at most one per compound.
+    """
+    out = []
     for k, obj in enumerate(objects):
         if obj.name not in part_slices or matrices.shape[0] < 2:
             continue
@@ -293,16 +333,21 @@ def _check_parts_fixed(objects, parts, matrices, part_slices, frames) -> None:
         if bad.size:
             f, p = bad[0]
             part = parts[obj.name][p]
-            raise BakeError(
+            message = (
                 f"'{part.name}' moves relative to its Compound Parent '{obj.name}' at frame {int(frames[f])}: a "
-                "compound is rigid, its parts are read once at the start frame; animate the parent instead",
-                object_name=part.name,
-                frame=int(frames[f]),
+                "compound is rigid, its parts are read once at the start frame; animate the parent instead"
             )
+            out.append((part.name, message, int(frames[f])))
+    return out
 
 
-def _mesh_problems(objects, parts, meshes) -> list[tuple[str | None, str]]:
-    """Hulls without volume, meshes without faces, open or flat active meshes (after reading the meshes)."""
+def mesh_problems(objects, parts, meshes) -> list[tuple[str | None, str]]:
+    """Hulls without volume, meshes without faces, open or flat active meshes (after reading the meshes).
+
+    Args:
+        objects: the bodies. parts: ``{compound name: part objects}``. meshes: :func:`.shapes.read_shape_meshes`
+            of the bodies and parts.
+    """
     problems = []
     candidates = [(obj, obj.contact_lab.role == "ACTIVE") for obj in objects]
     candidates += [(part, True) for obj in objects for part in parts.get(obj.name, ())]
@@ -383,16 +428,11 @@ def gather_scene(scene, *, frame_start: int | None = None, frame_end: int | None
     sample_frames = frames if passive else frames[:1]
     matrices = sample_world_matrices(scene, objects + part_list, sample_frames)
     translation, rotation, scale, shear = units.decompose_matrices(matrices[:, : len(objects)])
-    validate_scales(active, scale[:1, : len(active)], shear[:1, : len(active)], sample_frames)
-    validate_scales(passive, scale[:, len(active) :], shear[:, len(active) :], sample_frames)
-    if part_list:
-        _, _, part_scale, part_shear = units.decompose_matrices(matrices[:1, len(objects) :])
-        validate_scales(part_list, part_scale, part_shear, sample_frames[:1])
-        _check_parts_fixed(objects, parts, matrices, part_slices, sample_frames)
+    raise_first(motion_problems(active, passive, parts, matrices, sample_frames))
 
     metres = units.length_scale(scene)
     meshes = rigid_shapes.read_shape_meshes(scene, objects + part_list, int(frames[0]))
-    raise_problems(_mesh_problems(objects, parts, meshes))
+    raise_problems(mesh_problems(objects, parts, meshes))
     quats = units.make_quat_continuous(units.matrix_to_quat(rotation))  # (Fs, N, 4)
     part_matrices = {name: matrices[0, sl] for name, sl in part_slices.items()}
     geometries = _geometries(objects, parts, scale[0], matrices[0, : len(objects)], part_matrices, meshes, metres)

@@ -27,6 +27,7 @@ from ...core import ShapeType
 from ...core.rigid.mass_properties import (
     MassProperties,
     combine_mass_properties,
+    is_closed_mesh,
     mesh_mass_properties,
     primitive_mass_properties,
 )
@@ -321,6 +322,9 @@ def mesh_problem(name: str, vertices: np.ndarray, triangles: np.ndarray, *, acti
     """Why a mesh cannot be a Mesh shape (no faces; for an active body: open, flat, inside out), or None."""
     if triangles.shape[0] == 0:
         return f"'{name}': the Mesh shape needs faces, its evaluated mesh has none"
+    a, b, c = (vertices[triangles[:, k]] for k in range(3))
+    if not np.any(np.linalg.norm(np.cross(b - a, c - a), axis=1) > 0.0):  # the core's mesh refuses it too
+        return f"'{name}': every face of its evaluated mesh has zero area: give the mesh faces with an area"
     if not active:
         return None
     holes = open_edge_count(triangles)
@@ -339,6 +343,12 @@ def mesh_problem(name: str, vertices: np.ndarray, triangles: np.ndarray, *, acti
         return (
             f"'{name}': its faces point inwards (negative volume): recalculate the normals (Edit Mode ▸ Mesh ▸ "
             "Normals ▸ Recalculate Outside)"
+        )
+    if not is_closed_mesh(triangles):  # closed, but with edges on more than two faces or faces wound unlike
+        return (
+            f"'{name}': an active Mesh must be one closed surface with consistent normals, its evaluated mesh has "
+            "edges shared by more than two faces or neighbours facing opposite ways: recalculate the normals "
+            "(Edit Mode ▸ Mesh ▸ Normals ▸ Recalculate Outside), make it Passive, or choose Convex Hull"
         )
     return None
 

@@ -40,16 +40,19 @@ from .. import units
 from ..errors import BakeError
 from ..friction_export import AXIS_VECTORS
 from ..scene import (
+    SINGULAR_TOLERANCE,
     contact_objects,
     frame_range,
+    invertible_problems,
     local_box,
     mesh_arrays,
     mesh_shape_problems,
     nonfinite_vertices,
     object_problems,
+    raise_first,
     raise_problems,
     sample_world_matrices,
-    validate_scales,
+    scale_problems,
 )
 
 VOLUME_LAWS = {"QUADRATIC": VolumeModel.QUADRATIC, "GAS": VolumeModel.IDEAL_GAS, "LIQUID": VolumeModel.LIQUID}
@@ -61,8 +64,6 @@ PIN_WEIGHT_THRESHOLD = 0.5
 FLAT_TOLERANCE = 1e-6
 """A mesh whose smallest principal extent is below this fraction of its largest one has no volume."""
 
-SINGULAR_TOLERANCE = 1e-12
-"""``|det|`` of a world matrix's 3×3 part (relative to its scale cubed) below which it cannot be inverted."""
 
 STATIC_TOLERANCE = 1e-9
 """Largest change of a passive object's world matrix entries [BU] over the range that still counts as static."""
@@ -473,6 +474,17 @@ class SoftSceneInput(SoftBakeSettings):
         return int(self.frames.shape[0])
 
 
+def pin_problem(obj, pinned_render: np.ndarray) -> str | None:
+    """The message for a Pin Group that pins no vertex (``pinned_render`` (V,) bool: the pinned render vertices),
+    or None."""
+    if pinned_render.any():
+        return None
+    return (
+        f"'{obj.name}': pin group '{obj.contact_lab.pin_group}' has no vertex with a weight above "
+        f"{PIN_WEIGHT_THRESHOLD:g}: assign vertices to it or clear Pin Group"
+    )
+
+
 def read_soft_body(obj, matrices: np.ndarray, metres: float) -> SoftBodyInput:
     """Read one validated soft mesh object: its mesh, pins and material (main thread; no lattice yet).
 
@@ -491,16 +503,12 @@ def read_soft_body(obj, matrices: np.ndarray, metres: float) -> SoftBodyInput:
     if np.any(scale <= 0.0) or abs(np.linalg.det(linear)) <= SINGULAR_TOLERANCE * float(np.prod(scale)):
         raise BakeError(f"'{name}': its world matrix is singular (zero scale) at the first frame", object_name=name)
     group = str(s.pin_group)
+    pinned_render = np.zeros(vertices.shape[0], dtype=bool)
     if group:
         pinned_render = read_group_weights(obj, group) > PIN_WEIGHT_THRESHOLD
-        if not pinned_render.any():
-            raise BakeError(
-                f"'{name}': pin group '{group}' has no vertex with a weight above {PIN_WEIGHT_THRESHOLD:g}: assign "
-                "vertices to it or clear Pin Group",
-                object_name=name,
-            )
-    else:
-        pinned_render = np.zeros(vertices.shape[0], dtype=bool)
+        message = pin_problem(obj, pinned_render)
+        if message is not None:
+            raise BakeError(message, object_name=name)
     material = dict(
         density=float(s.density),
         youngs_modulus=float(s.youngs_modulus),
@@ -572,23 +580,25 @@ def read_colliders(rigid: list, roles: list, matrices: np.ndarray, metres: float
     return out
 
 
-def _check_invertible(objects: list, matrices: np.ndarray, frames: np.ndarray) -> None:
-    """Soft objects' world matrices must be invertible at every frame (their output is mapped back by them)."""
-    linear = matrices[..., :3, :3]  # (F, N, 3, 3)
-    det = np.abs(np.linalg.det(linear))
-    scale3 = np.prod(np.linalg.norm(linear, axis=-2), axis=-1)
-    for k, obj in enumerate(objects):
-        bad = np.flatnonzero(~(det[:, k] > SINGULAR_TOLERANCE * np.maximum(scale3[:, k], 1e-300)))
-        if bad.size:
-            frame = int(frames[bad[0]])
-            column = np.linalg.norm(linear[bad[0], k], axis=0)
-            axes = ", ".join("XYZ"[a] for a in np.flatnonzero(~(column > 0.0))) or "none (it is flattened by a parent)"
-            raise BakeError(
-                f"'{obj.name}': its world matrix is singular (zero scale) at frame {frame}, scale zero on axis {axes}: "
-                "give it (and its parents) a positive scale",
-                object_name=obj.name,
-                frame=frame,
-            )
+def motion_problems(soft: list, active: list, passive: list, matrices: np.ndarray, frames: np.ndarray):
+    """World matrices the Soft and IPC engines refuse: a soft object's singular at any frame, an active body's
+    scale at the first frame, a passive one's at any frame (:func:`..scene.scale_problems`).
+
+    The one source of these refusals: :func:`gather_soft_scene` raises the first, Check Scene lists them all.
+
+    Args:
+        soft, active, passive: the objects (passive without Mesh colliders). matrices: their world matrices
+            (F, S + A + P, 4, 4) [BU] in that order, at every frame of the range ``frames`` (F,).
+
+    Returns:
+        ``(object name, message, frame)`` per object with a problem.
+    """
+    s, a = len(soft), len(active)
+    problems = invertible_problems(soft, matrices[:, :s], frames)
+    _t, _r, scale, shear = units.decompose_matrices(matrices[:, s : s + a + len(passive)])
+    problems += scale_problems(active, scale[:1, :a], shear[:1, :a], frames[:1])
+    problems += scale_problems(passive, scale[:, a:], shear[:, a:], frames)
+    return problems
 
 
 def gather_soft_scene(
@@ -635,10 +645,7 @@ def gather_soft_scene(
     matrices = sample_world_matrices(scene, soft + rigid + meshes, frames)  # (F, S + K + M, 4, 4) [BU]
     soft_matrices, rigid_matrices = matrices[:, : len(soft)], matrices[:, len(soft) : len(soft) + len(rigid)]
     mesh_matrices = matrices[:, len(soft) + len(rigid) :]
-    _check_invertible(soft, soft_matrices, frames)
-    _t, _r, scale, shear = units.decompose_matrices(rigid_matrices)
-    validate_scales(active, scale[:1, : len(active)], shear[:1, : len(active)], frames[:1])
-    validate_scales(passive, scale[:, len(active) :], shear[:, len(active) :], frames)
+    raise_first(motion_problems(soft, active, passive, matrices, frames))
 
     metres = units.length_scale(scene)
     inp = SoftSceneInput(

@@ -13,6 +13,7 @@ from ..job import BakeJob, diverged, scene_object, unconverged
 from ..output import deform as deform_output
 from ..output.actions import commit_transforms, prepare_transforms
 from ..output.transaction import Transaction
+from ..scene import raise_problems
 from .export import SoftSceneExport, SoftSceneInput, build_soft_scene, gather_soft_scene, resolve_cache_dir
 
 
@@ -214,12 +215,8 @@ class SoftBakeJob(BakeJob):
                 raise BakeError(
                     f"'{obj.name}': its mesh changed during the bake; nothing was changed", object_name=obj.name
                 )
-            problem = deform_output.deform_output_problem(obj)
-            if problem:
-                raise BakeError(problem, object_name=obj.name)
             soft_objects.append(obj)
-        if ex.output == "SHAPE_KEYS":
-            self._check_shared_meshes(soft_objects)
+        raise_problems(output_problems(soft_objects, ex.output))
         boxes = [scene_object(scene, c.object_name) for c in ex.dynamic_colliders]
         positions = [
             body.local_positions(tets, ex.length_scale)
@@ -262,17 +259,28 @@ class SoftBakeJob(BakeJob):
         self.written_files = [target for target, _ in staged]
         self.write_warnings = list(txn.warnings)
 
-    @staticmethod
-    def _check_shared_meshes(soft_objects: list) -> None:
-        """Two soft objects sharing one mesh cannot both get their own shape keys (the mesh holds them; PC2
-        output is fine: each object gets its own cache modifier and file)."""
-        owners: dict = {}
-        for obj in soft_objects:
-            other = owners.setdefault(obj.data, obj)
-            if other is not obj:
-                raise BakeError(
+
+def output_problems(soft_objects: list, output: str) -> list[tuple[str | None, str]]:
+    """Why the bake could not write the deform output of ``soft_objects`` (``output``: 'SHAPE_KEYS' or 'PC2'):
+    a foreign modifier with the cache modifier's name; two objects sharing one mesh, which cannot hold the shape
+    keys of both (PC2 output is fine: each object gets its own cache modifier and file).
+
+    The one source of these refusals: the write checks them before any change, Check Scene before the bake.
+    """
+    problems: list[tuple[str | None, str]] = []
+    owners: dict = {}
+    for obj in soft_objects:
+        problem = deform_output.deform_output_problem(obj)
+        if problem:
+            problems.append((obj.name, problem))
+        other = owners.setdefault(obj.data, obj)
+        if output == "SHAPE_KEYS" and other is not obj:
+            problems.append(
+                (
+                    obj.name,
                     f"'{other.name}' and '{obj.name}' share the mesh '{obj.data.name}', which cannot hold the shape "
                     "keys of both: make them single-user (Object ▸ Relations ▸ Make Single User ▸ Object & Data) or "
                     "set Soft Output to PC2 Cache; nothing was changed",
-                    object_name=obj.name,
                 )
+            )
+    return problems

@@ -2,10 +2,13 @@
 
 Run as a script (Blender as a Python module), the worker builds case after case, validates and bakes each, and
 prints one ``FUZZ {json}`` line per case: ``{"case", "seed", "engine", "outcome", "message", "seconds"}`` where
-``outcome`` is 'baked', 'refused' (a :class:`BakeError` with a message) or a failure: 'validate-crash' (the
-validation raised), 'crash' (the bake raised anything but a BakeError), 'inconsistent' (the validation found an
-error but the bake ran), 'empty-message'. The test runs it in a child process so that a hang or a hard crash is
-caught by a time limit per case and the run goes on.
+``outcome`` is 'baked', 'refused' (a :class:`BakeError` with a message, Check Scene having listed an error),
+'diverged' (the simulation blew up and the bake said so) or a failure: 'validate-crash' (the validation raised),
+'crash' (the bake raised anything but a BakeError), 'inconsistent' (the validation found an error but the bake
+ran), 'empty-message', 'refused-late' (the bake refused input that Check Scene did not list as an error),
+'silent-garbage' (baked, the report's stats show unconverged frames, and no warning says "did not converge").
+The test runs it in a child process so that a hang or a hard crash is caught by a time limit per case and the run
+goes on.
 
 Reproduce one case: ``python tests/blender/fuzz_scenes.py --first K --count 1 --verbose``.
 
@@ -270,6 +273,59 @@ def _parent(rng, bpy, scene, bodies):
         bodies[0].contact_lab.shape = "COMPOUND"
 
 
+def _round_scale(rng, bpy, scene, bodies):
+    """A Sphere or Capsule scaled non-uniformly (the bake refuses it; Check Scene once showed a false overlap)."""
+    obj = _body(rng, bodies)
+    obj.contact_lab.shape = pick(rng, ("SPHERE", "CAPSULE"))
+    obj.scale = pick(rng, ((1.0, 1.0, 2.5), (0.4, 1.0, 1.0), (1.0, 1.0, -1.0)))
+
+
+def _edges_mesh(rng, bpy, scene, bodies):
+    """A passive Mesh collider that is empty or has only vertices and edges (nothing to collide with)."""
+    verts = pick(rng, ([], [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, 1.0, 0.0)]))
+    data = bpy.data.meshes.new("Wire")
+    data.from_pydata(verts, [(0, 1), (1, 2)] if verts else [], [])
+    data.update()
+    obj = bpy.data.objects.new("Wire", data)
+    scene.collection.objects.link(obj)
+    obj.location = (float(rng.uniform(-3.0, 3.0)), 2.0, 0.5)
+    obj.contact_lab.role, obj.contact_lab.shape = "PASSIVE", "MESH"
+
+
+def _shear(rng, bpy, scene, bodies):
+    """A body under a rotated, non-uniformly scaled parent: its world matrix is sheared."""
+    parent = bpy.data.objects.new("Stretch", None)
+    scene.collection.objects.link(parent)
+    parent.scale = (1.0, float(rng.uniform(1.5, 3.0)), 1.0)
+    obj = _body(rng, bodies)
+    obj.parent = parent
+    obj.rotation_euler.z = float(rng.uniform(0.3, 1.2))
+    if obj.contact_lab.role == "ACTIVE" and rng.random() < 0.7:  # active bodies must not be parented at all
+        obj.contact_lab.role = "PASSIVE"
+
+
+def _keyed_scale(rng, bpy, scene, bodies):
+    """A body's scale keyed fine at the start and zero, negative or flat at the end of the range."""
+    obj = _body(rng, bodies)
+    s = scene.contact_lab
+    obj.keyframe_insert("scale", frame=s.frame_start)
+    obj.scale = pick(rng, ((1.0, 1.0, 0.0), (0.0, 0.0, 0.0), (1.0, -1.0, 1.0), (1.0, 1.0, 3.0)))
+    obj.keyframe_insert("scale", frame=s.frame_end)
+    scene.frame_set(s.frame_start)
+    if rng.random() < 0.5 and obj.contact_lab.role == "ACTIVE":
+        obj.contact_lab.role = "PASSIVE"
+
+
+def _raw_setting(rng, bpy, scene, bodies):
+    """A setting out of its range, set from Python as an ID property (Blender clamps the panel, not this)."""
+    c, s = _body(rng, bodies).contact_lab, scene.contact_lab
+    owner, name, value = pick(rng, ((c, "friction", -1.0), (c, "restitution", 2.0), (c, "linear_damping", 2.0),
+                                    (c, "angular_damping", -1.0), (c, "damping", -1.0), (s, "substeps", 0),
+                                    (s, "iterations", 0), (s, "tolerance", -1.0), (s, "soft_substeps", 0),
+                                    (s, "ipc_max_iterations", 0), (c, "mass", -2.0)))  # fmt: skip
+    owner[name] = value
+
+
 DEFECTS = {
     "mesh": _bad_mesh,
     "not_a_mesh": _not_a_mesh,
@@ -283,6 +339,11 @@ DEFECTS = {
     "friction": _friction,
     "overlap": _overlap,
     "parent": _parent,
+    "round_scale": _round_scale,
+    "edges_mesh": _edges_mesh,
+    "shear": _shear,
+    "keyed_scale": _keyed_scale,
+    "raw_setting": _raw_setting,
 }
 """Ways a scene goes wrong, each a function ``(rng, bpy, scene, bodies)`` changing it in place."""
 
@@ -312,19 +373,64 @@ def run_case(case: int, folder: str) -> dict:
         result.update(outcome="validate-crash", message=traceback.format_exc())
         return _timed(result, start)
     errors = [f.text for f in findings if f.level == "ERROR"]
+    jobs = []
+    start_bake = bake.start_bake
+    bake.start_bake = lambda *args, **kwargs: jobs.append(start_bake(*args, **kwargs)) or jobs[-1]
     try:
         report = bake.bake_scene(scene)
     except BakeError as exc:
         message = str(exc).strip()
-        result.update(outcome="refused" if message else "empty-message", message=message)
+        result.update(outcome=_refusal(message, errors), message=message)
     except Exception:  # noqa: BLE001
         result.update(outcome="crash", message=traceback.format_exc())
     else:
         if errors:
             result.update(outcome="inconsistent", message=f"baked although the validation found: {errors[0]}")
         else:
-            result.update(outcome="baked", message="; ".join(report.get("warnings", [])[:2]))
+            unconverged = unconverged_steps(report, jobs[0].per_frame_stats())
+            warned = any("did not converge" in w for w in report.get("warnings", []))
+            if unconverged and not warned:
+                result.update(outcome="silent-garbage", message=f"{unconverged} without a 'did not converge' warning")
+            else:
+                result.update(outcome="baked", message="; ".join(report.get("warnings", [])[:2]))
+    finally:
+        bake.start_bake = start_bake
     return _timed(result, start)
+
+
+def _refusal(message: str, errors: list[str]) -> str:
+    """The outcome of a bake that raised a BakeError with ``message``, ``errors`` being the validation's ERRORs:
+    'refused' (Check Scene named an error first), 'diverged' (the simulation blew up: not an input refusal, and
+    said loudly), 'refused-late' (the bake refused input that Check Scene let through) or 'empty-message'."""
+    if not message:
+        return "empty-message"
+    if errors:
+        return "refused"
+    return "diverged" if message.startswith("Simulation diverged") else "refused-late"
+
+
+def unconverged_steps(report: dict, per_frame: dict) -> str:
+    """What of a finished bake did not converge, read from its report and per-frame stats ('' when all did).
+
+    The per-frame flags ``solver_capped`` (Rigid) or ``converged`` (Soft, IPC) where the bake records them; else
+    Soft and IPC: the frames whose Newton solve stopped unconverged (``stats.unconverged_frames``), Rigid: the
+    frames whose contact solver used every iteration and still ended above the tolerance."""
+    if "solver_capped" in per_frame:  # the per-frame flags, where the bake records them
+        count = int(np.count_nonzero(per_frame["solver_capped"][1:]))
+        return f"{count} frame(s) of the contact solver stopped at its iteration cap" if count else ""
+    if "converged" in per_frame:
+        count = int(np.count_nonzero(~np.asarray(per_frame["converged"][1:], dtype=bool)))
+        return f"{count} unconverged frame(s)" if count else ""
+    stats = report.get("stats", {})
+    if report.get("engine") != "RIGID":
+        count = int(stats.get("unconverged_frames", 0))
+        return f"{count} unconverged frame(s)" if count else ""
+    settings = report.get("settings", {})
+    iterations = np.asarray(per_frame.get("solver_iterations", [])[1:], dtype=np.int64)
+    residual = np.asarray(per_frame.get("solver_residual", [])[1:], dtype=np.float64)
+    capped = (iterations >= int(settings.get("iterations", 1))) & ~(residual <= float(settings.get("tolerance", 0.0)))
+    count = int(np.count_nonzero(capped))
+    return f"{count} frame(s) of the contact solver at its iteration cap above its tolerance" if count else ""
 
 
 def _timed(result: dict, start: float) -> dict:
