@@ -65,11 +65,13 @@ def check_output_folders(
     *,
     allow_outside_paths: bool = False,
     trusted_folders: Iterable[str] = (),
+    owner: str | None = None,
 ) -> list[str]:
     """Check every folder a bake of ``scene`` would write into, before anything runs; creates nothing.
 
     Each folder must resolve inside the .blend file's folder or one of ``trusted_folders`` (unless
-    ``allow_outside_paths``; module :mod:`.paths`) and be writable or creatable.
+    ``allow_outside_paths``; module :mod:`.paths`) and be writable or creatable. ``owner``: the .blend file the
+    bake is saved into (default: the open file); a ``//`` folder is relative to its folder.
 
     Returns:
         The folders, resolved.
@@ -80,7 +82,7 @@ def check_output_folders(
     """
     job_class = job_class or ENGINE_JOBS.get(str(getattr(scene.contact_lab, "engine", "RIGID")), RigidBakeJob)
     resolved = []
-    for setting, raw, folder in job_class.output_folders(scene):
+    for setting, raw, folder in job_class.output_folders(scene, owner):
         real = paths.check_inside(
             folder,
             setting=setting,
@@ -101,6 +103,7 @@ def start_bake(
     frame_end: int | None = None,
     allow_outside_paths: bool = False,
     trusted_folders: Iterable[str] = (),
+    owner: str | None = None,
 ) -> BakeJob:
     """Validate (:func:`.validate.check_before_bake`) and gather ``scene`` for its engine (Blender's main thread:
     everything is read from bpy here) and return a job ready to be built and stepped on any thread, carrying the
@@ -112,6 +115,9 @@ def start_bake(
         allow_outside_paths: write output folders of the .blend even where they lead outside its folder (the
             user confirmed; see :func:`check_output_folders`).
         trusted_folders: folders the user chose for this bake, allowed like the .blend's own folder.
+        owner: the .blend file the bake will be saved into (default: the open file, ``bpy.data.filepath``). It
+            owns the PC2 caches: their names derive from it and a ``//`` Cache Folder is relative to its folder
+            (the command line passes its ``-o`` file).
 
     Raises:
         UnsafePathError: an output folder leads outside the allowed folders (before anything is simulated).
@@ -120,11 +126,13 @@ def start_bake(
     t0 = _now()
     job_class = ENGINE_JOBS.get(str(getattr(scene.contact_lab, "engine", "RIGID")), RigidBakeJob)
     warnings = check_before_bake(scene, job_class.engine, frame_start=frame_start, frame_end=frame_end)
-    check_output_folders(scene, job_class, allow_outside_paths=allow_outside_paths, trusted_folders=trusted_folders)
+    check_output_folders(
+        scene, job_class, allow_outside_paths=allow_outside_paths, trusted_folders=trusted_folders, owner=owner
+    )
     active, passive = contact_objects(scene)
     label = "IPC" if job_class.engine == "IPC" else job_class.engine.title()
     raise_problems(engine_shape_problems(active + passive, job_class.shapes, label))
-    gathered = job_class.gather(scene, frame_start=frame_start, frame_end=frame_end)
+    gathered = job_class.gather(scene, frame_start=frame_start, frame_end=frame_end, owner=owner)
     gathered.timings["gather"] = _now() - t0
     job = job_class(scene, gathered)
     job.warnings = warnings  # the validation's warnings lead the report's (addon.validate)
@@ -139,6 +147,7 @@ def bake_scene(
     progress: Callable[[int, int], None] | None = None,
     allow_outside_paths: bool = False,
     trusted_folders: Iterable[str] = (),
+    owner: str | None = None,
 ) -> dict:
     """Blocking bake of ``scene``: validate, simulate every frame, write the results (see :func:`start_bake`).
 
@@ -146,7 +155,7 @@ def bake_scene(
         scene: a bpy Scene with Contact Lab objects.
         frame_start, frame_end: override ``scene.contact_lab``'s range.
         progress: called as ``progress(frames_done, frame_count)`` after every frame.
-        allow_outside_paths, trusted_folders: see :func:`start_bake`.
+        allow_outside_paths, trusted_folders, owner: see :func:`start_bake`.
 
     Returns:
         The report (also stored as JSON in ``scene.contact_lab.last_report``).
@@ -162,6 +171,7 @@ def bake_scene(
         frame_end=frame_end,
         allow_outside_paths=allow_outside_paths,
         trusted_folders=trusted_folders,
+        owner=owner,
     )
     watch = CompileWatch()
     try:
