@@ -22,6 +22,7 @@ on disk as they were, and stores a FAILED (or CANCELLED) report on the scene say
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 
 import bpy
@@ -71,7 +72,8 @@ def check_output_folders(
 
     Each folder must resolve inside the .blend file's folder or one of ``trusted_folders`` (unless
     ``allow_outside_paths``; module :mod:`.paths`) and be writable or creatable. ``owner``: the .blend file the
-    bake is saved into (default: the open file); a ``//`` folder is relative to its folder.
+    bake is saved into (default: the open file); a ``//`` folder is relative to its folder, which is trusted when
+    ``owner`` is given.
 
     Returns:
         The folders, resolved.
@@ -82,13 +84,16 @@ def check_output_folders(
     """
     job_class = job_class or ENGINE_JOBS.get(str(getattr(scene.contact_lab, "engine", "RIGID")), RigidBakeJob)
     resolved = []
+    trusted = list(trusted_folders)
+    if owner:  # the caller chose the file the bake is saved into: its folder, like the CLI's output folder
+        trusted.append(os.path.dirname(os.path.abspath(owner)))
     for setting, raw, folder in job_class.output_folders(scene, owner):
         real = paths.check_inside(
             folder,
             setting=setting,
             raw=raw,
             blend_path=bpy.data.filepath,
-            trusted=trusted_folders,
+            trusted=trusted,
             allow_outside=allow_outside_paths,
         )
         paths.check_writable(folder, setting=setting)

@@ -230,3 +230,14 @@ def test_the_cache_folder_setting_is_blend_relative_without_a_warning():
     prop = settings.bl_rna.properties["soft_cache_dir"]
     if "is_path_supports_blend_relative" in bpy.types.Property.bl_rna.properties:
         assert prop.is_path_supports_blend_relative
+
+
+def test_an_ipc_bake_writes_the_cache_its_file_owns(tmp_path):
+    """The IPC engine shares the soft engine's caches: the file named after its owner, scene and object, played."""
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    scene = soft_scene()
+    scene.contact_lab.engine = "IPC"
+    jelly = add_soft("Jelly")
+    report = bake.bake_scene(scene)
+    expected = tmp_path / "contact_lab_cache" / caches.cache_file_name(str(tmp_path / "shot.blend"), "Scene", "Jelly")
+    assert report["files"] == [str(expected)] and played_cache(jelly)[0] == str(expected)
