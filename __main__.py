@@ -232,6 +232,7 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
             frame_end=end,
             allow_outside_paths=getattr(args, "allow_outside_paths", False),
             trusted_folders=[os.path.dirname(output)] if args.output else [],
+            owner=output,  # the saved file owns the caches: a '//' Cache Folder is relative to it
         )
         watch = CompileWatch()
         with watch.listen():

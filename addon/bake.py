@@ -22,6 +22,7 @@ on disk as they were, and stores a FAILED (or CANCELLED) report on the scene say
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 
 import bpy
@@ -65,11 +66,14 @@ def check_output_folders(
     *,
     allow_outside_paths: bool = False,
     trusted_folders: Iterable[str] = (),
+    owner: str | None = None,
 ) -> list[str]:
     """Check every folder a bake of ``scene`` would write into, before anything runs; creates nothing.
 
     Each folder must resolve inside the .blend file's folder or one of ``trusted_folders`` (unless
-    ``allow_outside_paths``; module :mod:`.paths`) and be writable or creatable.
+    ``allow_outside_paths``; module :mod:`.paths`) and be writable or creatable. ``owner``: the .blend file the
+    bake is saved into (default: the open file); a ``//`` folder is relative to its folder, which is trusted when
+    ``owner`` is given.
 
     Returns:
         The folders, resolved.
@@ -80,13 +84,16 @@ def check_output_folders(
     """
     job_class = job_class or ENGINE_JOBS.get(str(getattr(scene.contact_lab, "engine", "RIGID")), RigidBakeJob)
     resolved = []
-    for setting, raw, folder in job_class.output_folders(scene):
+    trusted = list(trusted_folders)
+    if owner:  # the caller chose the file the bake is saved into: its folder, like the CLI's output folder
+        trusted.append(os.path.dirname(os.path.abspath(owner)))
+    for setting, raw, folder in job_class.output_folders(scene, owner):
         real = paths.check_inside(
             folder,
             setting=setting,
             raw=raw,
             blend_path=bpy.data.filepath,
-            trusted=trusted_folders,
+            trusted=trusted,
             allow_outside=allow_outside_paths,
         )
         paths.check_writable(folder, setting=setting)
@@ -101,6 +108,7 @@ def start_bake(
     frame_end: int | None = None,
     allow_outside_paths: bool = False,
     trusted_folders: Iterable[str] = (),
+    owner: str | None = None,
 ) -> BakeJob:
     """Validate (:func:`.validate.check_before_bake`) and gather ``scene`` for its engine (Blender's main thread:
     everything is read from bpy here) and return a job ready to be built and stepped on any thread, carrying the
@@ -112,6 +120,9 @@ def start_bake(
         allow_outside_paths: write output folders of the .blend even where they lead outside its folder (the
             user confirmed; see :func:`check_output_folders`).
         trusted_folders: folders the user chose for this bake, allowed like the .blend's own folder.
+        owner: the .blend file the bake will be saved into (default: the open file, ``bpy.data.filepath``). It
+            owns the PC2 caches: their names derive from it and a ``//`` Cache Folder is relative to its folder
+            (the command line passes its ``-o`` file).
 
     Raises:
         UnsafePathError: an output folder leads outside the allowed folders (before anything is simulated).
@@ -120,11 +131,13 @@ def start_bake(
     t0 = _now()
     job_class = ENGINE_JOBS.get(str(getattr(scene.contact_lab, "engine", "RIGID")), RigidBakeJob)
     warnings = check_before_bake(scene, job_class.engine, frame_start=frame_start, frame_end=frame_end)
-    check_output_folders(scene, job_class, allow_outside_paths=allow_outside_paths, trusted_folders=trusted_folders)
+    check_output_folders(
+        scene, job_class, allow_outside_paths=allow_outside_paths, trusted_folders=trusted_folders, owner=owner
+    )
     active, passive = contact_objects(scene)
     label = "IPC" if job_class.engine == "IPC" else job_class.engine.title()
     raise_problems(engine_shape_problems(active + passive, job_class.shapes, label))
-    gathered = job_class.gather(scene, frame_start=frame_start, frame_end=frame_end)
+    gathered = job_class.gather(scene, frame_start=frame_start, frame_end=frame_end, owner=owner)
     gathered.timings["gather"] = _now() - t0
     job = job_class(scene, gathered)
     job.warnings = warnings  # the validation's warnings lead the report's (addon.validate)
@@ -139,6 +152,7 @@ def bake_scene(
     progress: Callable[[int, int], None] | None = None,
     allow_outside_paths: bool = False,
     trusted_folders: Iterable[str] = (),
+    owner: str | None = None,
 ) -> dict:
     """Blocking bake of ``scene``: validate, simulate every frame, write the results (see :func:`start_bake`).
 
@@ -146,7 +160,7 @@ def bake_scene(
         scene: a bpy Scene with Contact Lab objects.
         frame_start, frame_end: override ``scene.contact_lab``'s range.
         progress: called as ``progress(frames_done, frame_count)`` after every frame.
-        allow_outside_paths, trusted_folders: see :func:`start_bake`.
+        allow_outside_paths, trusted_folders, owner: see :func:`start_bake`.
 
     Returns:
         The report (also stored as JSON in ``scene.contact_lab.last_report``).
@@ -164,6 +178,7 @@ def bake_scene(
         frame_end=frame_end,
         allow_outside_paths=allow_outside_paths,
         trusted_folders=trusted_folders,
+        owner=owner,
     )
     watch = CompileWatch()
     try:

@@ -74,9 +74,10 @@ class BakeJob:
 
     # to be provided by the engines -------------------------------------------------------------
     @classmethod
-    def gather(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None):
+    def gather(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None, owner: str | None = None):
         """Validate ``scene`` for this engine and read everything the bake needs into plain data (Blender's main
-        thread; changes nothing); raises :class:`BakeError`."""
+        thread; changes nothing); raises :class:`BakeError`. ``owner``: the .blend file the bake is saved into (default:
+        the open file), which owns files the bake writes."""
         raise NotImplementedError
 
     @classmethod
@@ -94,7 +95,7 @@ class BakeJob:
         """Called once :attr:`export` is set, before the first frame (subclasses size their buffers here)."""
 
     @classmethod
-    def output_folders(cls, scene) -> list[tuple[str, str, str]]:
+    def output_folders(cls, scene, owner: str | None = None) -> list[tuple[str, str, str]]:
         """``(setting name, value as stored, absolute folder)`` of every folder a bake of ``scene`` writes files
         into, checked by :mod:`.bake` before the export (:mod:`.paths`); raises :class:`BakeError` for an unusable
         setting."""

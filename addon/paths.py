@@ -23,7 +23,16 @@ from collections.abc import Iterable
 
 from .errors import BakeError
 
-__all__ = ["UnsafePathError", "check_inside", "check_writable", "is_inside", "real_path"]
+__all__ = ["FolderError", "UnsafePathError", "check_inside", "check_writable", "is_inside", "real_path"]
+
+
+class FolderError(BakeError):
+    """A folder setting cannot be used: ``problem`` and ``fix`` apart (Check Scene shows them in two places)."""
+
+    def __init__(self, problem: str, fix: str, *, note: str = ""):
+        super().__init__(f"{problem}: {fix}{note}")
+        self.problem = problem
+        self.fix = fix
 
 
 class UnsafePathError(BakeError):
@@ -86,12 +95,15 @@ def check_inside(
     if any(is_inside(resolved, root) for root in roots):
         return resolved
     shown = f"'{roots[0]}'" + "".join(f" or '{root}'" for root in roots[1:])
+    inside = "one of them" if len(roots) > 1 else "it"
+    # an absolute setting that is already where it leads is named once
+    where = " is" if os.path.normpath(raw) == resolved else f" resolves to '{resolved}',"
     raise UnsafePathError(
-        f"The {setting} '{raw}' resolves to '{resolved}', outside the .blend file's folder"
+        f"The {setting} '{raw}'{where} outside the .blend file's folder"
         f"{' and the chosen output folder' if len(roots) > 1 else ''} ({shown}). A .blend file may only write "
         f"inside its own folder unless you allow it: confirm the prompt when baking in Blender, pass "
         f"--allow-outside-paths to 'python -m contact_lab bake', or bake with allow_outside_paths=True from a "
-        f"script; or choose a folder inside {shown}, e.g. '//contact_lab_cache/'. Nothing was written",
+        f"script; or choose a folder inside {inside}, e.g. '//contact_lab_cache/'. Nothing was written",
         setting=setting,
         path=raw,
         resolved=resolved,
@@ -106,7 +118,7 @@ def check_writable(folder: str, *, setting: str) -> None:
     parent to be a writable directory (a regular file on the way makes it impossible).
 
     Raises:
-        BakeError: the folder is a file, lies under a file, or is not writable; the message names the setting.
+        FolderError: the folder is a file, lies under a file, or is not writable; the message names the setting.
     """
     path = os.path.abspath(folder)
     probe = path
@@ -117,7 +129,9 @@ def check_writable(folder: str, *, setting: str) -> None:
         probe = parent
     if not os.path.isdir(probe):
         where = "is a file" if probe == path else f"cannot be created: '{probe}' is a file, not a folder"
-        raise BakeError(f"The {setting} '{path}' {where}: choose a folder; nothing was changed")
+        raise FolderError(f"The {setting} '{path}' {where}", "choose a folder", note="; nothing was changed")
     if not os.access(probe, os.W_OK | os.X_OK):
         what = "is not writable" if probe == path else f"cannot be created: '{probe}' is not writable"
-        raise BakeError(f"The {setting} '{path}' {what}: choose a folder you can write to; nothing was changed")
+        raise FolderError(
+            f"The {setting} '{path}' {what}", "choose a folder you can write to", note="; nothing was changed"
+        )

@@ -278,6 +278,19 @@ def _material_edited(self, context=None):
         self.soft_preset = "CUSTOM"
 
 
+def _blend_relative_path_options() -> set[str]:
+    """Property options of a path setting that may be ``//``-relative: Blender 4.5+ warns about a ``//`` value of
+    a path property without the ``PATH_SUPPORTS_BLEND_RELATIVE`` flag; older versions do not know the flag."""
+    options = {"ANIMATABLE"}  # StringProperty's default
+    try:
+        supported = "is_path_supports_blend_relative" in bpy.types.Property.bl_rna.properties
+    except (AttributeError, TypeError):
+        supported = False
+    if supported is True:
+        options.add("PATH_SUPPORTS_BLEND_RELATIVE")
+    return options
+
+
 class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     """Bake settings of a scene (``scene.contact_lab``)."""
 
@@ -439,9 +452,13 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     )
     soft_cache_dir: StringProperty(
         name="Cache Folder",
-        description=("Folder of the PC2 cache files (one per soft object); '//' is relative to the saved .blend file"),
+        description=(
+            "Folder of the PC2 cache files (one per soft object); '//' is relative to the .blend file the bake is "
+            "saved into"
+        ),
         default="//contact_lab_cache/",
         subtype="DIR_PATH",
+        options=_blend_relative_path_options(),
     )
     # IPC engine (also uses soft_output, soft_substeps and soft_cache_dir; read by addon.ipc.export) -----
     ipc_dhat: FloatProperty(

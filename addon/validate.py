@@ -39,8 +39,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import friction_export, paths, units
+from . import friction_export, units
 from .errors import BakeError
+from .library_check import library_problems
 from .scene import (
     compound_parts,
     contact_objects,
@@ -181,6 +182,9 @@ def validate_scene(
     findings += _engine_findings(view)
     findings += validate_ranges.setting_findings(view)
     findings += _object_findings(view)
+    findings += [
+        error(*p) for p in library_problems(view.active, view.soft, getattr(scene.contact_lab, "soft_output", ""))
+    ]
     findings += validate_refusals.mesh_findings(view)  # the exports' own checks of evaluated meshes
     # the geometric checks need valid shapes (and a bake refused anyway needs no more)
     if not any(f.level == "ERROR" for f in findings):
@@ -584,7 +588,7 @@ def _output_findings(view: SceneView) -> list[Finding]:
     if view.engine == "RIGID":
         out += _friction_findings(view)
     elif view.soft and view.scene.contact_lab.soft_output == "PC2":
-        out += _cache_folder_findings(view.scene)
+        out += _cache_folder_findings(view.scene, view.soft)
     return out
 
 
@@ -609,16 +613,9 @@ def _friction_findings(view: SceneView) -> list[Finding]:
     return out
 
 
-def _cache_folder_findings(scene) -> list[Finding]:
-    """The PC2 Cache Folder must be writable or creatable (:func:`.paths.check_writable`). Whether it may lie
-    outside the .blend's folder is the bake's question (:func:`.bake.check_output_folders`): the UI asks, the CLI
-    needs ``--allow-outside-paths``."""
-    from .soft.export import resolve_cache_dir
+def _cache_folder_findings(scene, soft: list) -> list[Finding]:
+    """The PC2 Cache Folder must be usable and writable or creatable, and every soft object gets its own cache
+    (:func:`.soft.caches.cache_folder_problems`)."""
+    from .soft.caches import cache_folder_problems
 
-    try:
-        paths.check_writable(resolve_cache_dir(scene), setting="PC2 Cache Folder")
-    except BakeError as exc:
-        text = str(exc)
-        fix = "choose a folder you can write to in Physics ▸ Contact Lab Bake ▸ Cache Folder"
-        return [error(None, text[0].upper() + text[1:], fix, "scene.contact_lab.soft_cache_dir")]
-    return []
+    return [error(*problem) for problem in cache_folder_problems(scene, [obj.name for obj in soft])]

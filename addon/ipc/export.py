@@ -274,7 +274,9 @@ def read_mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.nd
     return out
 
 
-def gather_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | None = None) -> IpcSceneInput:
+def gather_ipc_scene(
+    scene, *, frame_start: int | None = None, frame_end: int | None = None, owner: str | None = None
+) -> IpcSceneInput:
     """Validate an IPC-engine scene and read everything its bake needs (Blender's main thread; no core work).
 
     Reads ``scene.contact_lab`` and every object's ``contact_lab`` settings. Changes nothing except the current
@@ -288,7 +290,11 @@ def gather_ipc_scene(scene, *, frame_start: int | None = None, frame_end: int | 
     settings = scene.contact_lab
     raise_problems(_settings_problems(settings))
     soft, meshes, mesh_matrices = gather_soft_scene(
-        scene, frame_start=frame_start, frame_end=frame_end, mesh_collider_problems=_mesh_object_problems
+        scene,
+        frame_start=frame_start,
+        frame_end=frame_end,
+        mesh_collider_problems=_mesh_object_problems,
+        owner=owner,
     )
     touching = [(b.object_name, coincident_vertex_problem(b.object_name, b.vertices, b.triangles)) for b in soft.bodies]
     raise_problems([(name, message) for name, message in touching if message is not None])

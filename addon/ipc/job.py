@@ -23,9 +23,11 @@ class IpcBakeJob(SoftBakeJob):
         self.trajectory = IpcTrajectory(self.frame_count, 0)  # empty until the first frame: reports read zeros
 
     @classmethod
-    def gather(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None) -> IpcSceneInput:
+    def gather(
+        cls, scene, *, frame_start: int | None = None, frame_end: int | None = None, owner: str | None = None
+    ) -> IpcSceneInput:
         """Validate and read the IPC engine's scene (:func:`.export.gather_ipc_scene`)."""
-        return gather_ipc_scene(scene, frame_start=frame_start, frame_end=frame_end)
+        return gather_ipc_scene(scene, frame_start=frame_start, frame_end=frame_end, owner=owner)
 
     @classmethod
     def build_export(cls, gathered: IpcSceneInput) -> IpcSceneExport:

@@ -99,6 +99,14 @@ def _remember_previous(obj) -> None:
     s.previous_rotation_euler = tuple(obj.rotation_euler)
 
 
+def _drop_empty_animation(obj) -> None:
+    """Remove ``obj``'s animation data once it holds nothing (no action, driver or NLA track): the bake created it
+    on an object without animation, and an empty one would keep an unassigned slot behind."""
+    ad = obj.animation_data
+    if ad is not None and ad.action is None and not len(ad.drivers) and not len(ad.nla_tracks):
+        obj.animation_data_clear()
+
+
 def _discard_action(action) -> None:
     """Remove a Contact Lab action once nothing uses it any more."""
     if action is not None and action.users == 0:
@@ -202,6 +210,7 @@ def clear_baked_action(obj) -> bool:
             obj.rotation_euler = tuple(s.previous_rotation_euler)
         else:
             keyframes.assign_action(obj, None)
+        _drop_empty_animation(obj)
     s.baked_action = None
     s.previous_action = None
     s.previous_slot = ""

@@ -622,22 +622,20 @@ def _copy_value(value):
 
 
 def stage_pc2_files(txn, scene, export, objects, positions) -> list[tuple[str, str]]:
-    """Write one PC2 file per soft object into ``export.cache_dir`` under temporary names (the prepare phase).
+    """Write one PC2 file per soft object to ``export.cache_files`` under temporary names (the prepare phase).
 
-    The folder (and missing parents) is created; every file is written atomically by
+    The paths were chosen when the scene was gathered (:mod:`..soft.caches`: one per owning .blend, scene and
+    object). Their folder (and missing parents) is created; every file is written atomically by
     :func:`core.formats.pc2.write_pc2` beside its target, whose previous version stays untouched.
 
     Returns:
         ``(target path, staged path)`` per object, for :func:`commit_pc2_files`.
     """
     folder = export.cache_dir
-    from ..soft.export import cache_file_name
-
     txn.make_folder(folder, label=f"create the PC2 Cache Folder '{folder}'")
     staged = []
     start = float(export.frames[0])
-    for obj, local in zip(objects, positions, strict=True):
-        target = os.path.join(folder, cache_file_name(bpy.data.filepath, scene.name, obj.name))
+    for obj, local, target in zip(objects, positions, export.cache_files, strict=True):
 
         def write(path, local=local):
             pc2.write_pc2(path, local, start_frame=start, sample_rate=1.0)
@@ -654,7 +652,7 @@ def commit_pc2_files(txn, staged: list[tuple[str, str]], objects) -> None:
 
 
 def write_pc2_files(scene, export, objects, positions) -> list[str]:
-    """Write one PC2 file per soft object into ``export.cache_dir``; return their absolute paths.
+    """Write one PC2 file per soft object to ``export.cache_files``; return their absolute paths.
 
     All files are staged first and renamed over their targets only when every one was written, so a failure
     leaves the previous caches intact (one :class:`~.transaction.Transaction`).

@@ -29,7 +29,9 @@ class RigidBakeJob(BakeJob):
         super().__init__(scene, gathered)
 
     @classmethod
-    def gather(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None) -> RigidSceneInput:
+    def gather(
+        cls, scene, *, frame_start: int | None = None, frame_end: int | None = None, owner: str | None = None
+    ) -> RigidSceneInput:
         """Refuse soft bodies (the other engines' objects), then read the rigid scene (:func:`.export.gather_scene`)."""
         soft = sorted(o.name for o in scene.objects if getattr(getattr(o, "contact_lab", None), "role", None) == "SOFT")
         if soft:

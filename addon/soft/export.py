@@ -25,7 +25,6 @@ Everything is validated before anything is simulated; problems raise :class:`~..
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -54,6 +53,7 @@ from ..scene import (
     sample_world_matrices,
     scale_problems,
 )
+from .caches import cache_paths, collision_problems, owner_path, resolve_cache_dir
 
 VOLUME_LAWS = {"QUADRATIC": VolumeModel.QUADRATIC, "GAS": VolumeModel.IDEAL_GAS, "LIQUID": VolumeModel.LIQUID}
 """``obj.contact_lab.volume_law`` → the core's volume penalty law."""
@@ -178,13 +178,15 @@ class SoftBakeSettings:
     output: str = "SHAPE_KEYS"
     cache_dir: str | None = None
     """Absolute folder of the PC2 files (output 'PC2' only)."""
+    cache_files: list[str] = field(default_factory=list)
+    """Absolute PC2 path per soft body, in the bodies' order (output 'PC2' only; :mod:`.caches`)."""
     warnings: list[str] = field(default_factory=list)
     timings: dict = field(default_factory=dict)
 
     def bake_settings(self) -> dict:
         """These settings by name (copies of the lists), to build the next stage's record from."""
         values = {f.name: getattr(self, f.name) for f in fields(SoftBakeSettings)}
-        values.update(warnings=list(self.warnings), timings=dict(self.timings))
+        values.update(warnings=list(self.warnings), timings=dict(self.timings), cache_files=list(self.cache_files))
         return values
 
     def solver_settings(self):
@@ -269,35 +271,6 @@ def read_group_weights(obj, group_name: str) -> np.ndarray:
         dtype=np.float64,
         count=len(mesh.vertices),
     )
-
-
-def resolve_cache_dir(scene) -> str:
-    """Absolute PC2 cache folder from ``scene.contact_lab.soft_cache_dir``.
-
-    Raises:
-        BakeError: the folder is empty, or ``//``-relative while the .blend file was never saved.
-    """
-    import bpy
-
-    raw = str(scene.contact_lab.soft_cache_dir).strip()
-    if not raw:
-        raise BakeError("the PC2 Cache Folder is empty: choose a folder for the cache files")
-    if raw.startswith("//") and not bpy.data.filepath:
-        raise BakeError(
-            f"the PC2 Cache Folder '{raw}' is relative to the .blend file, which is not saved yet: save the file "
-            "first or choose an absolute folder"
-        )
-    return os.path.normpath(bpy.path.abspath(raw))
-
-
-def cache_file_name(blend_path: str, scene_name: str, object_name: str) -> str:
-    """PC2 file name of one soft object: ``<blend name>_<scene>_<object>.pc2`` with unsafe characters replaced."""
-    stem = os.path.splitext(os.path.basename(blend_path))[0] if blend_path else "untitled"
-
-    def clean(text: str) -> str:
-        return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "_"
-
-    return f"{clean(stem)}_{clean(scene_name)}_{clean(object_name)}.pc2"
 
 
 # validation ------------------------------------------------------------------------------------------
@@ -607,6 +580,7 @@ def gather_soft_scene(
     frame_start: int | None = None,
     frame_end: int | None = None,
     mesh_collider_problems=None,
+    owner: str | None = None,
 ) -> tuple[SoftSceneInput, list, np.ndarray]:
     """Validate a Soft-engine scene and read everything its bake needs (Blender's main thread; no core work).
 
@@ -617,6 +591,8 @@ def gather_soft_scene(
         mesh_collider_problems: None (the soft engine): passive objects with the Mesh shape are an error. Otherwise
             a function ``(mesh objects) -> problems`` validating them: they stay out of the soft world and
             are returned with their world matrices, sampled in the same pass as everything else (the IPC export).
+        owner: the .blend file the bake is saved into, which owns the PC2 caches (default: the open file;
+            :mod:`.caches`).
 
     Returns:
         ``(input, mesh objects (sorted by name), their world matrices (F, M, 4, 4) [BU])``.
@@ -638,7 +614,14 @@ def gather_soft_scene(
         mesh_shape_problems(meshes, "Soft") if mesh_collider_problems is None else mesh_collider_problems(meshes)
     )
     raise_problems(problems)
-    cache_dir = resolve_cache_dir(scene) if settings.soft_output == "PC2" else None
+    cache_dir, cache_files = None, []
+    if settings.soft_output == "PC2":
+        cache_dir = resolve_cache_dir(scene, owner)
+        names = [obj.name for obj in soft]
+        cache_files = cache_paths(cache_dir, owner_path(owner), scene.name, names)
+        raise_problems(
+            [(n, f"{p}: {fix}; nothing was changed") for n, p, fix in collision_problems(names, cache_files)]
+        )
 
     frames = np.arange(start, end + 1, dtype=np.int64)
     rigid = active + passive
@@ -664,6 +647,7 @@ def gather_soft_scene(
         friction_velocity=float(settings.soft_friction_velocity),
         output=str(settings.soft_output),
         cache_dir=cache_dir,
+        cache_files=cache_files,
         warnings=_warnings(soft + rigid + meshes, scene),
     )
     return inp, meshes, mesh_matrices

@@ -14,7 +14,8 @@ from ..output import deform as deform_output
 from ..output.actions import commit_transforms, prepare_transforms
 from ..output.transaction import Transaction
 from ..scene import raise_problems
-from .export import SoftSceneExport, SoftSceneInput, build_soft_scene, gather_soft_scene, resolve_cache_dir
+from .caches import resolve_cache_dir
+from .export import SoftSceneExport, SoftSceneInput, build_soft_scene, gather_soft_scene
 
 
 class SoftBakeJob(BakeJob):
@@ -44,9 +45,13 @@ class SoftBakeJob(BakeJob):
         super().__init__(scene, gathered)
 
     @classmethod
-    def gather(cls, scene, *, frame_start: int | None = None, frame_end: int | None = None) -> SoftSceneInput:
+    def gather(
+        cls, scene, *, frame_start: int | None = None, frame_end: int | None = None, owner: str | None = None
+    ) -> SoftSceneInput:
         """Validate and read the soft engine's scene (:func:`.export.gather_soft_scene`)."""
-        gathered, _meshes, _matrices = gather_soft_scene(scene, frame_start=frame_start, frame_end=frame_end)
+        gathered, _meshes, _matrices = gather_soft_scene(
+            scene, frame_start=frame_start, frame_end=frame_end, owner=owner
+        )
         return gathered
 
     @classmethod
@@ -60,13 +65,13 @@ class SoftBakeJob(BakeJob):
         self.box_quaternion = np.empty((F, D, 4))
 
     @classmethod
-    def output_folders(cls, scene) -> list[tuple[str, str, str]]:
+    def output_folders(cls, scene, owner: str | None = None) -> list[tuple[str, str, str]]:
         """The PC2 Cache Folder when the output is PC2 (also for IPC, which shares the setting)."""
         settings = scene.contact_lab
         if settings.soft_output != "PC2":
             return []
         setting = f"PC2 Cache Folder of scene '{scene.name}'"
-        return [(setting, str(settings.soft_cache_dir).strip(), resolve_cache_dir(scene))]
+        return [(setting, str(settings.soft_cache_dir).strip(), resolve_cache_dir(scene, owner))]
 
     def _simulation(self):
         from ...core.soft import frame_loop

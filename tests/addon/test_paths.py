@@ -80,6 +80,20 @@ def test_folders_leading_outside_are_refused_with_a_clear_message(shot, escape):
     assert "elsewhere" in target or "shots2" in target  # the symlink resolved to where it really writes
 
 
+def test_the_refusal_names_each_folder_once(shot):
+    """The allowed folder is named once; an absolute setting that is already where it leads is named once too."""
+    root, blend = shot
+    shots = f"'{os.path.realpath(root / 'shots')}'"
+    with pytest.raises(paths.UnsafePathError) as info:
+        check(root / "elsewhere" / "cache", blend)
+    assert str(info.value).count(shots) == 1
+    absolute = os.path.realpath(root / "elsewhere" / "abs")
+    with pytest.raises(paths.UnsafePathError) as info:
+        paths.check_inside(absolute, setting="PC2 Cache Folder", raw=absolute, blend_path=blend)
+    message = str(info.value)
+    assert message.count(f"'{absolute}'") == 1 and message.count(shots) == 1
+
+
 def test_a_trusted_folder_or_the_users_permission_allows_outside(shot):
     """The CLI's output folder is trusted like the .blend's; allow_outside and an unsaved file skip the check."""
     root, blend = shot

@@ -1,11 +1,14 @@
 """Soft-scene export against stand-in objects (mocked bpy): validation messages, lattice placement, pins."""
 
+import os
+import re
 import types
 
 import numpy as np
 import pytest
 from contact_lab.addon import bake, properties, units
 from contact_lab.addon.errors import BakeError
+from contact_lab.addon.soft import caches
 from contact_lab.addon.soft import export as soft_export
 
 CUBE_VERTICES = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
@@ -187,10 +190,10 @@ def test_relative_pc2_folder_needs_a_saved_file(mock_bpy, monkeypatch):
     with pytest.raises(BakeError, match="not saved yet"):
         soft_export.export_soft_scene(scene)
     scene.contact_lab.soft_cache_dir = "/tmp/contact_lab_cache/"
-    assert soft_export.resolve_cache_dir(scene) == "/tmp/contact_lab_cache"
+    assert caches.resolve_cache_dir(scene) == "/tmp/contact_lab_cache"
     scene.contact_lab.soft_cache_dir = "  "
     with pytest.raises(BakeError, match="Cache Folder is empty"):
-        soft_export.resolve_cache_dir(scene)
+        caches.resolve_cache_dir(scene)
 
 
 def test_rigid_engine_refuses_soft_objects(mock_bpy):
@@ -217,9 +220,45 @@ def test_mesh_shape_is_refused_by_the_soft_engine(mock_bpy, role):
 
 
 def test_cache_file_names_are_safe():
-    """PC2 file names: <blend>_<scene>_<object>.pc2 with path separators and odd characters replaced."""
-    assert soft_export.cache_file_name("/x/shot 01.blend", "Scene", "Cube.001") == "shot_01_Scene_Cube.001.pc2"
-    assert soft_export.cache_file_name("", "S/1", "a\\b:c") == "untitled_S_1_a_b_c.pc2"
+    """PC2 file names: <owner>_<scene>_<object>_<hash>.pc2 with path separators and odd characters replaced."""
+    name = caches.cache_file_name("/x/shot 01.blend", "Scene", "Cube.001")
+    assert re.fullmatch(r"shot_01_Scene_Cube\.001_[0-9a-f]{10}\.pc2", name), name
+    name = caches.cache_file_name("", "S/1", "a\\b:c")
+    assert re.fullmatch(r"untitled_S_1_a_b_c_[0-9a-f]{10}\.pc2", name), name
+
+
+def test_cache_file_names_that_clean_or_fold_alike_differ():
+    """Owners, scenes and objects whose names clean to the same text, or differ only in case, get different caches
+    even on a file system that ignores case; the same owner, scene and object always get the same one."""
+    names = [
+        caches.cache_file_name("/x/shot 1.blend", "Scene", "Cube"),
+        caches.cache_file_name("/x/shot_1.blend", "Scene", "Cube"),
+        caches.cache_file_name("/x/shot_1.blend", "Scene", "a/b"),
+        caches.cache_file_name("/x/shot_1.blend", "Scene", "a_b"),
+        caches.cache_file_name("/x/shot_1.blend", "Scene", "cube"),
+        caches.cache_file_name("/x/shot_1.blend", "Scene 1", "Cube"),
+        caches.cache_file_name("/x/shot_1.blend", "Scene_1", "Cube"),
+        caches.cache_file_name("/y/shot_1.blend", "Scene", "Cube"),
+    ]
+    assert len({n.casefold() for n in names}) == len(names)
+    assert caches.cache_file_name("/x/shot 1.blend", "Scene", "Cube") == names[0]
+
+
+def test_cache_paths_collide_ignoring_case():
+    """Two objects whose cache paths are equal, or equal ignoring case, are reported naming both."""
+    problems = caches.collision_problems(["A", "B", "C"], ["/c/x_1.pc2", "/c/y.pc2", "/c/X_1.pc2"])
+    assert [(name, fix) for name, _, fix in problems] == [("C", "rename one of them")]
+    assert "'A' and 'C' would write the same PC2 cache" in problems[0][1]
+    assert caches.collision_problems(["A", "B"], ["/c/x.pc2", "/c/y.pc2"]) == []
+
+
+def test_relative_cache_folder_follows_the_owner(mock_bpy, monkeypatch):
+    """A '//' Cache Folder is relative to the .blend that owns the bake (the CLI's -o file), not the open one."""
+    monkeypatch.setattr(mock_bpy.data, "filepath", "/in/shot.blend", raising=False)
+    scene = fake_scene([fake_mesh_object("Jelly")], soft_output="PC2")
+    scene.contact_lab.soft_cache_dir = "//cache/"
+    assert caches.resolve_cache_dir(scene) == os.path.normpath("/in/cache")
+    assert caches.resolve_cache_dir(scene, "/out/b/v2.blend") == os.path.normpath("/out/b/cache")
 
 
 # lattice placement, embedding, pins ---------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ bpy = pytest.importorskip("bpy")
 
 from contact_lab import __main__ as cli  # noqa: E402
 from contact_lab.addon import bake  # noqa: E402
+from contact_lab.addon.soft.caches import cache_file_name  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
 
 pytestmark = pytest.mark.blender
@@ -108,7 +109,7 @@ def test_the_refusal_end_to_end_and_the_flag_that_allows_it(lab, tmp_path):
 
     allowed = run_cli(blend, "--allow-outside-paths", "--report", tmp_path / "report.json")
     assert allowed.returncode == 0, allowed.stderr + allowed.stdout
-    data, _, _ = pc2.read_pc2(outside / "cache" / "shot_Scene_Jelly.pc2")
+    data, _, _ = pc2.read_pc2(outside / "cache" / cache_file_name(str(blend), "Scene", "Jelly"))
     assert data.shape == (2, 8, 3)
 
 
@@ -118,7 +119,8 @@ def test_the_chosen_output_folder_is_trusted(lab, tmp_path):
     blend = save_soft_shot(tmp_path, "//../out/cache/")
     code = cli.main(["bake", str(blend), "-o", str(tmp_path / "out" / "shot.blend")])
     assert code == cli.EXIT_OK
-    assert (tmp_path / "out" / "cache" / "shot_Scene_Jelly.pc2").is_file()
+    owner = str(tmp_path / "out" / "shot.blend")  # the saved file owns the cache
+    assert (tmp_path / "out" / "cache" / cache_file_name(owner, "Scene", "Jelly")).is_file()
 
 
 def test_bad_arguments_are_usage_errors_found_before_baking(lab, tmp_path, capsys):

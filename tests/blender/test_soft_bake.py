@@ -18,6 +18,7 @@ bpy = pytest.importorskip("bpy")
 
 from contact_lab.addon.output import deform as deform_output  # noqa: E402
 from contact_lab.addon.soft import export as soft_export  # noqa: E402
+from contact_lab.addon.soft.caches import cache_file_name  # noqa: E402
 from contact_lab.core import DivergenceError  # noqa: E402
 from contact_lab.core.enums import ShapeType  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
@@ -238,7 +239,7 @@ def test_pc2_bake_matches_core_and_clear_removes_the_modifier(lab, tmp_path):
 
     assert bpy.ops.contact_lab.bake() == {"FINISHED"}
 
-    path = tmp_path / "contact_lab_cache" / "shot_Scene_Jelly.pc2"
+    path = tmp_path / "contact_lab_cache" / cache_file_name(str(tmp_path / "shot.blend"), "Scene", "Jelly")
     assert path.is_file()
     positions, start, rate = pc2.read_pc2(path)
     assert (positions.shape, start, rate) == ((FRAMES, 8, 3), 1.0, 1.0)
@@ -434,12 +435,13 @@ def test_headless_bake_of_a_soft_scene(lab, tmp_path):
     report = json.loads(report_path.read_text())
     assert report["status"] == "FINISHED" and report["engine"] == "SOFT"
     assert len(report["per_frame"]["newton_iterations"]) == 4
-    cache = tmp_path / "contact_lab_cache" / "in_Scene_Jelly.pc2"
+    cache = out.parent / "contact_lab_cache" / cache_file_name(str(out), "Scene", "Jelly")  # the output owns it
     assert report["files"] == [str(cache)] and cache.is_file()
 
     bpy.ops.wm.open_mainfile(filepath=str(out))
     modifier = bpy.data.objects["Jelly"].modifiers[deform_output.CACHE_MODIFIER_NAME]
-    assert os.path.normpath(bpy.path.abspath(modifier.filepath)) == str(cache)  # remapped for the new location
+    assert modifier.filepath.replace("\\", "/") == f"//contact_lab_cache/{cache.name}"  # remapped for the new location
+    assert os.path.normpath(bpy.path.abspath(modifier.filepath)) == str(cache)
 
 
 def test_anisotropic_ground_reaches_the_soft_engine(lab):

@@ -27,6 +27,7 @@ from contact_lab.addon import bake  # noqa: E402
 from contact_lab.addon.output import actions, keyframes  # noqa: E402
 from contact_lab.addon.output import deform as deform_output  # noqa: E402
 from contact_lab.addon.output.transaction import Transaction  # noqa: E402
+from contact_lab.addon.soft.caches import cache_file_name  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
 
 pytestmark = pytest.mark.blender
@@ -213,7 +214,7 @@ def build_soft_scene(lab, tmp_path, output):
     cache = tmp_path / "contact_lab_cache"
     cache.mkdir()
     (cache / "notes.txt").write_text("not Contact Lab's")
-    previous = cache / "shot_Scene_Jelly.B.pc2"
+    previous = cache / cache_file_name(str(tmp_path / "shot.blend"), "Scene", "Jelly.B")
     pc2.write_pc2(previous, wobble(jelly_b, 0.1), start_frame=1.0)
     deform_output.attach_pc2(jelly_b, str(previous), frame_start=1)
     jelly_b.modifiers.new("Wobble", "DISPLACE").strength = 0.0
@@ -285,7 +286,7 @@ def check_soft_result(job, output, tmp_path, *, leftovers=False):
             assert not any(m.type == "MESH_CACHE" and m.show_viewport for m in obj.modifiers)
         else:
             assert key is None or not any(b.name.startswith("contact_lab_") for b in key.key_blocks)
-            data, _, _ = pc2.read_pc2(cache / f"shot_Scene_{name}.pc2")
+            data, _, _ = pc2.read_pc2(cache / cache_file_name(str(tmp_path / "shot.blend"), "Scene", name))
             np.testing.assert_array_equal(data, local.astype(np.float32))
             modifier = obj.modifiers[0]
             assert modifier.name == deform_output.CACHE_MODIFIER_NAME and modifier.show_viewport
@@ -327,7 +328,8 @@ def test_soft_write_failure_at_any_step_changes_nothing(lab, tmp_path, monkeypat
         assert any("keep the previous file" in label and "Jelly.B" in label for label in labels)
         assert all(any(f"new PC2 cache of '{j.name}' in place" in label for label in labels) for j in jellies)
         assert sorted(report["files"]) == [
-            str(tmp_path / "contact_lab_cache" / f"shot_Scene_{j.name}.pc2") for j in jellies
+            str(tmp_path / "contact_lab_cache" / cache_file_name(str(tmp_path / "shot.blend"), "Scene", j.name))
+            for j in jellies
         ]
     else:
         assert any("disable the previous cache modifier of 'Jelly.B'" in label for label in labels)
@@ -450,11 +452,15 @@ def test_linked_duplicates_bake_to_pc2_and_refuse_shape_keys(lab, tmp_path):
 
     assert first.data == second.data and first.data.shape_keys is None  # one mesh, the old bake removed once
     assert not [m.name for m in bpy.data.meshes if not m.users] and report["warnings"] == []
-    assert sorted(report["files"]) == [str(tmp_path / "contact_lab_cache" / f"shot_Scene_Jelly.{n}.pc2") for n in "AB"]
+    paths = [
+        tmp_path / "contact_lab_cache" / cache_file_name(str(tmp_path / "shot.blend"), "Scene", f"Jelly.{n}")
+        for n in "AB"
+    ]
+    assert sorted(report["files"]) == sorted(str(p) for p in paths)
     for obj in (first, second):
         assert obj.modifiers[0].name == deform_output.CACHE_MODIFIER_NAME
-    a, _, _ = pc2.read_pc2(tmp_path / "contact_lab_cache" / "shot_Scene_Jelly.A.pc2")
-    b, _, _ = pc2.read_pc2(tmp_path / "contact_lab_cache" / "shot_Scene_Jelly.B.pc2")
+    a, _, _ = pc2.read_pc2(paths[0])
+    b, _, _ = pc2.read_pc2(paths[1])
     assert np.abs(a - b).max() < 1e-6 and a.shape == (len(FRAMES), 8, 3)  # same local motion, side by side
 
     scene.contact_lab.soft_output = "SHAPE_KEYS"
