@@ -11,15 +11,7 @@ their original order, so a scene that is one island gives the identity order.
 """
 
 from ..jit import njit_kernel
-
-
-@njit_kernel
-def _root(parent, b):
-    """Root of ``b``'s set (path halving)."""
-    while parent[b] != b:
-        parent[b] = parent[parent[b]]
-        b = parent[b]
-    return b
+from ..math.union_find import union_find_root
 
 
 @njit_kernel
@@ -53,8 +45,8 @@ def contact_islands(
         b0 = contact_body0[k]
         b1 = contact_body1[k]
         if body_inv_mass[b0] > 0.0 and body_inv_mass[b1] > 0.0:
-            r0 = _root(parent, b0)
-            r1 = _root(parent, b1)
+            r0 = union_find_root(parent, b0)
+            r1 = union_find_root(parent, b1)
             if r0 != r1:
                 parent[max(r0, r1)] = min(r0, r1)  # the smaller index is the root: independent of visit order
     count = 0
@@ -64,7 +56,7 @@ def contact_islands(
         b = contact_body0[k] if body_inv_mass[contact_body0[k]] > 0.0 else contact_body1[k]
         if body_inv_mass[b] <= 0.0:
             b = contact_body0[k]
-        r = _root(parent, b)
+        r = union_find_root(parent, b)
         if label[r] < 0:
             label[r] = count
             count += 1

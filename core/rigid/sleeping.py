@@ -18,6 +18,7 @@ import math
 
 from ..enums import BodyKind
 from ..jit import njit_kernel
+from ..math.union_find import union_find_root
 
 DEFAULT_SLEEP_TIME = 0.5
 """Seconds a body must rest before its island may sleep [s] (Box2D's time to sleep)."""
@@ -25,15 +26,6 @@ DEFAULT_SLEEP_LINEAR_SPEED = 0.05
 """A body rests below this centre-of-mass speed [m/s]."""
 DEFAULT_SLEEP_ANGULAR_SPEED = 0.05
 """A body rests below this angular speed [rad/s]."""
-
-
-@njit_kernel
-def _root(parent, b):
-    """Root of ``b``'s island (path halving)."""
-    while parent[b] != b:
-        parent[b] = parent[parent[b]]
-        b = parent[b]
-    return b
 
 
 @njit_kernel
@@ -82,8 +74,8 @@ def update_sleep(
         dynamic0 = body_kind[b0] == BodyKind.DYNAMIC
         dynamic1 = body_kind[b1] == BodyKind.DYNAMIC
         if dynamic0 and dynamic1:
-            r0 = _root(island, b0)
-            r1 = _root(island, b1)
+            r0 = union_find_root(island, b0)
+            r1 = union_find_root(island, b1)
             if r0 != r1:
                 island[max(r0, r1)] = min(r0, r1)  # the smaller index is the root: independent of visit order
         else:
@@ -98,11 +90,11 @@ def update_sleep(
         island_rest[b] = math.inf
     for b in range(nb):
         if body_kind[b] == BodyKind.DYNAMIC:
-            r = _root(island, b)
+            r = union_find_root(island, b)
             island_rest[r] = min(island_rest[r], rest_time[b])
     sleeping = 0
     for b in range(nb):
-        asleep[b] = body_kind[b] == BodyKind.DYNAMIC and island_rest[_root(island, b)] >= sleep_time
+        asleep[b] = body_kind[b] == BodyKind.DYNAMIC and island_rest[union_find_root(island, b)] >= sleep_time
         if asleep[b]:
             sleeping += 1
     return sleeping
