@@ -13,6 +13,8 @@ static friction speed in [m/s].
 # at registration; a call is no type, so the checker's rule for type expressions is off in this file.
 # pyright: reportInvalidTypeForm=false
 
+from typing import Any
+
 import bpy
 from bpy.props import (
     BoolProperty,
@@ -278,9 +280,10 @@ def _material_edited(self, context=None):
         self.soft_preset = "CUSTOM"
 
 
-def _blend_relative_path_options() -> set[str]:
+def _blend_relative_path_options() -> Any:
     """Property options of a path setting that may be ``//``-relative: Blender 4.5+ warns about a ``//`` value of
-    a path property without the ``PATH_SUPPORTS_BLEND_RELATIVE`` flag; older versions do not know the flag."""
+    a path property without the ``PATH_SUPPORTS_BLEND_RELATIVE`` flag; older versions do not know the flag (Any:
+    the stubs of each Blender version type the options as a set of their own flag literals)."""
     options = {"ANIMATABLE"}  # StringProperty's default
     try:
         supported = "is_path_supports_blend_relative" in bpy.types.Property.bl_rna.properties

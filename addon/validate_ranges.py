@@ -29,6 +29,7 @@ Every finding names the setting with its panel path and label, and the fix.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -380,8 +381,8 @@ def _check(obj, settings, limit: Limit) -> list[Finding]:
     ]
 
 
-def _num(value: float) -> str:
-    return f"{value:.4g}"
+def _num(value: float | None) -> str:
+    return "none" if value is None else f"{value:.4g}"
 
 
 # physics ranges --------------------------------------------------------------------------------------------
@@ -409,7 +410,8 @@ IPC_MIN_ITERATIONS = 10
 class _Soft:
     """A soft body as the physics ranges see it."""
 
-    obj: object
+    obj: Any
+    """The ``bpy.types.Object`` (Any: its ``contact_lab`` settings are registered at run time)."""
     size: float
     """Largest extent of its mesh in the world at the start frame [m]."""
     cell: float
