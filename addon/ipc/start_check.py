@@ -26,6 +26,10 @@ import numpy as np
 MAX_TRIANGLES = 20_000
 """Objects with more triangles than this are not checked (the numpy test would take over ~0.2 s)."""
 
+_LARGE_CELLS = 64
+"""Triangles whose box covers more grid cells than this are paired with every box they overlap, not gridded (as
+the core's checker does): a ground of two triangles under millimetre-sized ones would fill millions of cells."""
+
 _CHUNK = 200_000
 """Triangle pairs tested per numpy batch (bounds the temporary arrays to some 100 MB)."""
 
@@ -152,7 +156,8 @@ def _pairs_meet(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 def _candidate_pairs(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """(K, 2) int64 pairs ``i < j`` of overlapping closed boxes (T, 3): a uniform grid, cell = median box size."""
+    """(K, 2) int64 pairs ``i < j`` of overlapping closed boxes (T, 3): a uniform grid, cell = median box size
+    (sorted cell keys; each cell's entries paired, then deduplicated); boxes over many cells by brute force."""
     count = lower.shape[0]
     extent = (upper - lower).max(axis=1)
     origin, span = lower.min(axis=0), (upper.max(axis=0) - lower.min(axis=0)).max()
@@ -166,6 +171,8 @@ def _candidate_pairs(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
         dims = hi.max(axis=0) + 1
     size = hi - lo + 1
     cells = np.prod(size, axis=1)
+    large = np.flatnonzero(cells > _LARGE_CELLS)
+    cells[large] = 0  # tested against every box below, not entered in the grid
     owner = np.repeat(np.arange(count), cells)
     rank = np.arange(owner.size) - np.repeat(np.cumsum(cells) - cells, cells)  # the cell's rank in its box
     sx, sy = size[owner, 0], size[owner, 1]
@@ -181,7 +188,13 @@ def _candidate_pairs(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     later = np.repeat(start + length, length) - np.arange(key.size) - 1
     first = np.repeat(np.arange(key.size), later)
     second = first + 1 + np.arange(first.size) - np.repeat(np.cumsum(later) - later, later)
-    i, j = owner[first], owner[second]
+    i, j = [owner[first]], [owner[second]]
+    for t in large:  # a big triangle (a coarse ground) against every box it overlaps
+        other = np.flatnonzero(np.all((lower <= upper[t]) & (lower[t] <= upper), axis=1))
+        other = other[other != t]
+        i.append(np.full(other.size, t))
+        j.append(other)
+    i, j = np.concatenate(i), np.concatenate(j)
     i, j = np.minimum(i, j), np.maximum(i, j)
     unique = np.unique(i * count + j)
     i, j = unique // count, unique % count

@@ -104,3 +104,17 @@ def test_the_largest_mesh_checked_takes_well_under_a_second():
     start = time.perf_counter()
     assert len(start_check.intersecting_pairs(vertices, faces)) == 0
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_coarse_ground_under_fine_meshes_is_paired_by_brute_force():
+    """A two-triangle 100 m ground (a Mesh collider) with a 1 mm-triangle icosphere resting through it and another
+    above: found exactly as the core finds it, quickly (the ground is not spread over millions of grid cells)."""
+    vertices, faces = icosphere(3)
+    ground = np.array([(-50, -50, 0), (50, -50, 0), (50, 50, 0), (-50, 50, 0)], float)
+    points = np.vstack([ground, vertices * 0.01 + (0, 0, 0.005), vertices * 0.01 + (1, 0, 0.0101)])
+    triangles = np.vstack([[(0, 1, 2), (0, 2, 3)], faces + 4, faces + 4 + len(vertices)])
+    start = time.perf_counter()
+    mine = start_check.intersecting_pairs(points, triangles)
+    assert time.perf_counter() - start < 1.0
+    np.testing.assert_array_equal(mine, find_surface_intersections(points, triangles, max_pairs=10**6))
+    assert len(mine) > 0 and mine.max() < 2 + len(faces)  # the first sphere only
