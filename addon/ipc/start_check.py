@@ -263,9 +263,10 @@ def findings(view, reported: list) -> list:
     parts_v, parts_t, owner = [], [], []
     for k, (obj, (vertices, triangles)) in enumerate(zip(objects, surfaces, strict=True)):
         if triangles.shape[0] > MAX_TRIANGLES:
+            what = "self-intersection or intersecting other meshes" if k < soft_count else "intersecting soft bodies"
             message = (
                 f"'{obj.name}' has {triangles.shape[0]:,} triangles, more than the {MAX_TRIANGLES:,} Check Scene "
-                "tests, so it is not checked for self-intersection or intersection with other meshes at the start"
+                f"tests, so it is not checked for {what} at the start"
             )
             out.append(info(obj, message, "the bake checks it and refuses an intersecting start"))
             continue

@@ -559,3 +559,15 @@ def test_ipc_meshes_just_apart_are_not_named_as_intersecting():
     soft_sphere_and_mesh_collider(0.01)
     found = validate.validate_scene(bpy.context.scene)
     assert [f.text for f in found if "intersect" in f.text] == [], [f.text for f in found]
+
+
+def test_an_ipc_overlap_already_named_with_its_depth_is_not_named_twice():
+    """Two soft cubes overlapping: the overlap check names the pair with its depth; the mesh test does not
+    repeat it (one error about the pair), and a third cube inside neither adds nothing."""
+    base("IPC", body=False)
+    mesh_object("Jelly", location=(0.0, 0.0, 2.0), role="SOFT")
+    mesh_object("Jam", location=(0.5, 0.0, 2.0), role="SOFT")
+    mesh_object("Far", location=(5.0, 0.0, 2.0), role="SOFT")
+    errors = [f.text for f in validate.validate_scene(bpy.context.scene) if f.level == "ERROR"]
+    assert len([t for t in errors if "'Jelly'" in t and "'Jam'" in t]) == 1, errors
+    assert not any("'Far'" in t for t in errors), errors
