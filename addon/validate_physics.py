@@ -42,6 +42,7 @@ import numpy as np
 
 from ..core import config
 from . import overlap, units
+from .ipc import start_check
 from .scene import evaluated_at, local_box, mesh_arrays
 from .validate import Finding, SceneView, error, info, warning
 
@@ -323,10 +324,12 @@ def findings(view: SceneView) -> list[Finding]:
             bodies = _bodies(view, depsgraph)
     else:
         bodies = _bodies(view, None)
+    overlaps = _overlap_findings(view, bodies)
     return (
         _size_findings(view, bodies)
         + _mass_findings(view, bodies)
-        + _overlap_findings(view, bodies)
+        + overlaps
+        + start_check.findings(view, overlaps)  # IPC: mesh surfaces intersecting themselves or each other
         + _lattice_findings(view, bodies)
     )
 

@@ -285,6 +285,37 @@ def ipc_duplicated_geometry():
     return "Twice", "Twice"
 
 
+def two_cubes(name, shift, location=(0.0, 0.0, 2.0)):
+    """A soft object made of two unit cubes in one mesh, the second moved by ``shift`` (overlapping if < 1)."""
+    verts = CUBE[0] + [(x + shift[0], y + shift[1], z + shift[2]) for x, y, z in CUBE[0]]
+    faces = CUBE[1] + [tuple(i + 8 for i in f) for f in CUBE[1]]
+    return mesh_object(name, verts, faces, location=location, role="SOFT")
+
+
+def ipc_self_intersecting_soft():
+    base("IPC", body=False)
+    two_cubes("Joined", (0.5, 0.3, 0.2))  # two cubes joined into one object, overlapping
+    return "Joined", "surfaces intersect"
+
+
+def soft_sphere_and_mesh_collider(gap):
+    """A soft sphere of radius 0.5 (UV sphere) whose lowest point is ``gap`` above the top of a passive Mesh-shape
+    cube (negative: pushed into it)."""
+    base("IPC", body=False)
+    mesh_object("Block", location=(0.0, 0.0, 1.0), role="PASSIVE", shape="MESH")
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.5, segments=12, ring_count=6, location=(0.2, 0.1, 2.0 + gap))
+    ball = bpy.context.object
+    ball.name = "Ball"
+    ball.contact_lab.role = "SOFT"
+    ball.contact_lab.lattice_resolution = 2
+    return ball
+
+
+def ipc_soft_in_mesh_collider():
+    soft_sphere_and_mesh_collider(-0.5)  # halfway in
+    return "Ball", "surfaces intersect"
+
+
 # cases that were refused by Check Scene already (kept so that the one list stays one) --------------------------
 
 
@@ -463,7 +494,8 @@ CASES = [
     empty_mesh_collider_ipc, edges_only_mesh_collider_ipc, sheared_mesh_collider_ipc, scaled_mesh_collider_ipc,
     flat_convex_hull, open_active_mesh, inside_out_active_mesh, one_face_flipped_active_mesh, zero_area_mesh_collider,
     pin_group_pins_nothing, shared_mesh_shape_keys,
-    foreign_cache_modifier, ipc_touching_start, ipc_duplicated_geometry,
+    foreign_cache_modifier, ipc_touching_start, ipc_duplicated_geometry, ipc_self_intersecting_soft,
+    ipc_soft_in_mesh_collider,
     no_active_bodies, single_frame, zero_mass, active_plane, parented_active, zero_scale_start, empty_mesh_box,
     compound_without_parts, soft_body_in_rigid, cylinder_in_soft, mesh_shape_in_soft, no_soft_bodies, flat_soft_body,
     missing_pin_group, soft_poisson_half, active_sphere_in_soft, ipc_mesh_collider_not_a_mesh, ipc_overlap,
@@ -513,3 +545,29 @@ def test_the_bake_itself_refuses_each_case(case, monkeypatch):
     with pytest.raises(BakeError) as refused:
         bake.bake_scene(bpy.context.scene)
     assert phrase.lower() in str(refused.value).lower()
+
+
+def test_ipc_meshes_just_apart_are_not_named_as_intersecting():
+    """The negatives of :func:`ipc_self_intersecting_soft` and :func:`ipc_soft_in_mesh_collider`: the two cubes
+    of one mesh 1 cm apart, the soft sphere 1 cm above the Mesh collider: no finding says they intersect."""
+    base("IPC", body=False)
+    two_cubes("Joined", (1.01, 0.3, 0.2))
+    clear = [f.text for f in validate.validate_scene(bpy.context.scene) if "intersect" in f.text]
+    assert clear == []
+    bpy.data.objects.remove(bpy.data.objects["Joined"])
+    bpy.data.objects.remove(bpy.data.objects["Ground"])
+    soft_sphere_and_mesh_collider(0.01)
+    found = validate.validate_scene(bpy.context.scene)
+    assert [f.text for f in found if "intersect" in f.text] == [], [f.text for f in found]
+
+
+def test_an_ipc_overlap_already_named_with_its_depth_is_not_named_twice():
+    """Two soft cubes overlapping: the overlap check names the pair with its depth; the mesh test does not
+    repeat it (one error about the pair), and a third cube inside neither adds nothing."""
+    base("IPC", body=False)
+    mesh_object("Jelly", location=(0.0, 0.0, 2.0), role="SOFT")
+    mesh_object("Jam", location=(0.5, 0.0, 2.0), role="SOFT")
+    mesh_object("Far", location=(5.0, 0.0, 2.0), role="SOFT")
+    errors = [f.text for f in validate.validate_scene(bpy.context.scene) if f.level == "ERROR"]
+    assert len([t for t in errors if "'Jelly'" in t and "'Jam'" in t]) == 1, errors
+    assert not any("'Far'" in t for t in errors), errors
