@@ -140,12 +140,12 @@ def _pairs_meet(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     equal = A[:, :, None] == B[:, None, :]  # (N, 3, 3): A's corner i is B's corner j
     shared = equal.sum(axis=(1, 2))
     hit = shared >= 3  # a duplicated face
-    for count, test in ((0, None), (1, _shared_vertex_meet), (2, _shared_edge_meet)):
+    apart = np.flatnonzero(shared == 0)
+    if apart.size:
+        hit[apart] = _edges_meet(P, A[apart], B[apart])
+    for count, test in ((1, _shared_vertex_meet), (2, _shared_edge_meet)):
         i = np.flatnonzero(shared == count)
         if not i.size:
-            continue
-        if count == 0:
-            hit[i] = _edges_meet(P, A[i], B[i])
             continue
         in_a, in_b = equal[i].any(axis=2), equal[i].any(axis=1)
         # one shared vertex: its corner in A and in B; two: the corner NOT shared in A and in B
