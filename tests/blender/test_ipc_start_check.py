@@ -10,38 +10,15 @@ pytest.importorskip("bpy")
 
 from contact_lab.addon.ipc import start_check  # noqa: E402
 from contact_lab.core.ipc.intersection import find_surface_intersections  # noqa: E402
+from contact_lab.core.soft import primitives  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
-ICOSAHEDRON = (
-    [(-1, 1.618, 0), (1, 1.618, 0), (-1, -1.618, 0), (1, -1.618, 0), (0, -1, 1.618), (0, 1, 1.618),
-     (0, -1, -1.618), (0, 1, -1.618), (1.618, 0, -1), (1.618, 0, 1), (-1.618, 0, -1), (-1.618, 0, 1)],
-    [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4), (11, 10, 2), (10, 7, 6),
-     (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9), (4, 9, 5), (2, 4, 11), (6, 2, 10), (8, 6, 7),
-     (9, 8, 1)],
-)  # fmt: skip
-
 
 def icosphere(subdivisions: int) -> tuple[np.ndarray, np.ndarray]:
-    """A unit icosphere: vertices (V, 3), outward triangles (T, 3) int64 (20 * 4**subdivisions)."""
-    vertices = [np.array(v, float) / np.linalg.norm(v) for v in ICOSAHEDRON[0]]
-    faces = ICOSAHEDRON[1]
-    for _ in range(subdivisions):
-        finer = []
-
-        def mid(a, b, middle={}):  # noqa: B006 - a fresh midpoint cache per level (the def runs per level)
-            key = (min(a, b), max(a, b))
-            if key not in middle:
-                m = vertices[a] + vertices[b]
-                vertices.append(m / np.linalg.norm(m))
-                middle[key] = len(vertices) - 1
-            return middle[key]
-
-        for a, b, c in faces:
-            ab, bc, ca = mid(a, b), mid(b, c), mid(c, a)
-            finer += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
-        faces = finer
-    return np.array(vertices), np.array(faces, np.int64)
+    """A unit icosphere (the core's): vertices (V, 3), outward triangles (T, 3) int64 (20 * 4**subdivisions)."""
+    vertices, faces = primitives.icosphere(1.0, subdivisions)
+    return vertices, faces.astype(np.int64)
 
 
 def test_random_icosphere_pairs_agree_with_the_cores_exact_checker():
