@@ -11,7 +11,8 @@ from contact_lab.core.contact_solvers.dense import solve_prox_dense
 from contact_lab.core.contact_solvers.kernels import is_sweep_rejected
 from contact_lab.core.friction.models import project_disk
 
-FCLIB = Path(__file__).resolve().parents[3] / "shared" / "data" / "fclib" / "local_problem_test.hdf5"
+FCLIB = Path(__file__).resolve().parents[1] / "data" / "fclib" / "local_problem_test.hdf5"
+"""The FCLIB collection's 'Boxes Stack' local problem (W, q, μ, with its stored solution), shipped with the tests."""
 
 
 def _prox_disk_iteration(A, b, lam0, r0, nu, adaptive, iterations=2000):
