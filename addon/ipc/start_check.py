@@ -23,6 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+ROUNDING_MARGIN = 1e-9
+"""A determinant of three vectors of length L counts as non-zero from ``ROUNDING_MARGIN * L³`` on: float64 rounds
+it at about 1e-16 L³, so a crossing named by Check Scene is one by seven orders of magnitude more than rounding."""
+
 MAX_TRIANGLES = 20_000
 """Objects with more triangles than this are not checked (the numpy test would take over ~0.2 s)."""
 
@@ -155,6 +159,29 @@ def _pairs_meet(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return hit
 
 
+def _crossing_beyond_rounding(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """(N,) triangle pairs sharing no vertex where an edge of one passes through the other's interior by more than
+    rounding: both ends strictly on either side of the plane and the line strictly inside all three edges, each
+    determinant beyond ``ROUNDING_MARGIN * L³`` (L the pair's extent). Check Scene names only these: with float
+    signs, neighbours on a flat face of a rotated mesh (their determinants rounding noise) would read as
+    intersecting, a false refusal; what is within rounding of touching is left to the bake's exact check."""
+    apart = ~(A[:, :, None] == B[:, None, :]).any(axis=(1, 2))
+    hit = np.zeros(A.shape[0], bool)
+    corners = np.concatenate([P[A], P[B]], axis=1)  # (N, 6, 3)
+    extent = np.ptp(corners, axis=1).max(axis=1)
+    eps = ROUNDING_MARGIN * extent**3
+    for S, T in ((A, B), (B, A)):
+        a, b, c = P[T[:, 0]], P[T[:, 1]], P[T[:, 2]]
+        for k in range(3):
+            p, q = P[S[:, k]], P[S[:, (k + 1) % 3]]
+            sp, sq = _orient3d(a, b, c, p), _orient3d(a, b, c, q)
+            e = (_orient3d(p, q, a, b), _orient3d(p, q, b, c), _orient3d(p, q, c, a))
+            through = ((sp > eps) & (sq < -eps)) | ((sp < -eps) & (sq > eps))
+            inside = np.all([x > eps for x in e], axis=0) | np.all([x < -eps for x in e], axis=0)
+            hit |= through & inside
+    return apart & hit
+
+
 def _candidate_pairs(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     """(K, 2) int64 pairs ``i < j`` of overlapping closed boxes (T, 3): a uniform grid, cell = median box size
     (sorted cell keys; each cell's entries paired, then deduplicated); boxes over many cells by brute force."""
@@ -249,9 +276,11 @@ def _surfaces(view) -> tuple[list, list]:
 
 
 def findings(view, reported: list) -> list:
-    """IPC engine: an ERROR per soft mesh that intersects (or touches) itself and per pair of IPC surfaces
-    (soft meshes, Mesh colliders) that intersect or touch at the start frame; an INFO per mesh too large to
-    check. ``reported``: findings already made, so a pair named there (by the overlap check) is not named twice.
+    """IPC engine: an ERROR per soft mesh that passes through itself and per pair of IPC surfaces (soft meshes,
+    Mesh colliders) that pass through each other at the start frame, beyond rounding
+    (:func:`_crossing_beyond_rounding`; surfaces that only touch are left to the bake's exact check); an INFO per
+    mesh too large to check. ``reported``: findings already made, so a pair named there (by the overlap check) is
+    not named twice.
     """
     from ..validate import error, info
 
@@ -278,7 +307,9 @@ def findings(view, reported: list) -> list:
     if not kept:
         return out
     owner_of = np.concatenate(owner)
-    pairs = intersecting_pairs(np.concatenate(parts_v), np.concatenate(parts_t), skip=owner_of >= soft_count)
+    points, triangles = np.concatenate(parts_v), np.concatenate(parts_t)
+    pairs = intersecting_pairs(points, triangles, skip=owner_of >= soft_count)
+    pairs = pairs[_crossing_beyond_rounding(points, triangles[pairs[:, 0]], triangles[pairs[:, 1]])]
     hits = sorted({(int(a), int(b)) for a, b in np.sort(owner_of[pairs], axis=1)})
     named = [f.message for f in reported if f.level == "ERROR"]
     start = view.start
