@@ -109,13 +109,14 @@ def segment_meets_triangle(p, q, a, b, c) -> np.ndarray:
 # triangle pairs ----------------------------------------------------------------------------------------------
 
 
-def _edges_meet(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """(N,) some edge of triangle A (N, 3 indices) meets triangle B, or the other way round."""
+def _edges_meet(P: np.ndarray, A: np.ndarray, B: np.ndarray, meets=segment_meets_triangle) -> np.ndarray:
+    """(N,) some edge of triangle A (N, 3 indices) meets triangle B, or the other way round, by the segment test
+    ``meets(p, q, a, b, c)`` (default: closed sets, touching counts)."""
     hit = np.zeros(A.shape[0], bool)
     for S, T in ((A, B), (B, A)):
         a, b, c = P[T[:, 0]], P[T[:, 1]], P[T[:, 2]]
         for k in range(3):
-            hit |= segment_meets_triangle(P[S[:, k]], P[S[:, (k + 1) % 3]], a, b, c)
+            hit |= meets(P[S[:, k]], P[S[:, (k + 1) % 3]], a, b, c)
     return hit
 
 
@@ -166,20 +167,16 @@ def _crossing_beyond_rounding(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np
     signs, neighbours on a flat face of a rotated mesh (their determinants rounding noise) would read as
     intersecting, a false refusal; what is within rounding of touching is left to the bake's exact check."""
     apart = ~(A[:, :, None] == B[:, None, :]).any(axis=(1, 2))
-    hit = np.zeros(A.shape[0], bool)
     corners = np.concatenate([P[A], P[B]], axis=1)  # (N, 6, 3)
-    extent = np.ptp(corners, axis=1).max(axis=1)
-    eps = ROUNDING_MARGIN * extent**3
-    for S, T in ((A, B), (B, A)):
-        a, b, c = P[T[:, 0]], P[T[:, 1]], P[T[:, 2]]
-        for k in range(3):
-            p, q = P[S[:, k]], P[S[:, (k + 1) % 3]]
-            sp, sq = _orient3d(a, b, c, p), _orient3d(a, b, c, q)
-            e = (_orient3d(p, q, a, b), _orient3d(p, q, b, c), _orient3d(p, q, c, a))
-            through = ((sp > eps) & (sq < -eps)) | ((sp < -eps) & (sq > eps))
-            inside = np.all([x > eps for x in e], axis=0) | np.all([x < -eps for x in e], axis=0)
-            hit |= through & inside
-    return apart & hit
+    eps = ROUNDING_MARGIN * np.ptp(corners, axis=1).max(axis=1) ** 3
+
+    def crosses(p, q, a, b, c):
+        sp, sq = _orient3d(a, b, c, p), _orient3d(a, b, c, q)
+        e = (_orient3d(p, q, a, b), _orient3d(p, q, b, c), _orient3d(p, q, c, a))
+        through = ((sp > eps) & (sq < -eps)) | ((sp < -eps) & (sq > eps))
+        return through & (np.all([x > eps for x in e], axis=0) | np.all([x < -eps for x in e], axis=0))
+
+    return apart & _edges_meet(P, A, B, crosses)
 
 
 def _candidate_pairs(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
