@@ -1,34 +1,34 @@
 """Check Scene's test of the IPC start state: do the IPC surfaces intersect or touch at the start frame?
 
-The IPC bake refuses a start whose surfaces intersect or touch (``core.ipc.frame_loop._check_start``, with the
-exact checker of :mod:`contact_lab.core.ipc.intersection`), but only in the worker thread, after the scene was
-read. This module names those starts in Check Scene, on Blender's main thread, so it is numpy only (no Numba:
-nothing may compile here). It covers the surfaces whose overlap :mod:`..validate_physics` can only estimate:
-soft meshes (each against itself and the others) and Mesh colliders (against the soft meshes; colliders may
-overlap each other, as in the engine).
+The IPC bake refuses a start whose surfaces intersect or touch (``core.ipc.frame_loop._check_start``: the exact
+checker of :mod:`contact_lab.core.ipc.intersection`, and a float distance of 0 between features of the barrier), but
+only in the worker thread, after the scene was read. This module names those starts in Check Scene, on Blender's
+main thread, so it is numpy only (no Numba: nothing may compile here). It covers the surfaces whose overlap
+:mod:`..validate_physics` can only estimate: soft meshes (each against itself and the others) and Mesh colliders
+(against the soft meshes; colliders may overlap each other, as in the engine).
 
 Conventions follow the core's checker: triangles are closed sets, so touching counts as intersecting; two
 triangles sharing no vertex intersect iff an edge of one meets the other; within one mesh, neighbours count only
 when they overlap beyond their shared vertex (the opposite edge of one meets the other) or shared edge (coplanar,
-folded onto each other). Signs are float signs of the ``orient3d`` / ``orient2d`` determinants, not exact
-expansions: a configuration within rounding of touching may be judged either way (the bake's exact check
-decides those).
+folded onto each other). Every sign is exact (:func:`_orient3d`, :func:`_orient2d`), so these are the pairs the core
+finds on the same points. The bake's points differ from Check Scene's by rounding (they pass through the lattice
+and the collider's quaternion), and its barrier reads a float distance: surfaces that touch up to rounding are
+named too (:data:`TOUCH_FRACTION`).
 
-Cost (measured on a busy 2-core machine): about 11 µs per triangle of a closed mesh (a 20,480-triangle icosphere
-against itself in 0.22 s); an object with more than :data:`MAX_TRIANGLES` triangles is not checked (an INFO
-finding: the bake's own check still refuses it).
+Cost (measured on a busy 2-core machine, ``tests/blender/test_ipc_start_check.py``): some 30–45 µs per triangle of a
+closed curved mesh (a 20,480-triangle icosphere against itself in about 0.7 s), some 80 µs per triangle where a mesh
+is flat (coplanar neighbours need exact arithmetic): every mesh is checked, whatever its size.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-ROUNDING_MARGIN = 1e-9
-"""A determinant of three vectors of length L counts as non-zero from ``ROUNDING_MARGIN * L³`` on: float64 rounds
-it at about 1e-16 L³, so a crossing named by Check Scene is one by seven orders of magnitude more than rounding."""
-
-MAX_TRIANGLES = 20_000
-"""Objects with more triangles than this are not checked (the numpy test would take over ~0.2 s)."""
+TOUCH_FRACTION = 1e-9
+"""Two features of a triangle pair (sharing no vertex) closer than this times the pair's size touch: float64
+rounds coordinates of size L at about 1e-16 L, so every start the bake reads as touching (a float distance of 0,
+or an exact intersection of points that differ from these by rounding) is named, and a gap counts as one from a
+nanometre per metre on."""
 
 _LARGE_CELLS = 64
 """Triangles whose box covers more grid cells than this are paired with every box they overlap, not gridded (as
@@ -38,23 +38,86 @@ _CHUNK = 200_000
 """Triangle pairs tested per numpy batch (bounds the temporary arrays to some 100 MB)."""
 
 
-# predicates --------------------------------------------------------------------------------------------------
+# exact predicates --------------------------------------------------------------------------------------------
+# Signs of determinants of float64 points, exact: a float evaluation with a forward error bound (Shewchuk's
+# permanent bound, a little wider), then, for the few determinants the bound cannot decide (coplanar neighbours,
+# exact touching), the same determinant in Python integers: every float is an integer times a power of two, so
+# after scaling a row's coordinates to one common power they are exact integers.
+
+_EPSILON = 2.0**-53
+_ORIENT3D_BOUND = (8.0 + 64.0 * _EPSILON) * _EPSILON
+"""|float det - det| <= this * permanent for a 3×3 determinant of differences (Shewchuk: (7 + 56ε)ε)."""
+_ORIENT2D_BOUND = (4.0 + 32.0 * _EPSILON) * _EPSILON
+"""The same for 2×2 determinants (Shewchuk: (3 + 16ε)ε)."""
+_TINY = 1e-280
+"""Permanents below this may have lost products to underflow, where the bound no longer holds: decided exactly."""
+
+
+def _as_integers(points: np.ndarray) -> np.ndarray:
+    """(N, K, D) float64 -> (N, K, D) Python ints: each row's coordinates times one common power of two, exact."""
+    mantissa, exponent = np.frexp(points)
+    mantissa = (mantissa * 2.0**53).astype(np.int64)  # |mantissa| < 2^53: exact
+    exponent = exponent.astype(np.int64) - 53
+    used = mantissa != 0
+    lowest = np.where(used, exponent, np.iinfo(np.int64).max).min(axis=(1, 2), keepdims=True)
+    shift = np.where(used, exponent - lowest, 0)
+    return mantissa.astype(object) << shift.astype(object)
+
+
+def _sign_of(values: np.ndarray) -> np.ndarray:
+    return ((values > 0).astype(np.int8) - (values < 0).astype(np.int8)).astype(np.int8)
 
 
 def _orient3d(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """(N,) ``det[b - a, c - a, d - a]`` of (N, 3) points: > 0 when d is on the side abc's normal points to."""
-    return np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a)
+    """(N,) int8 exact sign of ``det[b - a, c - a, d - a]`` of (N, 3) points: +1 when d is on the side abc's
+    normal (right hand) points to, 0 when the four are coplanar."""
+    u, v, w = b - a, c - a, d - a
+    m = (v[:, 1] * w[:, 2], v[:, 2] * w[:, 1], v[:, 2] * w[:, 0], v[:, 0] * w[:, 2], v[:, 0] * w[:, 1],
+         v[:, 1] * w[:, 0])  # fmt: skip
+    det = u[:, 0] * (m[0] - m[1]) + u[:, 1] * (m[2] - m[3]) + u[:, 2] * (m[4] - m[5])
+    permanent = (np.abs(u[:, 0]) * (np.abs(m[0]) + np.abs(m[1])) + np.abs(u[:, 1]) * (np.abs(m[2]) + np.abs(m[3]))
+                 + np.abs(u[:, 2]) * (np.abs(m[4]) + np.abs(m[5])))  # fmt: skip
+    sign = _sign_of(det)
+    unsure = np.flatnonzero((np.abs(det) <= _ORIENT3D_BOUND * permanent) | (permanent < _TINY))
+    if unsure.size:
+        q = _as_integers(np.stack([a[unsure], b[unsure], c[unsure], d[unsure]], axis=1))
+        u, v, w = q[:, 1] - q[:, 0], q[:, 2] - q[:, 0], q[:, 3] - q[:, 0]
+        exact = (u[:, 0] * (v[:, 1] * w[:, 2] - v[:, 2] * w[:, 1]) + u[:, 1] * (v[:, 2] * w[:, 0] - v[:, 0] * w[:, 2])
+                 + u[:, 2] * (v[:, 0] * w[:, 1] - v[:, 1] * w[:, 0]))  # fmt: skip
+        sign[unsure] = _sign_of(exact)
+    return sign
 
 
 def _orient2d(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """(N,) ``det[b - a, c - a]`` of (N, 2) points."""
-    return (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (c[:, 0] - a[:, 0])
+    """(N,) int8 exact sign of ``det[b - a, c - a]`` of (N, 2) points (+1: abc counter-clockwise)."""
+    left = (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1])
+    right = (b[:, 1] - a[:, 1]) * (c[:, 0] - a[:, 0])
+    sign = _sign_of(left - right)
+    sum_ = np.abs(left) + np.abs(right)
+    unsure = np.flatnonzero((np.abs(left - right) <= _ORIENT2D_BOUND * sum_) | (sum_ < _TINY))
+    if unsure.size:
+        q = _as_integers(np.stack([a[unsure], b[unsure], c[unsure]], axis=1))
+        sign[unsure] = _sign_of((q[:, 1, 0] - q[:, 0, 0]) * (q[:, 2, 1] - q[:, 0, 1])
+                                - (q[:, 1, 1] - q[:, 0, 1]) * (q[:, 2, 0] - q[:, 0, 0]))  # fmt: skip
+    return sign
 
 
-def _drop_axis(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """(N, 2) int: the two coordinates kept when projecting triangle abc along its largest normal component."""
-    k = np.argmax(np.abs(np.cross(b - a, c - a)), axis=1)
-    return np.stack([(k + 1) % 3, (k + 2) % 3], axis=1)
+def _projection(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(keep (N, 2) int, area (N,) int8)``: the two coordinates of a projection along which triangle abc stays a
+    triangle (its largest float normal component first, then the others, as the core's checker) and the exact
+    sign of its projected area (0: a zero-area triangle)."""
+    axis = np.argmax(np.abs(np.cross(b - a, c - a)), axis=1)
+    area = np.zeros(a.shape[0], np.int8)
+    keep = np.zeros((a.shape[0], 2), np.int64)
+    for turn in range(3):
+        todo = np.flatnonzero(area == 0)
+        if not todo.size:
+            break
+        k = (axis[todo] + turn) % 3
+        trial = np.stack([(k + 1) % 3, (k + 2) % 3], axis=1)
+        keep[todo] = trial
+        area[todo] = _orient2d(*(_project(x[todo], trial) for x in (a, b, c)))
+    return keep, area
 
 
 def _project(p: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -65,25 +128,24 @@ def _segments_meet_2d(p, q, a, b) -> np.ndarray:
     """(N,) closed 2D segments pq and ab meet (collinear overlap included)."""
     o1, o2 = _orient2d(p, q, a), _orient2d(p, q, b)
     o3, o4 = _orient2d(a, b, p), _orient2d(a, b, q)
-    crossing = (o1 * o2 <= 0.0) & (o3 * o4 <= 0.0)
-    collinear = (o1 == 0.0) & (o2 == 0.0)
+    crossing = (o1 * o2 <= 0) & (o3 * o4 <= 0)
+    collinear = (o1 == 0) & (o2 == 0)
     lo = np.maximum(np.minimum(p, q), np.minimum(a, b))
     hi = np.minimum(np.maximum(p, q), np.maximum(a, b))
     overlap = np.all(lo <= hi, axis=1)
     return np.where(collinear, overlap, crossing)
 
 
-def _inside_2d(p, a, b, c) -> np.ndarray:
-    """(N,) p lies in the closed 2D triangle abc (False for a zero-area triangle)."""
+def _inside_2d(p, a, b, c, area) -> np.ndarray:
+    """(N,) p lies in the closed 2D triangle abc of exact area sign ``area`` (False for a zero-area triangle)."""
     s0, s1, s2 = _orient2d(a, b, p), _orient2d(b, c, p), _orient2d(c, a, p)
-    area = _orient2d(a, b, c)
-    return (area != 0.0) & (((s0 >= 0) & (s1 >= 0) & (s2 >= 0)) | ((s0 <= 0) & (s1 <= 0) & (s2 <= 0)))
+    return (area != 0) & (s0 * area >= 0) & (s1 * area >= 0) & (s2 * area >= 0)
 
 
 def _coplanar_segment_triangle(p, q, a, b, c) -> np.ndarray:
-    keep = _drop_axis(a, b, c)
+    keep, area = _projection(a, b, c)
     p2, q2, a2, b2, c2 = (_project(x, keep) for x in (p, q, a, b, c))
-    hit = _inside_2d(p2, a2, b2, c2) | _inside_2d(q2, a2, b2, c2)
+    hit = _inside_2d(p2, a2, b2, c2, area) | _inside_2d(q2, a2, b2, c2, area)
     for u, w in ((a2, b2), (b2, c2), (c2, a2)):
         hit |= _segments_meet_2d(p2, q2, u, w)
     return hit
@@ -91,18 +153,24 @@ def _coplanar_segment_triangle(p, q, a, b, c) -> np.ndarray:
 
 def segment_meets_triangle(p, q, a, b, c) -> np.ndarray:
     """(N,) the closed segments pq meet the closed triangles abc (all (N, 3) [m]); touching counts."""
+    hit = np.zeros(p.shape[0], bool)
+    # a segment meets a triangle only where their closed boxes overlap (exact float comparisons): this spares
+    # most of the exact evaluations that nearly coplanar neighbours need
+    low = np.maximum(np.minimum(p, q), np.minimum(np.minimum(a, b), c))
+    high = np.minimum(np.maximum(p, q), np.maximum(np.maximum(a, b), c))
+    boxed = np.flatnonzero(np.all(low <= high, axis=1))
+    p, q, a, b, c = p[boxed], q[boxed], a[boxed], b[boxed], c[boxed]
     sp, sq = _orient3d(a, b, c, p), _orient3d(a, b, c, q)
-    coplanar = (sp == 0.0) & (sq == 0.0)
-    hit = np.zeros(sp.shape[0], bool)
-    i = np.flatnonzero((sp * sq <= 0.0) & ~coplanar)  # the segment reaches the plane, crossing or ending on it
+    coplanar = (sp == 0) & (sq == 0)
+    i = np.flatnonzero((sp * sq <= 0) & ~coplanar)  # the segment reaches the plane, crossing or ending on it
     if i.size:  # most candidate pairs stop here: both ends strictly on one side
         # where pq crosses abc's plane: inside iff the line pq passes the three edges on the same side
         pi, qi, ai, bi, ci = p[i], q[i], a[i], b[i], c[i]
         e0, e1, e2 = _orient3d(pi, qi, ai, bi), _orient3d(pi, qi, bi, ci), _orient3d(pi, qi, ci, ai)
-        hit[i] = ((e0 >= 0) & (e1 >= 0) & (e2 >= 0)) | ((e0 <= 0) & (e1 <= 0) & (e2 <= 0))
+        hit[boxed[i]] = ((e0 >= 0) & (e1 >= 0) & (e2 >= 0)) | ((e0 <= 0) & (e1 <= 0) & (e2 <= 0))
     if np.any(coplanar):
         i = np.flatnonzero(coplanar)
-        hit[i] = _coplanar_segment_triangle(p[i], q[i], a[i], b[i], c[i])
+        hit[boxed[i]] = _coplanar_segment_triangle(p[i], q[i], a[i], b[i], c[i])
     return hit
 
 
@@ -134,10 +202,10 @@ def _shared_edge_meet(P, A, B, lone_a, lone_b) -> np.ndarray:
     rows = np.arange(A.shape[0])
     u, w = A[rows, (lone_a + 1) % 3], A[rows, (lone_a + 2) % 3]
     a, b = A[rows, lone_a], B[rows, lone_b]
-    coplanar = _orient3d(P[u], P[w], P[a], P[b]) == 0.0
-    keep = _drop_axis(P[u], P[w], P[a])
+    coplanar = _orient3d(P[u], P[w], P[a], P[b]) == 0
+    keep, _ = _projection(P[u], P[w], P[a])
     u2, w2, a2, b2 = (_project(P[x], keep) for x in (u, w, a, b))
-    return coplanar & (_orient2d(u2, w2, a2) * _orient2d(u2, w2, b2) > 0.0)
+    return coplanar & (_orient2d(u2, w2, a2) * _orient2d(u2, w2, b2) > 0)
 
 
 def _pairs_meet(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -160,23 +228,115 @@ def _pairs_meet(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return hit
 
 
-def _crossing_beyond_rounding(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """(N,) triangle pairs sharing no vertex where an edge of one passes through the other's interior by more than
-    rounding: both ends strictly on either side of the plane and the line strictly inside all three edges, each
-    determinant beyond ``ROUNDING_MARGIN * L³`` (L the pair's extent). Check Scene names only these: with float
-    signs, neighbours on a flat face of a rotated mesh (their determinants rounding noise) would read as
-    intersecting, a false refusal; what is within rounding of touching is left to the bake's exact check."""
-    apart = ~(A[:, :, None] == B[:, None, :]).any(axis=(1, 2))
-    corners = np.concatenate([P[A], P[B]], axis=1)  # (N, 6, 3)
-    eps = ROUNDING_MARGIN * np.ptp(corners, axis=1).max(axis=1) ** 3
+# distances (touching within rounding) ------------------------------------------------------------------------
 
-    def crosses(p, q, a, b, c):
-        sp, sq = _orient3d(a, b, c, p), _orient3d(a, b, c, q)
-        e = (_orient3d(p, q, a, b), _orient3d(p, q, b, c), _orient3d(p, q, c, a))
-        through = ((sp > eps) & (sq < -eps)) | ((sp < -eps) & (sq > eps))
-        return through & (np.all([x > eps for x in e], axis=0) | np.all([x < -eps for x in e], axis=0))
 
-    return apart & _edges_meet(P, A, B, crosses)
+def _dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->i", x, y)
+
+
+def _point_segment_distance2(p, a, b) -> np.ndarray:
+    """(N,) squared distance [m²] of points p to closed segments ab (all (N, 3))."""
+    e = b - a
+    length2 = _dot(e, e)
+    t = np.clip(_dot(p - a, e) / np.where(length2 > 0.0, length2, 1.0), 0.0, 1.0)
+    r = p - (a + t[:, None] * e)
+    return _dot(r, r)
+
+
+def _point_triangle_distance2(p, a, b, c) -> np.ndarray:
+    """(N,) squared distance [m²] of points p to closed triangles abc: to the plane where p projects inside the
+    triangle, else to the nearest edge."""
+    n = np.cross(b - a, c - a)
+    n2 = _dot(n, n)
+    inside = n2 > 0.0
+    for u, w in ((a, b), (b, c), (c, a)):
+        inside &= _dot(np.cross(w - u, p - u), n) >= 0.0
+    s = _dot(p - a, n)
+    edges = np.minimum.reduce([_point_segment_distance2(p, u, w) for u, w in ((a, b), (b, c), (c, a))])
+    return np.where(inside, s * s / np.where(inside, n2, 1.0), edges)
+
+
+def _interior_segment_distance2(p0, p1, q0, q1) -> np.ndarray:
+    """(N,) squared distance [m²] between the lines through p0p1 and q0q1 where their closest points lie strictly
+    inside both segments, else +inf. (The segments' distance is this or an endpoint's distance to the other
+    segment: :func:`_features_touch` tests those through the vertex-triangle pairs.)"""
+    d1, d2, r = p1 - p0, q1 - q0, p0 - q0
+    a, e, b = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2)
+    c, f = _dot(d1, r), _dot(d2, r)
+    denominator = a * e - b * b
+    usable = denominator > 1e-12 * a * e  # not parallel
+    safe = np.where(usable, denominator, 1.0)
+    s, t = (b * f - c * e) / safe, (a * f - b * c) / safe
+    interior = usable & (s > 0.0) & (s < 1.0) & (t > 0.0) & (t < 1.0)
+    gap = r + s[:, None] * d1 - t[:, None] * d2
+    return np.where(interior, _dot(gap, gap), np.inf)
+
+
+def _plane_heights(P: np.ndarray, T: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """(N, 3) signed distances [m] of the corners of triangles S to the planes of triangles T (0 where T has no
+    area)."""
+    a, b, c = P[T[:, 0]], P[T[:, 1]], P[T[:, 2]]
+    n = np.cross(b - a, c - a)
+    length = np.sqrt(_dot(n, n))
+    n = n / np.where(length > 0.0, length, 1.0)[:, None]
+    return np.stack([_dot(P[S[:, k]] - a, n) for k in range(3)], axis=1)
+
+
+def _one_side(height: np.ndarray, T: np.ndarray, S: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """(N,) the corners of S not shared with T all lie on one side of T's plane, beyond twice ``reach``
+    (``height``: :func:`_plane_heights` of S over T)."""
+    own = np.all(S[:, :, None] != T[:, None, :], axis=2)  # (N, 3): S's corner is not one of T's
+    beyond = np.abs(height) > 2.0 * reach[:, None]
+    above, below = np.all(~own | (beyond & (height > 0.0)), axis=1), np.all(~own | (beyond & (height < 0.0)), axis=1)
+    return above | below
+
+
+def _features_touch(P: np.ndarray, A: np.ndarray, B: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """(N,) some vertex of one triangle lies within ``reach`` (N,) [m] of the other triangle, or an edge of one
+    within ``reach`` of an edge of the other, among the pairs of features that share no vertex (what the bake's
+    barrier measures: a zero distance there refuses the start).
+
+    A segment pair's distance is its interior closest points' or an endpoint's distance to the other segment; an
+    endpoint that is not a vertex of the other triangle is already tested against the whole triangle (closer), so
+    only endpoints that are the other triangle's third vertex add a point-segment test. Features farther than
+    twice ``reach`` from the other triangle's plane (float heights, whose error is some 1e-16 of the size), or whose
+    boxes are more than ``reach`` apart, are skipped: on a curved mesh almost all of them, on a flat one most."""
+    near = np.zeros(A.shape[0], bool)
+    reach2, far = reach * reach, 2.0 * reach[:, None]
+    height_b, height_a = _plane_heights(P, A, B), _plane_heights(P, B, A)  # B's corners over A's plane and back
+    corners_a, corners_b = P[A], P[B]  # (N, 3, 3)
+    for S, T, height, box in ((A, B, height_a, corners_b), (B, A, height_b, corners_a)):
+        low, high = box.min(axis=1) - reach[:, None], box.max(axis=1) + reach[:, None]
+        for k in range(3):
+            v = S[:, k]
+            boxed = np.all((low <= P[v]) & (P[v] <= high), axis=1)
+            i = np.flatnonzero(~near & boxed & (np.abs(height[:, k]) <= far[:, 0]) & np.all(v[:, None] != T, axis=1))
+            near[i] |= _point_triangle_distance2(P[v[i]], P[T[i, 0]], P[T[i, 1]], P[T[i, 2]]) <= reach2[i]
+    for j in range(3):
+        for k in range(3):
+            a0, a1, b0, b1 = A[:, j], A[:, (j + 1) % 3], B[:, k], B[:, (k + 1) % 3]
+            free = (a0 != b0) & (a0 != b1) & (a1 != b0) & (a1 != b1)
+            # an edge whose two ends are on one side of the other triangle's plane, beyond reach, is beyond reach
+            apart_a = (height_a[:, j] * height_a[:, (j + 1) % 3] > 0.0) & (
+                np.minimum(np.abs(height_a[:, j]), np.abs(height_a[:, (j + 1) % 3])) > far[:, 0]
+            )
+            apart_b = (height_b[:, k] * height_b[:, (k + 1) % 3] > 0.0) & (
+                np.minimum(np.abs(height_b[:, k]), np.abs(height_b[:, (k + 1) % 3])) > far[:, 0]
+            )
+            pa, pb = corners_a[:, [j, (j + 1) % 3]], corners_b[:, [k, (k + 1) % 3]]  # (N, 2, 3)
+            boxed = np.all((pa.min(axis=1) <= pb.max(axis=1) + reach[:, None])
+                           & (pb.min(axis=1) <= pa.max(axis=1) + reach[:, None]), axis=1)  # fmt: skip
+            i = np.flatnonzero(~near & free & boxed & ~apart_a & ~apart_b)
+            p0, p1, q0, q1 = P[a0[i]], P[a1[i]], P[b0[i]], P[b1[i]]
+            d2 = _interior_segment_distance2(p0, p1, q0, q1)
+            # an endpoint that is the other triangle's third vertex (shared with the triangle, not the edge)
+            for end, seg0, seg1, other in ((a0, q0, q1, B), (a1, q0, q1, B), (b0, p0, p1, A), (b1, p0, p1, A)):
+                third = np.any(end[i][:, None] == other[i], axis=1)
+                if third.any():
+                    d2 = np.where(third, np.minimum(d2, _point_segment_distance2(P[end[i]], seg0, seg1)), d2)
+            near[i] |= d2 <= reach2[i]
+    return near
 
 
 def _candidate_pairs(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -226,8 +386,31 @@ def _candidate_pairs(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     return np.stack([i[keep], j[keep]], axis=1)
 
 
+def _tested_pairs(vertices, triangles, skip, reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(P (V, 3) float64, tris (T, 3) int64, pairs (K, 2))``: triangle pairs whose boxes, grown by ``reach`` [m],
+    overlap; triangles with a repeated index left out, pairs of two ``skip`` triangles too."""
+    P = np.asarray(vertices, dtype=np.float64)
+    tris = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    proper = (tris[:, 0] != tris[:, 1]) & (tris[:, 1] != tris[:, 2]) & (tris[:, 2] != tris[:, 0])
+    index = np.flatnonzero(proper)
+    if index.size < 2:
+        return P, tris, np.zeros((0, 2), np.int64)
+    corners = P[tris[index]]
+    pairs = index[_candidate_pairs(corners.min(axis=1) - reach, corners.max(axis=1) + reach)]
+    if skip is not None:
+        pairs = pairs[~(skip[pairs[:, 0]] & skip[pairs[:, 1]])]
+    return P, tris, pairs
+
+
+def _select(pairs: np.ndarray, test) -> np.ndarray:
+    """The rows of ``pairs`` (K, 2) for which ``test(first (k, ), second (k, ))`` holds, in chunks."""
+    found = [chunk[test(chunk[:, 0], chunk[:, 1])] for chunk in np.split(pairs, range(_CHUNK, len(pairs), _CHUNK))]
+    return np.concatenate(found) if found else np.zeros((0, 2), np.int64)
+
+
 def intersecting_pairs(vertices: np.ndarray, triangles: np.ndarray, skip: np.ndarray | None = None) -> np.ndarray:
-    """Triangle pairs that intersect beyond their shared vertices/edges (closed sets: touching counts).
+    """Triangle pairs that intersect beyond their shared vertices/edges (closed sets: touching counts), decided
+    with exact signs: the same pairs as the core's checker finds on the same points.
 
     Args:
         vertices: (V, 3) float64 [m], all surfaces in one array.
@@ -237,19 +420,34 @@ def intersecting_pairs(vertices: np.ndarray, triangles: np.ndarray, skip: np.nda
     Returns:
         (K, 2) int64 triangle indices ``i < j``, sorted.
     """
+    P, tris, pairs = _tested_pairs(vertices, triangles, skip, 0.0)
+    return _select(pairs, lambda i, j: _pairs_meet(P, tris[i], tris[j]))
+
+
+def conflicting_pairs(vertices: np.ndarray, triangles: np.ndarray, skip: np.ndarray | None = None) -> np.ndarray:
+    """Triangle pairs from which IPC cannot start: they intersect (:func:`intersecting_pairs`), or two of their
+    features sharing no vertex lie within ``TOUCH_FRACTION`` of the pair's size of each other (surfaces that touch,
+    up to rounding: the bake's float distance may read them as 0, and points that differ from the bake's by
+    rounding may intersect there). Arguments and result as :func:`intersecting_pairs`."""
     P = np.asarray(vertices, dtype=np.float64)
-    tris = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    proper = (tris[:, 0] != tris[:, 1]) & (tris[:, 1] != tris[:, 2]) & (tris[:, 2] != tris[:, 0])
-    index = np.flatnonzero(proper)
-    if index.size < 2:
-        return np.zeros((0, 2), np.int64)
-    corners = P[tris[index]]
-    pairs = index[_candidate_pairs(corners.min(axis=1), corners.max(axis=1))]
-    if skip is not None:
-        pairs = pairs[~(skip[pairs[:, 0]] & skip[pairs[:, 1]])]
-    found = [pairs[s : s + _CHUNK][_pairs_meet(P, tris[pairs[s : s + _CHUNK, 0]], tris[pairs[s : s + _CHUNK, 1]])]
-             for s in range(0, pairs.shape[0], _CHUNK)]  # fmt: skip
-    return np.concatenate(found) if found else np.zeros((0, 2), np.int64)
+    reach = TOUCH_FRACTION * float(np.ptp(P, axis=0).max()) if P.shape[0] else 0.0
+    P, tris, pairs = _tested_pairs(P, triangles, skip, reach)
+
+    def conflict(i, j):
+        A, B = tris[i], tris[j]
+        hit = _pairs_meet(P, A, B)
+        reach = TOUCH_FRACTION * np.ptp(np.concatenate([P[A], P[B]], axis=1), axis=1).max(axis=1)
+        # a pair sharing at most a vertex whose other corners are all beyond twice the reach on one side of the
+        # other triangle's plane, both ways, has no features within reach: each feature pair sharing no vertex
+        # has a vertex or an edge of such corners (a curved mesh: most pairs). Not so across a shared edge: the
+        # two edges leaving it keep a shared end each, and a sliver's end may lie on the other edge
+        clear = _one_side(_plane_heights(P, A, B), A, B, reach) & _one_side(_plane_heights(P, B, A), B, A, reach)
+        clear &= (A[:, :, None] == B[:, None, :]).sum(axis=(1, 2)) < 2
+        rest = np.flatnonzero(~hit & ~clear)
+        hit[rest] = _features_touch(P, A[rest], B[rest], reach[rest])
+        return hit
+
+    return _select(pairs, conflict)
 
 
 # Check Scene -------------------------------------------------------------------------------------------------
@@ -273,40 +471,28 @@ def _surfaces(view) -> tuple[list, list]:
 
 
 def findings(view, reported: list) -> list:
-    """IPC engine: an ERROR per soft mesh that passes through itself and per pair of IPC surfaces (soft meshes,
-    Mesh colliders) that pass through each other at the start frame, beyond rounding
-    (:func:`_crossing_beyond_rounding`; surfaces that only touch are left to the bake's exact check); an INFO per
-    mesh too large to check. ``reported``: findings already made, so a pair named there (by the overlap check) is
-    not named twice.
+    """IPC engine: an ERROR per soft mesh that passes through or touches itself and per pair of IPC surfaces (soft
+    meshes, Mesh colliders) that pass through or touch each other at the start frame (:func:`conflicting_pairs`).
+    ``reported``: findings already made, so a pair named there (by the overlap check) is not named twice.
     """
-    from ..validate import error, info
+    from ..validate import error
 
     if view.engine != "IPC" or not view.matrices:
         return []
     objects, surfaces = _surfaces(view)
+    if not objects:
+        return []
     soft_count = sum(1 for o in objects if o in view.soft)
-    out, kept, offset = [], [], 0
+    out, offset = [], 0
     parts_v, parts_t, owner = [], [], []
-    for k, (obj, (vertices, triangles)) in enumerate(zip(objects, surfaces, strict=True)):
-        if triangles.shape[0] > MAX_TRIANGLES:
-            what = "self-intersection or intersecting other meshes" if k < soft_count else "intersecting soft bodies"
-            message = (
-                f"'{obj.name}' has {triangles.shape[0]:,} triangles, more than the {MAX_TRIANGLES:,} Check Scene "
-                f"tests, so it is not checked for {what} at the start"
-            )
-            out.append(info(obj, message, "the bake checks it and refuses an intersecting start"))
-            continue
-        kept.append(k)
+    for k, (vertices, triangles) in enumerate(surfaces):
         parts_v.append(vertices)
         parts_t.append(triangles + offset)
         owner.append(np.full(triangles.shape[0], k))
         offset += vertices.shape[0]
-    if not kept:
-        return out
     owner_of = np.concatenate(owner)
     points, triangles = np.concatenate(parts_v), np.concatenate(parts_t)
-    pairs = intersecting_pairs(points, triangles, skip=owner_of >= soft_count)
-    pairs = pairs[_crossing_beyond_rounding(points, triangles[pairs[:, 0]], triangles[pairs[:, 1]])]
+    pairs = conflicting_pairs(points, triangles, skip=owner_of >= soft_count)
     hits = sorted({(int(a), int(b)) for a, b in np.sort(owner_of[pairs], axis=1)})
     named = [f.message for f in reported if f.level == "ERROR"]
     start = view.start
@@ -315,7 +501,8 @@ def findings(view, reported: list) -> list:
         refuse = "IPC cannot start from intersecting or touching surfaces and will refuse the bake"
         if a == b:
             fix = "separate or fix the overlapping parts of its mesh (or make them separate objects)"
-            out.append(error(first, f"the mesh '{first.name}' intersects itself at frame {start}: {refuse}", fix))
+            message = f"the mesh '{first.name}' intersects or touches itself at frame {start}: {refuse}"
+            out.append(error(first, message, fix))
         elif not any(f"'{first.name}'" in text and f"'{second.name}'" in text for text in named):
             message = f"'{first.name}' and '{second.name}' intersect or touch at frame {start}: {refuse}"
             fix = f"move them apart at frame {start} (or change the Start frame)"

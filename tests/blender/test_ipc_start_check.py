@@ -73,14 +73,87 @@ def test_colliders_may_overlap_each_other():
     assert len(start_check.intersecting_pairs(points, triangles, skip=skip)) == 0
 
 
-def test_the_largest_mesh_checked_takes_well_under_a_second():
-    """The cap: a closed mesh of about :data:`start_check.MAX_TRIANGLES` triangles (a 20,480-triangle icosphere)
-    is checked against itself in well under a second (measured 0.2 s on a busy 2-core machine)."""
+def test_meshes_of_any_size_are_checked():
+    """Two overlapping 20,480-triangle icospheres in one mesh (twice the size Check Scene once stopped at): the same
+    pairs as the core's checker. Prints the cost per triangle of the self-test of one sphere (README's figure)."""
     vertices, faces = icosphere(5)
-    assert len(faces) >= start_check.MAX_TRIANGLES
     start = time.perf_counter()
-    assert len(start_check.intersecting_pairs(vertices, faces)) == 0
-    assert time.perf_counter() - start < 1.0
+    assert len(start_check.conflicting_pairs(vertices, faces)) == 0
+    seconds = time.perf_counter() - start
+    print(f"\nCheck Scene's IPC mesh test: {len(faces)} triangles in {seconds:.2f} s, "
+          f"{1e6 * seconds / len(faces):.0f} µs per triangle")  # fmt: skip
+    points = np.vstack([vertices, vertices + (0.5, 0.0, 0.0)])
+    triangles = np.vstack([faces, faces + len(vertices)])
+    mine = start_check.intersecting_pairs(points, triangles)
+    np.testing.assert_array_equal(mine, find_surface_intersections(points, triangles, max_pairs=10**6))
+    assert len(mine) > 0
+
+
+def test_exact_signs_match_rational_arithmetic():
+    """Orientation signs of nearly and exactly coplanar points (a turned grid, where float determinants are
+    rounding noise) equal the signs computed with fractions, which are exact."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(3)
+    turn = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    grid = np.array([(x, y, 0.0) for x in range(4) for y in range(4)], float) * 0.013
+    exact_plane = rng.integers(-8, 8, size=(200, 4, 3)).astype(float) * np.array([1.0, 1.0, 0.0])
+    points = np.concatenate([(grid @ turn.T)[rng.integers(0, 16, size=(400, 4))], exact_plane + 0.125])
+
+    def reference(a, b, c, d):
+        u, v, w = ([Fraction(float(x)) - Fraction(float(y)) for x, y in zip(p, a, strict=True)] for p in (b, c, d))
+        det = (
+            u[0] * (v[1] * w[2] - v[2] * w[1]) + u[1] * (v[2] * w[0] - v[0] * w[2]) + u[2] * (v[0] * w[1] - v[1] * w[0])
+        )
+        return (det > 0) - (det < 0)
+
+    signs = start_check._orient3d(points[:, 0], points[:, 1], points[:, 2], points[:, 3])
+    expected = [reference(*row) for row in points]
+    np.testing.assert_array_equal(signs, expected)
+    assert {-1, 0, 1} <= set(expected)  # both sides and exactly coplanar seen
+    flat = points[:, :3, :2]
+    expected_2d = []
+    for a, b, c in flat:
+        det = (Fraction(b[0]) - Fraction(a[0])) * (Fraction(c[1]) - Fraction(a[1])) - (
+            Fraction(b[1]) - Fraction(a[1])
+        ) * (Fraction(c[0]) - Fraction(a[0]))
+        expected_2d.append((det > 0) - (det < 0))
+    np.testing.assert_array_equal(start_check._orient2d(flat[:, 0], flat[:, 1], flat[:, 2]), expected_2d)
+
+
+def test_touching_features_match_the_cores_distances():
+    """Random triangle pairs at gaps of 0 to 1e-6 of their size (vertex on face, edge on edge, face on face):
+    a pair is named as touching iff a pair of its features sharing no vertex is within ``TOUCH_FRACTION`` of the
+    pair's size by the core's own distance kernels (the barrier's), brute force over all 15 feature pairs."""
+    from contact_lab.core.ipc.distance import edge_edge_distance2, point_triangle_distance2
+
+    rng = np.random.default_rng(8)
+    named = []
+    for case in range(300):
+        a = rng.normal(size=(3, 3))
+        n = np.cross(a[1] - a[0], a[2] - a[0])
+        n /= np.linalg.norm(n)
+        gap = [0.0, 1e-13, 1e-11, 1e-6][case % 4]
+        # B: a vertex (or an edge's middle) of it at ``gap`` over a point of A, the rest above A's plane
+        inner = a.T @ rng.dirichlet(np.ones(3))
+        b = inner + gap * n + np.abs(rng.normal(size=(3, 1))) * n + rng.normal(size=(3, 3)) * 0.7
+        b[0] = inner + gap * n
+        if case % 3 == 1:  # an edge of B across A's edge instead
+            mid = 0.5 * (a[0] + a[1])
+            b[0], b[1] = mid + gap * n + (a[2] - a[0]) * 0.3, mid + gap * n - (a[2] - a[0]) * 0.3
+        points = np.vstack([a, b])
+        triangles = np.array([(0, 1, 2), (3, 4, 5)], np.int64)
+        size = np.ptp(points, axis=0).max()
+        d2 = [point_triangle_distance2(points[v], *points[list(t)]) for v, t in ((3, (0, 1, 2)), (4, (0, 1, 2)),
+              (5, (0, 1, 2)), (0, (3, 4, 5)), (1, (3, 4, 5)), (2, (3, 4, 5)))]  # fmt: skip
+        d2 += [edge_edge_distance2(points[i], points[(i + 1) % 3], points[3 + j], points[3 + (j + 1) % 3])
+               for i in range(3) for j in range(3)]  # fmt: skip
+        touching = min(d2) <= (start_check.TOUCH_FRACTION * size) ** 2
+        crossing = len(find_surface_intersections(points, triangles, max_pairs=10)) > 0
+        found = len(start_check.conflicting_pairs(points, triangles)) > 0
+        assert found == (touching or crossing), (case, gap, min(d2) ** 0.5 / size, crossing)
+        named.append(found)
+    assert 0 < sum(named) < len(named)
 
 
 def test_a_coarse_ground_under_fine_meshes_is_paired_by_brute_force():

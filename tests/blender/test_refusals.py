@@ -316,6 +316,33 @@ def ipc_soft_in_mesh_collider():
     return "Ball", "surfaces intersect"
 
 
+def ipc_touching_after_a_turn():
+    """Two cubes of one soft mesh face to face (the second moved by exactly its width, and sideways), the object
+    turned: in world space the two faces touch up to rounding (no float sign of a crossing beyond it)."""
+    base("IPC", body=False)
+    two_cubes("Stacked", (1.0, 0.25, 0.1)).rotation_euler = (0.3, 0.0, 1.0)
+    return "Stacked", "without contact or intersection"
+
+
+def ipc_large_self_intersecting_soft():
+    """Two overlapping UV spheres in one soft mesh of 21 120 triangles (more than Check Scene once tested)."""
+    import bmesh
+    from mathutils import Matrix
+
+    base("IPC", body=False)
+    bm = bmesh.new()
+    for x in (0.0, 0.5):
+        bmesh.ops.create_uvsphere(bm, u_segments=96, v_segments=56, radius=0.5, matrix=Matrix.Translation((x, 0, 0)))
+    data = bpy.data.meshes.new("Beads")
+    bm.to_mesh(data)
+    bm.free()
+    obj = bpy.data.objects.new("Beads", data)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.location = (0.0, 0.0, 2.0)
+    obj.contact_lab.role, obj.contact_lab.lattice_resolution = "SOFT", 1
+    return "Beads", "surfaces intersect"
+
+
 # cases that were refused by Check Scene already (kept so that the one list stays one) --------------------------
 
 
@@ -495,7 +522,7 @@ CASES = [
     flat_convex_hull, open_active_mesh, inside_out_active_mesh, one_face_flipped_active_mesh, zero_area_mesh_collider,
     pin_group_pins_nothing, shared_mesh_shape_keys,
     foreign_cache_modifier, ipc_touching_start, ipc_duplicated_geometry, ipc_self_intersecting_soft,
-    ipc_soft_in_mesh_collider,
+    ipc_soft_in_mesh_collider, ipc_touching_after_a_turn, ipc_large_self_intersecting_soft,
     no_active_bodies, single_frame, zero_mass, active_plane, parented_active, zero_scale_start, empty_mesh_box,
     compound_without_parts, soft_body_in_rigid, cylinder_in_soft, mesh_shape_in_soft, no_soft_bodies, flat_soft_body,
     missing_pin_group, soft_poisson_half, active_sphere_in_soft, ipc_mesh_collider_not_a_mesh, ipc_overlap,
