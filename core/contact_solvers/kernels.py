@@ -51,25 +51,69 @@ def store_result(result, sweeps, merit, third):
 
 
 @njit_kernel
-def solve_pgs(
-    rows,
-    contact_count,
-    contact_mu4,
-    row_D,
-    row_spin,
-    has_spin,
-    normals_first,
-    iterations,
-    tolerance,
-    # outputs
-    impulse,
-    spin_impulse,
-    dv,
-    dw,
-    result,
-    conjugate,
-    conjugate_body,
-):
+def _conjugate_start(contact_count, impulse, dv, dw, conjugate, conjugate_body):
+    """Accelerated PGS's scratch before the first sweep: the start impulses and body accumulators, no direction."""
+    for k in range(contact_count):
+        for d in range(3):
+            conjugate[0, k, d] = impulse[k, d]  # impulses at the start of the sweep
+            conjugate[1, k, d] = 0.0  # direction p
+    for b in range(dv.shape[0]):
+        for j in range(3):
+            conjugate_body[0, b, j] = dv[b, j]  # accumulators at the start of the sweep
+            conjugate_body[1, b, j] = dw[b, j]
+            conjugate_body[2, b, j] = 0.0  # M^-1 J^T p
+            conjugate_body[3, b, j] = 0.0
+
+
+@njit_kernel
+def _conjugate_step(beta, contact_count, impulse, dv, dw, conjugate, conjugate_body):
+    """Accelerated PGS after a sweep: move on by ``beta p`` and make ``beta p + r`` the new direction, on the
+    impulses (c, 3) and on their body-space image ``(dv, dw)`` (b, 3)."""
+    for k in range(contact_count):
+        for d in range(3):
+            step = beta * conjugate[1, k, d]
+            conjugate[1, k, d] = step + impulse[k, d] - conjugate[0, k, d]
+            impulse[k, d] += step
+            conjugate[0, k, d] = impulse[k, d]
+    for b in range(dv.shape[0]):
+        for j in range(3):
+            step_v = beta * conjugate_body[2, b, j]
+            step_w = beta * conjugate_body[3, b, j]
+            conjugate_body[2, b, j] = step_v + dv[b, j] - conjugate_body[0, b, j]
+            conjugate_body[3, b, j] = step_w + dw[b, j] - conjugate_body[1, b, j]
+            dv[b, j] += step_v
+            dw[b, j] += step_w
+            conjugate_body[0, b, j] = dv[b, j]
+            conjugate_body[1, b, j] = dw[b, j]
+
+
+@njit_kernel
+def _normal_rows_sweep(rows, contact_count, it, row_D, impulse, dv, dw):
+    """PGS sweep ``it`` over the normal rows only (``normals_first``): ``lambda_n <- max(0, lambda_n - v_n / A_nn)``.
+    Returns the sweep's ``(merit, largest, residual)`` so far (largest change, largest impulse, squared change)."""
+    contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
+    merit = 0.0
+    largest = 0.0
+    residual = 0.0
+    for i in range(contact_count):
+        k = sweep_index(i, it, contact_count)
+        b0 = contact_body0[k]
+        b1 = contact_body1[k]
+        v = row_velocity(k, 0, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
+        old = impulse[k, 0]
+        new = max(old - v / row_D[k, 0, 0], 0.0)
+        if new != old:
+            impulse[k, 0] = new
+            apply_row_impulse(k, 0, b0, b1, new - old, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
+            merit = max(merit, abs(new - old))
+            residual += (new - old) * (new - old)
+        largest = max(largest, new)
+    return merit, largest, residual
+
+
+@njit_kernel
+def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, normals_first, iterations, tolerance,
+              impulse, spin_impulse, dv, dw, result, conjugate, conjugate_body):  # fmt: skip
     """Projected Gauss–Seidel for the box-friction BLCP (course Alg. 6 with eq. 159 bounds), optionally accelerated.
 
     Row by row: ``lambda_n <- max(0, lambda_n - v_n / A_nn)``, then each friction row
@@ -90,45 +134,23 @@ def solve_pgs(
     step costs one pass over the contacts and one over the bodies, not a scatter per contact. On a stack or a pile
     at 20 sweeps this removes most of what plain PGS leaves unconverged (the wobble that keeps a pile moving).
     With spin rows the sweeps stay plain (their change would enter ``dw`` without a contact-space image).
+    Outputs: ``impulse`` (c, 3) [N·s], ``spin_impulse`` (c,), ``dv``, ``dw`` (b, 3) [m/s, rad/s], ``result`` (3,).
     Scratch: ``conjugate`` (2, c, 3), or (2, 0, 3) for plain PGS; ``conjugate_body`` (4, b, 3).
     """
     contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
     first_row = 1 if normals_first else 0
     accelerate = conjugate.shape[1] >= contact_count and contact_count > 0 and not has_spin
-    body_count = dv.shape[0]
     merit = 0.0
     sweeps = 0
     residual_prev = 0.0
     if accelerate:
-        for k in range(contact_count):
-            for d in range(3):
-                conjugate[0, k, d] = impulse[k, d]  # impulses at the start of the sweep
-                conjugate[1, k, d] = 0.0  # direction p
-        for b in range(body_count):
-            for j in range(3):
-                conjugate_body[0, b, j] = dv[b, j]  # accumulators at the start of the sweep
-                conjugate_body[1, b, j] = dw[b, j]
-                conjugate_body[2, b, j] = 0.0  # M^-1 J^T p
-                conjugate_body[3, b, j] = 0.0
+        _conjugate_start(contact_count, impulse, dv, dw, conjugate, conjugate_body)
     for it in range(iterations):
         merit = 0.0
         largest = 0.0  # max |lambda| after the sweep (every row is visited once per sweep)
         residual = 0.0  # |lambda_end - lambda_start|^2 of the sweep
         if normals_first:
-            for i in range(contact_count):
-                k = sweep_index(i, it, contact_count)
-                b0 = contact_body0[k]
-                b1 = contact_body1[k]
-                v = row_velocity(k, 0, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
-                old = impulse[k, 0]
-                new = max(old - v / row_D[k, 0, 0], 0.0)
-                if new != old:
-                    impulse[k, 0] = new
-                    apply_row_impulse(k, 0, b0, b1, new - old, body_inv_mass, contact_frame, row_irc0, row_irc1, dv,
-                                      dw)  # fmt: skip
-                    merit = max(merit, abs(new - old))
-                    residual += (new - old) * (new - old)
-                largest = max(largest, new)
+            merit, largest, residual = _normal_rows_sweep(rows, contact_count, it, row_D, impulse, dv, dw)
         for i in range(contact_count):
             k = sweep_index(i, it, contact_count)
             b0 = contact_body0[k]
@@ -167,22 +189,7 @@ def solve_pgs(
             if beta > 1.0:
                 beta = 0.0  # the residual grew: restart along the plain sweep
             residual_prev = residual
-            for k in range(contact_count):
-                for d in range(3):
-                    step = beta * conjugate[1, k, d]
-                    conjugate[1, k, d] = step + impulse[k, d] - conjugate[0, k, d]
-                    impulse[k, d] += step
-                    conjugate[0, k, d] = impulse[k, d]
-            for b in range(body_count):
-                for j in range(3):
-                    step_v = beta * conjugate_body[2, b, j]
-                    step_w = beta * conjugate_body[3, b, j]
-                    conjugate_body[2, b, j] = step_v + dv[b, j] - conjugate_body[0, b, j]
-                    conjugate_body[3, b, j] = step_w + dw[b, j] - conjugate_body[1, b, j]
-                    dv[b, j] += step_v
-                    dw[b, j] += step_w
-                    conjugate_body[0, b, j] = dv[b, j]
-                    conjugate_body[1, b, j] = dw[b, j]
+            _conjugate_step(beta, contact_count, impulse, dv, dw, conjugate, conjugate_body)
     store_result(result, sweeps, merit, 0)
 
 

@@ -93,14 +93,7 @@ def iter_simulate(
         ``(frame, trajectory)`` after frame ``frame`` was recorded; frame 0 is yielded first.
         The trajectory is filled in place; after the last yield it is complete.
     """
-    if frame_count < 1:
-        raise ValueError("frame_count must be at least 1")
-    if substeps < 1:
-        raise ValueError("substeps must be at least 1")
-    if fps <= 0.0:
-        raise ValueError("fps must be positive")
-    if kinematic_track is not None and kinematic_track.pos.shape[0] < frame_count:
-        raise ValueError("the kinematic track is shorter than the simulated frame range")
+    _check_arguments(frame_count, fps, substeps, kinematic_track)
     if sleeping and not (sleep_time > 0.0 and sleep_linear_speed > 0.0 and sleep_angular_speed > 0.0):
         raise ValueError("sleep_time, sleep_linear_speed and sleep_angular_speed must be positive")
     dt = 1.0 / (fps * substeps)
@@ -109,15 +102,11 @@ def iter_simulate(
     contacts = model.contacts()
     control = model.control()
     state_0, state_1 = model.state(), model.state()
-    if kinematic_track is not None:
-        for k, b in enumerate(kinematic_track.body_index):
-            state_0.body_pos[b] = kinematic_track.pos[0, k]
-            state_0.body_quat[b] = kinematic_track.quat[0, k]
-    nb = model.body_count
-    rest_time, island, island_rest = np.zeros(nb), np.zeros(nb, np.int64), np.zeros(nb)
-    asleep = np.zeros(nb, np.bool_)
-    sleeping_count = 0
-    traj = Trajectory(frame_count, nb)
+    if kinematic_track is not None:  # kinematic bodies start where their track does
+        state_0.body_pos[kinematic_track.body_index] = kinematic_track.pos[0]
+        state_0.body_quat[kinematic_track.body_index] = kinematic_track.quat[0]
+    rest = _Sleep(model.body_count, sleep_time, sleep_linear_speed, sleep_angular_speed) if sleeping else None
+    traj = Trajectory(frame_count, model.body_count)
     traj.record(0, state_0)
     yield 0, traj
     for frame in range(frame_count - 1):
@@ -126,40 +115,78 @@ def iter_simulate(
             if kinematic_track is not None:
                 _set_kinematic_targets(control, kinematic_track, frame, (sub + 1) / substeps)
             pipeline.collide(state_0, contacts, dt)
-            if sleeping:
-                sleeping_count = update_sleep(
-                    model.body_kind, state_0.body_vel, state_0.body_omega, contacts.contact_body0,
-                    contacts.contact_body1, contacts.contact_count, sleep_linear_speed, sleep_angular_speed,
-                    sleep_time, dt, rest_time, island, island_rest, asleep,
-                )  # fmt: skip
+            if rest is not None:
+                rest.update(model, state_0, contacts, dt)
             step_solver.step(state_0, state_1, control, contacts, dt)
-            if sleeping_count:
-                freeze_sleeping(
-                    asleep, state_0.body_pos, state_0.body_quat, state_1.body_pos, state_1.body_quat,
-                    state_1.body_vel, state_1.body_omega,
-                )  # fmt: skip
+            if rest is not None and rest.count:
+                rest.freeze(state_0, state_1)
             state_0, state_1 = state_1, state_0
-            f = frame + 1
-            n = contacts.contact_count
-            traj.contact_count[f] = max(traj.contact_count[f], n)
-            traj.contact_overflow[f] += contacts.contact_overflow
-            traj.solver_iterations[f] = max(traj.solver_iterations[f], step_solver.last_iterations)
-            traj.solver_residual[f] = max(traj.solver_residual[f], step_solver.last_residual)
-            traj.solver_capped[f] += step_solver.last_status == SolverStatus.MAX_ITERATIONS
-            if n:
-                traj.max_penetration[f] = max(traj.max_penetration[f], -float(contacts.contact_gap[:n].min()))
-            finite = (
-                np.isfinite(state_0.body_pos).all(axis=1)
-                & np.isfinite(state_0.body_quat).all(axis=1)
-                & np.isfinite(state_0.body_vel).all(axis=1)
-                & np.isfinite(state_0.body_omega).all(axis=1)
-            )
-            if not finite.all():
-                bad = [int(i) for i in np.flatnonzero(~finite)]
-                raise DivergenceError(frame + 1, bad, [model.body_label[i] for i in bad])
-        traj.sleeping_bodies[frame + 1] = sleeping_count
+            _record_substep(traj, frame + 1, contacts, step_solver)
+            _check_finite(model, state_0, frame + 1)
+        traj.sleeping_bodies[frame + 1] = rest.count if rest is not None else 0
         traj.record(frame + 1, state_0)
         yield frame + 1, traj
+
+
+class _Sleep:
+    """The sleeping islands' bookkeeping (:mod:`.sleeping`): per body, how long its island has been at rest."""
+
+    def __init__(self, body_count: int, sleep_time: float, linear_speed: float, angular_speed: float):
+        self.time, self.linear_speed, self.angular_speed = sleep_time, linear_speed, angular_speed
+        self.rest_time, self.island = np.zeros(body_count), np.zeros(body_count, np.int64)
+        self.island_rest, self.asleep = np.zeros(body_count), np.zeros(body_count, np.bool_)
+        self.count = 0
+        """Bodies asleep after the last :meth:`update`."""
+
+    def update(self, model: Model, state, contacts, dt: float) -> None:
+        self.count = update_sleep(
+            model.body_kind, state.body_vel, state.body_omega, contacts.contact_body0, contacts.contact_body1,
+            contacts.contact_count, self.linear_speed, self.angular_speed, self.time, dt, self.rest_time,
+            self.island, self.island_rest, self.asleep,
+        )  # fmt: skip
+
+    def freeze(self, state_0, state_1) -> None:
+        """Sleeping bodies keep their pose of ``state_0`` in ``state_1``, at rest."""
+        freeze_sleeping(
+            self.asleep, state_0.body_pos, state_0.body_quat, state_1.body_pos, state_1.body_quat,
+            state_1.body_vel, state_1.body_omega,
+        )  # fmt: skip
+
+
+def _check_arguments(frame_count: int, fps: float, substeps: int, kinematic_track: KinematicTrack | None) -> None:
+    if frame_count < 1:
+        raise ValueError("frame_count must be at least 1")
+    if substeps < 1:
+        raise ValueError("substeps must be at least 1")
+    if fps <= 0.0:
+        raise ValueError("fps must be positive")
+    if kinematic_track is not None and kinematic_track.pos.shape[0] < frame_count:
+        raise ValueError("the kinematic track is shorter than the simulated frame range")
+
+
+def _record_substep(traj: Trajectory, frame: int, contacts, step_solver) -> None:
+    """Fold one substep's contact and solver statistics into output frame ``frame`` (maxima, sums)."""
+    n = contacts.contact_count
+    traj.contact_count[frame] = max(traj.contact_count[frame], n)
+    traj.contact_overflow[frame] += contacts.contact_overflow
+    traj.solver_iterations[frame] = max(traj.solver_iterations[frame], step_solver.last_iterations)
+    traj.solver_residual[frame] = max(traj.solver_residual[frame], step_solver.last_residual)
+    traj.solver_capped[frame] += step_solver.last_status == SolverStatus.MAX_ITERATIONS
+    if n:
+        traj.max_penetration[frame] = max(traj.max_penetration[frame], -float(contacts.contact_gap[:n].min()))
+
+
+def _check_finite(model: Model, state, frame: int) -> None:
+    """Raise :class:`DivergenceError` naming the bodies whose pose or velocity is no longer finite."""
+    finite = (
+        np.isfinite(state.body_pos).all(axis=1)
+        & np.isfinite(state.body_quat).all(axis=1)
+        & np.isfinite(state.body_vel).all(axis=1)
+        & np.isfinite(state.body_omega).all(axis=1)
+    )
+    if not finite.all():
+        bad = [int(i) for i in np.flatnonzero(~finite)]
+        raise DivergenceError(frame, bad, [model.body_label[i] for i in bad])
 
 
 def simulate(model: Model, **kwargs) -> Trajectory:

@@ -367,13 +367,7 @@ def pack_meshes(meshes: list[TriangleMesh], margin: float) -> MeshArrays:
         parts["mesh_leaf_tris"].append(leaf_tris + t0)
         closed = is_closed_mesh(triangles) and _has_volume(vertices, triangles)
         parts["mesh_closed"].append([1 if closed else 0])
-        if mesh.solid:
-            local = (lower, upper, right, first, count, leaf_tris)
-            values, origin, cell, dims, band = signed_distance_grid(vertices, triangles, normals, local, margin)
-            samples = surface_samples(vertices, triangles)
-        else:
-            values, origin, cell, dims, band = np.zeros(0), np.zeros(3), 0.0, np.zeros(3, np.int32), 0.0
-            samples = np.zeros((0, 3))
+        values, origin, cell, dims, band, samples = _solid_field(mesh.solid, vertices, triangles, normals, bvh, margin)
         parts["mesh_sdf_values"].append(values.reshape(-1))
         parts["mesh_sdf_origin"].append(origin)
         parts["mesh_sdf_cell"].append([cell])
@@ -386,6 +380,23 @@ def pack_meshes(meshes: list[TriangleMesh], margin: float) -> MeshArrays:
         sdf_count.append(values.size)
         sample_count.append(len(samples))
 
+    counts = {"vert": vert_count, "tri": tri_count, "node": node_count, "sdf": sdf_count, "sample": sample_count}
+    return _assemble(parts, counts, ring_count)
+
+
+def _solid_field(solid: bool, vertices, triangles, normals, bvh, margin: float) -> tuple:
+    """``(values, origin, cell, dims, band, samples)``: the signed distance field and surface samples of a solid
+    (active) mesh, empty ones otherwise."""
+    if not solid:
+        return np.zeros(0), np.zeros(3), 0.0, np.zeros(3, np.int32), 0.0, np.zeros((0, 3))
+    values, origin, cell, dims, band = signed_distance_grid(vertices, triangles, normals, bvh, margin)
+    return values, origin, cell, dims, band, surface_samples(vertices, triangles)
+
+
+def _assemble(parts: dict, counts: dict, ring_count: int) -> MeshArrays:
+    """The per-mesh ``parts`` (lists of arrays by :class:`MeshArrays` field) joined, with start offsets from the
+    per-mesh ``counts`` (lists starting with 0)."""
+
     def joined(name, width, dtype):
         """The rows of ``parts[name]`` as one C-contiguous array of trailing shape ``width``."""
         tail = () if width is None else width
@@ -393,16 +404,16 @@ def pack_meshes(meshes: list[TriangleMesh], margin: float) -> MeshArrays:
         return np.ascontiguousarray(np.concatenate(rows)) if rows else np.zeros((0, *tail), dtype)
 
     return MeshArrays(
-        mesh_vert_start=np.cumsum(vert_count).astype(np.int32),
+        mesh_vert_start=np.cumsum(counts["vert"]).astype(np.int32),
         mesh_verts=joined("mesh_verts", (3,), np.float64),
-        mesh_tri_start=np.cumsum(tri_count).astype(np.int32),
+        mesh_tri_start=np.cumsum(counts["tri"]).astype(np.int32),
         mesh_tris=joined("mesh_tris", (3,), np.int32),
         mesh_tri_normal=joined("mesh_tri_normal", (3,), np.float64),
         mesh_tri_edge_normal=joined("mesh_tri_edge_normal", (3, 3), np.float64),
         mesh_vert_kind=joined("mesh_vert_kind", None, np.int32),
         mesh_ring_start=np.append(joined("mesh_ring_start", None, np.int32), np.int32(ring_count)),
         mesh_ring=joined("mesh_ring", None, np.int32),
-        mesh_node_start=np.cumsum(node_count).astype(np.int32),
+        mesh_node_start=np.cumsum(counts["node"]).astype(np.int32),
         mesh_node_lower=joined("mesh_node_lower", (3,), np.float64),
         mesh_node_upper=joined("mesh_node_upper", (3,), np.float64),
         mesh_node_right=joined("mesh_node_right", None, np.int32),
@@ -410,13 +421,13 @@ def pack_meshes(meshes: list[TriangleMesh], margin: float) -> MeshArrays:
         mesh_node_count=joined("mesh_node_count", None, np.int32),
         mesh_leaf_tris=joined("mesh_leaf_tris", None, np.int32),
         mesh_closed=joined("mesh_closed", None, np.int32),
-        mesh_sdf_start=np.cumsum(sdf_count).astype(np.int64),
+        mesh_sdf_start=np.cumsum(counts["sdf"]).astype(np.int64),
         mesh_sdf_values=joined("mesh_sdf_values", None, np.float64),
         mesh_sdf_origin=joined("mesh_sdf_origin", (3,), np.float64),
         mesh_sdf_cell=joined("mesh_sdf_cell", None, np.float64),
         mesh_sdf_band=joined("mesh_sdf_band", None, np.float64),
         mesh_sdf_dims=joined("mesh_sdf_dims", (3,), np.int32),
-        mesh_sample_start=np.cumsum(sample_count).astype(np.int32),
+        mesh_sample_start=np.cumsum(counts["sample"]).astype(np.int32),
         mesh_samples=joined("mesh_samples", (3,), np.float64),
     )
 

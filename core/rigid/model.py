@@ -19,6 +19,13 @@ class Model:
     """Static (non-time-varying) scene description; read-only during a simulation."""
 
     def __init__(self):
+        self._declare_bodies()
+        self._declare_shapes()
+        self._declare_surfaces()
+        self._declare_world()
+
+    def _declare_bodies(self) -> None:
+        """Bodies: mass, inertia, damping and where their shapes start."""
         self.body_count: int = 0
         """Number of bodies (dynamic and kinematic)."""
         self.body_kind: np.ndarray = np.zeros(0, np.int32)
@@ -41,6 +48,8 @@ class Model:
         self.body_label: list[str] = []
         """Name of the source of each body (a Blender object name), for reports."""
 
+    def _declare_shapes(self) -> None:
+        """Collision shapes: type, size, placement, hulls, meshes, plain friction and restitution."""
         self.shape_count: int = 0
         """Number of collision shapes."""
         self.shape_body: np.ndarray = np.zeros(0, np.int32)
@@ -67,6 +76,8 @@ class Model:
         self.shape_restitution: np.ndarray = np.zeros(0)
         """Restitution coefficient of each surface [dimensionless], shape (shape_count,)."""
 
+    def _declare_surfaces(self) -> None:
+        """Surface friction beyond plain Coulomb (anisotropic, tensor, texture, torsion)."""
         self.shape_friction_model: np.ndarray = np.zeros(0, np.int32)
         """:class:`SurfaceFrictionModel` per shape (COULOMB unless set), shape (shape_count,), int32."""
         self.shape_mu_t: np.ndarray = np.zeros(0)
@@ -97,6 +108,8 @@ class Model:
         self.has_friction_generators: bool = False
         """True when any shape uses a model other than isotropic Coulomb."""
 
+    def _declare_world(self) -> None:
+        """Scene-wide settings: combine modes, gravity, contact margin and capacity, initial state."""
         self.friction_combine: int = 1
         """:class:`CombineMode` for the pair friction (default geometric mean)."""
         self.restitution_combine: int = 4

@@ -243,34 +243,10 @@ def _area(point, i, j, k, n):
 
 
 @njit_kernel
-def reduce_candidates(C):
-    """Keep at most MESH_MANIFOLD_MAX candidates, moved to the front in the order kept; returns how many.
-
-    Among the supporting candidates (within a quarter margin of the deepest): the deepest (among equally deep
-    ones the farthest from their centre), the farthest from it across its normal n, the one making the largest
-    triangle with them and the one adding the largest area outside it (Bullet's and Jolt's quadrilateral,
-    written anew); then greedily the farthest from those kept, supporting candidates first, then any. None
-    closer than ``_SAME_POINT`` x size to another.
-    """
-    count = C.counts[0]
-    if count == 0:
-        return 0
-    gap, point, spread, chosen = C.gap, C.point, C.spread, C.chosen
-    least = gap[0]
-    centre = (0.0, 0.0, 0.0)
-    for i in range(count):
-        least = min(least, gap[i])
-        centre = (centre[0] + point[i, 0], centre[1] + point[i, 1], centre[2] + point[i, 2])
-    centre = (centre[0] / count, centre[1] / count, centre[2] / count)
-    tiny = (_SAME_POINT * C.settings[1]) ** 2
-    limit = least + _SUPPORT * C.settings[0]
-    first = 0
-    best = -1.0
-    for i in range(count):
-        if gap[i] <= least + _TIE * C.settings[1]:
-            d = (point[i, 0] - centre[0]) ** 2 + (point[i, 1] - centre[1]) ** 2 + (point[i, 2] - centre[2]) ** 2
-            if d > best:
-                best, first = d, i
+def _quadrilateral(C, count, first, limit, tiny):
+    """From the deepest candidate ``first``: the supporting candidates (gap <= ``limit``) spanning the largest
+    quadrilateral about its normal, into ``C.chosen[:kept]``, counter-clockwise; returns ``kept`` (1 to 4)."""
+    point, gap, chosen = C.point, C.gap, C.chosen
     n = (C.normal[first, 0], C.normal[first, 1], C.normal[first, 2])
     chosen[0] = first
     kept = 1
@@ -303,6 +279,58 @@ def reduce_candidates(C):
             if fourth >= 0:
                 chosen[3] = fourth
                 kept = 4
+    return kept
+
+
+@njit_kernel
+def _move_to_front(C, kept):
+    """Move the candidates ``C.chosen[:kept]`` to the front of C's arrays, in that order."""
+    gap, point, chosen = C.gap, C.point, C.chosen
+    # a swap moves the candidate at k to i
+    for k in range(kept):
+        i = chosen[k]
+        if i != k:
+            C.source[k], C.source[i] = C.source[i], C.source[k]
+            gap[k], gap[i] = gap[i], gap[k]
+            C.feature[k], C.feature[i] = C.feature[i], C.feature[k]
+            for c in range(3):
+                point[k, c], point[i, c] = point[i, c], point[k, c]
+                C.normal[k, c], C.normal[i, c] = C.normal[i, c], C.normal[k, c]
+        for j in range(k + 1, kept):
+            if chosen[j] == k:
+                chosen[j] = i
+
+
+@njit_kernel
+def reduce_candidates(C):
+    """Keep at most MESH_MANIFOLD_MAX candidates, moved to the front in the order kept; returns how many.
+
+    Among the supporting candidates (within a quarter margin of the deepest): the deepest (among equally deep
+    ones the farthest from their centre), the farthest from it across its normal n, the one making the largest
+    triangle with them and the one adding the largest area outside it (Bullet's and Jolt's quadrilateral,
+    written anew); then greedily the farthest from those kept, supporting candidates first, then any. None
+    closer than ``_SAME_POINT`` x size to another.
+    """
+    count = C.counts[0]
+    if count == 0:
+        return 0
+    gap, point, spread, chosen = C.gap, C.point, C.spread, C.chosen
+    least = gap[0]
+    centre = (0.0, 0.0, 0.0)
+    for i in range(count):
+        least = min(least, gap[i])
+        centre = (centre[0] + point[i, 0], centre[1] + point[i, 1], centre[2] + point[i, 2])
+    centre = (centre[0] / count, centre[1] / count, centre[2] / count)
+    tiny = (_SAME_POINT * C.settings[1]) ** 2
+    limit = least + _SUPPORT * C.settings[0]
+    first = 0
+    best = -1.0
+    for i in range(count):
+        if gap[i] <= least + _TIE * C.settings[1]:
+            d = (point[i, 0] - centre[0]) ** 2 + (point[i, 1] - centre[1]) ** 2 + (point[i, 2] - centre[2]) ** 2
+            if d > best:
+                best, first = d, i
+    kept = _quadrilateral(C, count, first, limit, tiny)
     # then the farthest from those kept
     for i in range(count):
         spread[i] = math.inf
@@ -325,19 +353,7 @@ def reduce_candidates(C):
                     point[i, 2] - point[far, 2]) ** 2  # fmt: skip
                 spread[i] = min(spread[i], d2)
         limit = math.inf
-    # move the kept candidates to the front in the order chosen; a swap moves the candidate at k to i
-    for k in range(kept):
-        i = chosen[k]
-        if i != k:
-            C.source[k], C.source[i] = C.source[i], C.source[k]
-            gap[k], gap[i] = gap[i], gap[k]
-            C.feature[k], C.feature[i] = C.feature[i], C.feature[k]
-            for c in range(3):
-                point[k, c], point[i, c] = point[i, c], point[k, c]
-                C.normal[k, c], C.normal[i, c] = C.normal[i, c], C.normal[k, c]
-        for j in range(k + 1, kept):
-            if chosen[j] == k:
-                chosen[j] = i
+    _move_to_front(C, kept)
     C.counts[0] = kept
     return kept
 

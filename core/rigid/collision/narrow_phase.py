@@ -338,6 +338,54 @@ def compute_shape_aabbs(shape_type, shape_params, shape_world_pos, shape_world_r
 
 
 @njit_kernel
+def _collide_mesh(a, b, ta, tb, pa, Ra, ga, pb, Rb, gb, shape_hull, hulls, shape_mesh, meshes, margin, p, sgn,
+                  mesh_scratch, scratch, out):  # fmt: skip
+    """Pair ``p`` whose second shape ``b`` is a MESH (types ordered as in :func:`generate_contacts`): an active
+    mesh's field against the other shape, or a passive mesh against a convex shape."""
+    if norm3(sub3(pb, pa)) - bounding_radius(ta, ga) - gb[0] > margin and ta != _PLANE:
+        return  # bounding spheres farther apart than the margin
+    mb = np.int64(shape_mesh[b])
+    ma = np.int64(shape_mesh[a]) if ta == _MESH else np.int64(-1)
+    if meshes.mesh_sdf_dims[mb, 0] > 0:  # b active: its field against a
+        collide_active_mesh(meshes, mb, pb, Rb, gb[0], ta, ga, pa, Ra, np.int64(shape_hull[a]), hulls, ma, margin, p,
+                            -sgn, mesh_scratch, out)  # fmt: skip
+    elif ta == _MESH and meshes.mesh_sdf_dims[ma, 0] > 0:  # a active, b passive
+        collide_active_mesh(meshes, ma, pa, Ra, ga[0], tb, gb, pb, Rb, np.int64(shape_hull[b]), hulls, mb, margin, p,
+                            sgn, mesh_scratch, out)  # fmt: skip
+    elif ta != _MESH and ta != _PLANE:  # b passive against a convex shape
+        collide_passive_mesh(meshes, mb, pb, Rb, ta, ga, pa, Ra, np.int64(shape_hull[a]), hulls, margin, p, -sgn,
+                             mesh_scratch, scratch, out)  # fmt: skip
+    # two passive meshes, or a passive mesh and a plane: never both dynamic, no contacts
+
+
+@njit_kernel
+def _collide_primitives(ta, tb, pa, Ra, ga, pb, Rb, gb, margin, p, sgn, clip_pos, clip_tag, out):
+    """Pair ``p`` of spheres, boxes, capsules and planes (``ta <= tb``) by its closed-form kernel."""
+    if ta == _SPHERE:
+        if tb == _SPHERE:
+            collide_sphere_sphere(pa, ga[0], pb, gb[0], margin, p, sgn, out)
+        elif tb == _BOX:
+            collide_sphere_box(pa, ga[0], pb, Rb, gb, margin, p, sgn, out)
+        elif tb == _CAPSULE:
+            collide_sphere_capsule(pa, ga[0], pb, Rb, gb[0], gb[1], margin, p, sgn, out)
+        elif tb == _PLANE:
+            collide_sphere_plane(pa, ga[0], pb, Rb, margin, p, sgn, out)
+    elif ta == _BOX:
+        if tb == _BOX:
+            collide_box_box(pa, Ra, ga, pb, Rb, gb, margin, p, sgn, clip_pos, clip_tag, out)
+        elif tb == _CAPSULE:
+            collide_box_capsule(pa, Ra, ga, pb, Rb, gb[0], gb[1], margin, p, sgn, out)
+        elif tb == _PLANE:
+            collide_box_plane(pa, Ra, ga, pb, Rb, margin, p, sgn, out)
+    elif ta == _CAPSULE:
+        if tb == _CAPSULE:
+            collide_capsule_capsule(pa, Ra, ga[0], ga[1], pb, Rb, gb[0], gb[1], margin, p, sgn, out)
+        elif tb == _PLANE:
+            collide_capsule_plane(pa, Ra, ga[0], ga[1], pb, Rb, margin, p, sgn, out)
+    # plane-plane: no contacts
+
+
+@njit_kernel
 def generate_contacts(
     shape_type,
     shape_params,
@@ -399,20 +447,8 @@ def generate_contacts(
         pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
         margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
         if tb == _MESH:
-            if norm3(sub3(pb, pa)) - bounding_radius(ta, ga) - gb[0] > margin and ta != _PLANE:
-                continue  # bounding spheres farther apart than the margin
-            mb = np.int64(shape_mesh[b])
-            ma = np.int64(shape_mesh[a]) if ta == _MESH else np.int64(-1)
-            if meshes.mesh_sdf_dims[mb, 0] > 0:  # b active: its field against a
-                collide_active_mesh(meshes, mb, pb, Rb, gb[0], ta, ga, pa, Ra, np.int64(shape_hull[a]), hulls, ma,
-                                    margin, p, -sgn, mesh_scratch, out)  # fmt: skip
-            elif ta == _MESH and meshes.mesh_sdf_dims[ma, 0] > 0:  # a active, b passive
-                collide_active_mesh(meshes, ma, pa, Ra, ga[0], tb, gb, pb, Rb, np.int64(shape_hull[b]), hulls, mb,
-                                    margin, p, sgn, mesh_scratch, out)  # fmt: skip
-            elif ta != _MESH and ta != _PLANE:  # b passive against a convex shape
-                collide_passive_mesh(meshes, mb, pb, Rb, ta, ga, pa, Ra, np.int64(shape_hull[a]), hulls, margin, p,
-                                     -sgn, mesh_scratch, scratch, out)  # fmt: skip
-            # two passive meshes, or a passive mesh and a plane: never both dynamic, no contacts
+            _collide_mesh(a, b, ta, tb, pa, Ra, ga, pb, Rb, gb, shape_hull, hulls, shape_mesh, meshes, margin, p, sgn,
+                          mesh_scratch, scratch, out)  # fmt: skip
         elif _CYLINDER <= tb <= _CONVEX:
             # Cylinder, cone or hull with anything convex: one generic GJK/EPA manifold kernel.
             if ta == _PLANE:
@@ -423,25 +459,5 @@ def generate_contacts(
                 A = make_convex_shape(ta, ga, pa, Ra, int(shape_hull[a]), hulls)
                 B = make_convex_shape(tb, gb, pb, Rb, int(shape_hull[b]), hulls)
                 collide_convex_convex(A, B, hulls, margin, p, sgn, scratch, out)
-        elif ta == _SPHERE:
-            if tb == _SPHERE:
-                collide_sphere_sphere(pa, ga[0], pb, gb[0], margin, p, sgn, out)
-            elif tb == _BOX:
-                collide_sphere_box(pa, ga[0], pb, Rb, gb, margin, p, sgn, out)
-            elif tb == _CAPSULE:
-                collide_sphere_capsule(pa, ga[0], pb, Rb, gb[0], gb[1], margin, p, sgn, out)
-            elif tb == _PLANE:
-                collide_sphere_plane(pa, ga[0], pb, Rb, margin, p, sgn, out)
-        elif ta == _BOX:
-            if tb == _BOX:
-                collide_box_box(pa, Ra, ga, pb, Rb, gb, margin, p, sgn, clip_pos, clip_tag, out)
-            elif tb == _CAPSULE:
-                collide_box_capsule(pa, Ra, ga, pb, Rb, gb[0], gb[1], margin, p, sgn, out)
-            elif tb == _PLANE:
-                collide_box_plane(pa, Ra, ga, pb, Rb, margin, p, sgn, out)
-        elif ta == _CAPSULE:
-            if tb == _CAPSULE:
-                collide_capsule_capsule(pa, Ra, ga[0], ga[1], pb, Rb, gb[0], gb[1], margin, p, sgn, out)
-            elif tb == _PLANE:
-                collide_capsule_plane(pa, Ra, ga[0], ga[1], pb, Rb, margin, p, sgn, out)
-        # plane-plane: no contacts
+        else:
+            _collide_primitives(ta, tb, pa, Ra, ga, pb, Rb, gb, margin, p, sgn, clip_pos, clip_tag, out)

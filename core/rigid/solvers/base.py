@@ -86,7 +86,23 @@ class SolverBase:
         self.split_impulse = bool(split_impulse)
         self.normals_first = bool(normals_first)
         self.accelerate = bool(accelerate)
-        nb, nc = model.body_count, model.contact_max
+        self._allocate(model.body_count, model.contact_max)
+        self.has_spin = bool(model.has_spin_friction and self.supports_spin)
+        """True when this solve enforces torsional friction (the model has it and the solver supports it)."""
+        self._result = np.zeros(3)
+        self.last_iterations = 0
+        """Sweeps used by the last step."""
+        self.last_residual = 0.0
+        """Final merit (largest impulse change of the last sweep) of the last step [N·s]."""
+        self.last_rejections = 0
+        """Rejected sweeps (PROX r-factor back-offs) in the last step."""
+        self.last_status = SolverStatus.NONE
+        """Why the last solve stopped."""
+        self.last_correction_sweeps = 0
+        """Sweeps of the last step's split-impulse position correction."""
+
+    def _allocate(self, nb: int, nc: int) -> None:
+        """The step's scratch, once: per body (``nb``) and per contact slot (``nc``); never resized."""
         self._inv_inertia_world = np.zeros((nb, 3, 3))
         self._vel_free = np.zeros((nb, 3))
         self._omega_free = np.zeros((nb, 3))
@@ -114,19 +130,6 @@ class SolverBase:
         self._row_spin = np.zeros((nc, SPIN_COLUMNS))
         self._prev_torque_world = np.zeros((nc, 3))
         self._saved_spin = np.zeros(nc)
-        self.has_spin = bool(model.has_spin_friction and self.supports_spin)
-        """True when this solve enforces torsional friction (the model has it and the solver supports it)."""
-        self._result = np.zeros(3)
-        self.last_iterations = 0
-        """Sweeps used by the last step."""
-        self.last_residual = 0.0
-        """Final merit (largest impulse change of the last sweep) of the last step [N·s]."""
-        self.last_rejections = 0
-        """Rejected sweeps (PROX r-factor back-offs) in the last step."""
-        self.last_status = SolverStatus.NONE
-        """Why the last solve stopped."""
-        self.last_correction_sweeps = 0
-        """Sweeps of the last step's split-impulse position correction."""
 
     def _solve(self, contacts: Contacts) -> None:
         raise NotImplementedError
@@ -157,6 +160,77 @@ class SolverBase:
         )  # fmt: skip
         self.last_correction_sweeps = int(self._pseudo_result[0])
 
+    def _solve_contacts(self, state_in: State, contacts: Contacts, n: int, dt: float) -> None:
+        """The ``n`` contacts' rows, warm start, solve and split-impulse correction of one step."""
+        m = self.model
+        compute_contact_rows(
+            m.body_inv_mass, state_in.body_pos, state_in.body_vel, state_in.body_omega,
+            self._inv_inertia_world, self._vel_free, self._omega_free,
+            contacts.contact_body0, contacts.contact_body1, contacts.contact_point, contacts.contact_normal,
+            contacts.contact_gap, contacts.contact_restitution,
+            contacts.contact_tangent_fixed, contacts.contact_tangent_hint, n,
+            0.0 if self.split_impulse else self.erp, self.penetration_slop, self.restitution_threshold, dt,
+            contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._D, self._b,
+        )  # fmt: skip
+        if self.warm_start:
+            match_previous_contacts(
+                contacts.contact_key, contacts.contact_point, n, self._prev_key, self._prev_point,
+                self._prev_count, m.contact_margin, self._prev_used, self._match,
+            )  # fmt: skip
+            warm_start_impulses(
+                self._match, n, contacts.contact_frame, contacts.contact_friction_set, contacts.contact_mu4,
+                self._prev_impulse_world, self.friction_set == FrictionSet.BOX, self.warm_start_factor,
+                contacts.contact_impulse,
+            )  # fmt: skip
+        else:
+            contacts.contact_impulse[:n] = 0.0
+        accumulate_impulses(
+            contacts.contact_body0, contacts.contact_body1, n, contacts.contact_impulse, m.body_inv_mass,
+            contacts.contact_frame, self._irc0, self._irc1, self._dv, self._dw,
+        )  # fmt: skip
+        contacts.contact_spin_impulse[:n] = 0.0
+        if self.has_spin:
+            compute_spin_rows(
+                self._inv_inertia_world, self._omega_free, contacts.contact_body0, contacts.contact_body1,
+                contacts.contact_frame, contacts.contact_mu_spin, self._D, n, self._row_spin,
+            )  # fmt: skip
+            if self.warm_start:
+                warm_start_spin(
+                    self._match, contacts.contact_key, n, contacts.contact_frame, contacts.contact_impulse,
+                    self._row_spin, self._prev_key, self._prev_torque_world, contacts.contact_spin_impulse,
+                )  # fmt: skip
+                accumulate_spin_impulses(
+                    contacts.contact_body0, contacts.contact_body1, n, contacts.contact_spin_impulse,
+                    self._row_spin, self._dw,
+                )  # fmt: skip
+        self._solve(contacts)
+        self.last_iterations = int(self._result[0])
+        self.last_residual = float(self._result[1])
+        self.last_rejections = int(self._result[2])
+        reached = self.last_iterations < self.iterations or self.last_residual <= self.tolerance * max(
+            float(np.abs(contacts.contact_impulse[:n]).max()), 1e-300
+        )
+        self.last_status = SolverStatus.ABSOLUTE if reached else SolverStatus.MAX_ITERATIONS
+        store_world_impulses(
+            contacts.contact_key, contacts.contact_point, n, contacts.contact_frame, contacts.contact_impulse,
+            self._prev_key, self._prev_point, self._prev_impulse_world,
+        )  # fmt: skip
+        if self.has_spin:
+            store_spin_impulses(n, contacts.contact_frame, contacts.contact_spin_impulse, self._prev_torque_world)
+        if self.split_impulse:
+            self._correct_positions(contacts, dt)
+
+    def _no_contacts(self) -> None:
+        """A step without contacts: no impulses, no pseudo velocities, and the statistics say so."""
+        self._dv[:] = 0.0
+        self._dw[:] = 0.0
+        self.last_iterations = 0
+        self.last_residual = 0.0
+        self.last_rejections = 0
+        self.last_status = SolverStatus.NO_CONTACTS
+        self._pseudo_vel[:] = 0.0
+        self._pseudo_omega[:] = 0.0
+
     def step(self, state_in: State, state_out: State, control: Control, contacts: Contacts, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` using ``contacts`` found at ``state_in``."""
         m = self.model
@@ -168,71 +242,9 @@ class SolverBase:
         )  # fmt: skip
         n = contacts.contact_count
         if n:
-            compute_contact_rows(
-                m.body_inv_mass, state_in.body_pos, state_in.body_vel, state_in.body_omega,
-                self._inv_inertia_world, self._vel_free, self._omega_free,
-                contacts.contact_body0, contacts.contact_body1, contacts.contact_point, contacts.contact_normal,
-                contacts.contact_gap, contacts.contact_restitution,
-                contacts.contact_tangent_fixed, contacts.contact_tangent_hint, n,
-                0.0 if self.split_impulse else self.erp, self.penetration_slop, self.restitution_threshold, dt,
-                contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._D, self._b,
-            )  # fmt: skip
-            if self.warm_start:
-                match_previous_contacts(
-                    contacts.contact_key, contacts.contact_point, n, self._prev_key, self._prev_point,
-                    self._prev_count, m.contact_margin, self._prev_used, self._match,
-                )  # fmt: skip
-                warm_start_impulses(
-                    self._match, n, contacts.contact_frame, contacts.contact_friction_set, contacts.contact_mu4,
-                    self._prev_impulse_world, self.friction_set == FrictionSet.BOX, self.warm_start_factor,
-                    contacts.contact_impulse,
-                )  # fmt: skip
-            else:
-                contacts.contact_impulse[:n] = 0.0
-            accumulate_impulses(
-                contacts.contact_body0, contacts.contact_body1, n, contacts.contact_impulse, m.body_inv_mass,
-                contacts.contact_frame, self._irc0, self._irc1, self._dv, self._dw,
-            )  # fmt: skip
-            contacts.contact_spin_impulse[:n] = 0.0
-            if self.has_spin:
-                compute_spin_rows(
-                    self._inv_inertia_world, self._omega_free, contacts.contact_body0, contacts.contact_body1,
-                    contacts.contact_frame, contacts.contact_mu_spin, self._D, n, self._row_spin,
-                )  # fmt: skip
-                if self.warm_start:
-                    warm_start_spin(
-                        self._match, contacts.contact_key, n, contacts.contact_frame, contacts.contact_impulse,
-                        self._row_spin, self._prev_key, self._prev_torque_world, contacts.contact_spin_impulse,
-                    )  # fmt: skip
-                    accumulate_spin_impulses(
-                        contacts.contact_body0, contacts.contact_body1, n, contacts.contact_spin_impulse,
-                        self._row_spin, self._dw,
-                    )  # fmt: skip
-            self._solve(contacts)
-            self.last_iterations = int(self._result[0])
-            self.last_residual = float(self._result[1])
-            self.last_rejections = int(self._result[2])
-            reached = self.last_iterations < self.iterations or self.last_residual <= self.tolerance * max(
-                float(np.abs(contacts.contact_impulse[:n]).max()), 1e-300
-            )
-            self.last_status = SolverStatus.ABSOLUTE if reached else SolverStatus.MAX_ITERATIONS
-            store_world_impulses(
-                contacts.contact_key, contacts.contact_point, n, contacts.contact_frame, contacts.contact_impulse,
-                self._prev_key, self._prev_point, self._prev_impulse_world,
-            )  # fmt: skip
-            if self.has_spin:
-                store_spin_impulses(n, contacts.contact_frame, contacts.contact_spin_impulse, self._prev_torque_world)
-            if self.split_impulse:
-                self._correct_positions(contacts, dt)
+            self._solve_contacts(state_in, contacts, n, dt)
         else:
-            self._dv[:] = 0.0
-            self._dw[:] = 0.0
-            self.last_iterations = 0
-            self.last_residual = 0.0
-            self.last_rejections = 0
-            self.last_status = SolverStatus.NO_CONTACTS
-            self._pseudo_vel[:] = 0.0
-            self._pseudo_omega[:] = 0.0
+            self._no_contacts()
         self._prev_count = n
         finish_step(
             m.body_kind, self._vel_free, self._omega_free, self._dv, self._dw, state_out.body_vel, state_out.body_omega
