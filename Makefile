@@ -136,7 +136,7 @@ TEST_STEPS := $(filter-out after:%,$(LANE1) $(LANE2))
 test:
 	@results=$$(mktemp -d); \
 	lane() { \
-	  name=$$1; shift; \
+	  name=$$1; shift; lane_start=$$SECONDS; \
 	  for step in "$$@"; do \
 	    if [ "$${step#after:}" != "$$step" ]; then \
 	      while [ ! -e "$$results/done-$${step#after:}" ]; do sleep 1; done; continue; \
@@ -148,6 +148,7 @@ test:
 	    touch "$$results/done-$$step"; \
 	    echo "[$$name] >> $$step: $$res ($$((SECONDS - start)) s)"; \
 	  done; \
+	  echo "lane $$name: $$((SECONDS - lane_start)) s" >> "$$results/$$name"; \
 	}; \
 	lane 2 $(LANE2) & \
 	lane 1 $(LANE1); \
