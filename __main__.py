@@ -197,11 +197,11 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
     import bpy
 
     from . import register
-    from .addon import jitcache
+    from .addon.warmup import jitcache
 
     jitcache.configure()  # before the core is imported: an installed extension's kernels live in its user folder
-    from .addon import bake
-    from .addon.worker import CompileWatch
+    from .addon.bake import driver as bake
+    from .addon.bake.threads import CompileWatch
 
     report["package"] = __package__  # which copy baked (an installed extension bakes as bl_ext.<repo>.<id>)
     timings: dict[str, float] = {}
@@ -280,7 +280,7 @@ def _installed_twin():
     or already under that name).
 
     The CLI run from an installed extension's folder then reads and writes the add-on's kernel cache: numba's cache
-    entries record their module's name, so they can only be shared under the same name (``addon/jitcache.py``).
+    entries record their module's name, so they can only be shared under the same name (``addon/warmup/jitcache.py``).
     """
     if (__package__ or "").startswith("bl_ext."):
         return None

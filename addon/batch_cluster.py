@@ -77,7 +77,7 @@ def worker_check(package: str, fingerprint: str):
         missing = [name for name in ("bpy", "numba") if importlib.util.find_spec(name) is None]
         if missing:
             return f"{where}: {' and '.join(missing)} missing; pip install them into this Python"
-        theirs = importlib.import_module(f"{package}.addon.jitcache").core_source_fingerprint()
+        theirs = importlib.import_module(f"{package}.addon.warmup.jitcache").core_source_fingerprint()
         if theirs != fingerprint:
             return (
                 f"{where}: another version of {package} (core {theirs}, here {fingerprint}); "
@@ -90,7 +90,7 @@ def worker_check(package: str, fingerprint: str):
 
 def check_workers(client) -> int:
     """Ask every worker :func:`worker_check`; the number of workers. Raises :class:`.batch.UsageError` on problems."""
-    from .jitcache import core_source_fingerprint
+    from .warmup.jitcache import core_source_fingerprint
 
     answers = client.run(worker_check(batch.ROOT_PACKAGE, core_source_fingerprint()), on_error="return")
     problems = [

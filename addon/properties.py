@@ -718,7 +718,7 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         soft_max=32,  # a cube at 32 is 236k tets: ~1.3 GB and tens of seconds per frame
         max=256,  # high values are only sane for long thin meshes (a 1 m rope 1 cm thick: 256 × 3 × 3 cells)
     )
-    # direction-dependent friction (course ch. 6; read by addon.friction_export) ---------------
+    # direction-dependent friction (course ch. 6; read by addon.friction.export) ---------------
     friction_model: EnumProperty(
         name="Friction Model",
         description="How the friction of this surface depends on the sliding direction",

@@ -29,7 +29,7 @@ from ...core.ipc.ipc_world import IpcWorld, MeshCollider
 from ...core.soft.world import ColliderKind
 from .. import units
 from ..errors import BakeError
-from ..friction_export import AXIS_VECTORS
+from ..friction.export import AXIS_VECTORS
 from ..scene import SCALE_TOLERANCE, SHEAR_TOLERANCE, evaluated_at, mesh_arrays, raise_first, raise_problems
 from ..soft.export import (
     STATIC_TOLERANCE,

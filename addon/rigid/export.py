@@ -20,8 +20,9 @@ import numpy as np
 
 from ...core import BodyKind, CombineMode, KinematicTrack, Model, ModelBuilder, ModelError, ShapeType
 from ...core.friction.surface import SurfaceFriction
-from .. import friction_export, units
+from .. import units
 from ..errors import BakeError
+from ..friction import export as friction_export
 from ..scene import (
     compound_parts,
     contact_objects,

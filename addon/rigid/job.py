@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import iter_simulate
+from ..bake.job import BakeJob, diverged, scene_object
 from ..errors import BakeError
-from ..job import BakeJob, diverged, scene_object
 from ..output.actions import ACTION_SUFFIX, commit_transforms, prepare_transforms
 from ..output.transaction import Transaction
 from ..properties import SHAPE_ITEMS

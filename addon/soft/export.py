@@ -37,7 +37,7 @@ from ...core.soft.volume import VolumeModel, kappa_per_pa
 from ...core.soft.world import ColliderKind, SoftWorld, SoftWorldBuilder
 from .. import units
 from ..errors import BakeError
-from ..friction_export import AXIS_VECTORS
+from ..friction.export import AXIS_VECTORS
 from ..scene import (
     SINGULAR_TOLERANCE,
     contact_objects,

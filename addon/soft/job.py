@@ -8,8 +8,8 @@ import numpy as np
 
 from ...core.soft.trajectory import SoftTrajectory
 from .. import units
+from ..bake.job import BakeJob, diverged, scene_object, unconverged
 from ..errors import BakeError
-from ..job import BakeJob, diverged, scene_object, unconverged
 from ..output import deform as deform_output
 from ..output.actions import commit_transforms, prepare_transforms
 from ..output.transaction import Transaction

@@ -184,7 +184,8 @@ def test_worker_check_travels_by_value_and_finds_what_a_worker_lacks():
     cloudpickle = pytest.importorskip("cloudpickle")
     import importlib.machinery
 
-    from contact_lab.addon import batch_cluster, jitcache
+    from contact_lab.addon import batch_cluster
+    from contact_lab.addon.warmup import jitcache
 
     def on_worker(check, setting="as-here"):
         run = subprocess.run(

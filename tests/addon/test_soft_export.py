@@ -6,7 +6,8 @@ import types
 
 import numpy as np
 import pytest
-from contact_lab.addon import bake, properties, units
+from contact_lab.addon import properties, units
+from contact_lab.addon.bake import driver as bake
 from contact_lab.addon.errors import BakeError
 from contact_lab.addon.soft import caches
 from contact_lab.addon.soft import export as soft_export

@@ -245,7 +245,7 @@ def test_intersecting_start_is_a_clean_error(lab, monkeypatch):
     """A soft cube already through the plane at the start: the validation refuses it before anything runs, and
     without the validation the core's exact check does, with a clean error naming the problem, nothing written;
     the Soft engine refuses a Mesh collider with a message pointing to IPC."""
-    from contact_lab.addon import bake as addon_bake
+    from contact_lab.addon.bake import driver as addon_bake
 
     scene = ipc_scene(frame_end=4)
     lab.add_ground(size=2.0)

@@ -399,7 +399,7 @@ def test_failed_bakes_leave_the_scene_untouched(lab, monkeypatch):
 
 def test_modal_stepping_and_cancel(lab):
     """The modal path (time-budgeted steps, as the timer runs them): Esc discards, stepping to the end bakes."""
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     scene, cube = build_soft_drop(lab, frame_end=5)
     before = scene_state(scene)

@@ -16,10 +16,10 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core.errors import DivergenceError
-from ..core.stop import SimulationStoppedError, StopRequest
-from .errors import BakeError
-from .output.transaction import describe_exception
+from ...core.errors import DivergenceError
+from ...core.stop import SimulationStoppedError, StopRequest
+from ..errors import BakeError
+from ..output.transaction import describe_exception
 
 
 def _now() -> float:

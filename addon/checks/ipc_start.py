@@ -258,8 +258,8 @@ def intersecting_pairs(vertices: np.ndarray, triangles: np.ndarray, skip: np.nda
 def _surfaces(view) -> tuple[list, list]:
     """``(objects, [(world vertices (V, 3) [m], triangles (T, 3)), ...])``: the soft meshes as modelled (what IPC
     embeds) and the Mesh colliders' evaluated meshes at the start frame, in world space."""
+    from ..ipc.export import read_evaluated_meshes
     from ..scene import mesh_arrays
-    from .export import read_evaluated_meshes
 
     m = view.matrices or {}
     soft = [o for o in view.soft if o.name in m and o.type == "MESH"]
@@ -279,7 +279,7 @@ def findings(view, reported: list) -> list:
     mesh too large to check. ``reported``: findings already made, so a pair named there (by the overlap check) is
     not named twice.
     """
-    from ..validate import error, info
+    from .findings import error, info
 
     if view.engine != "IPC" or not view.matrices:
         return []

@@ -224,7 +224,7 @@ def run(package) -> int:
     from numba.core import event
 
     cache_dir = jitcache.configure()  # before the core is imported: its kernels' cache location is fixed then
-    from . import bake
+    from ..bake import driver as bake
 
     compiled = [0]
 

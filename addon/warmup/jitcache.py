@@ -26,7 +26,7 @@ CACHE_ENV = "CONTACT_LAB_NUMBA_CACHE"
 _configured_dir: str | None = None
 
 
-CORE_DIR = Path(__file__).resolve().parent.parent / "core"
+CORE_DIR = Path(__file__).resolve().parents[2] / "core"
 """Sources of the kernels whose cache this module places."""
 
 
@@ -47,7 +47,7 @@ def core_source_fingerprint(core_dir: Path = CORE_DIR) -> str:
 
 def root_package() -> str:
     """The extension's root package (``bl_ext.<repo>.contact_lab`` or ``contact_lab``)."""
-    return (__package__ or "").rpartition(".")[0]
+    return (__package__ or "").removesuffix(".addon.warmup")
 
 
 def is_installed_extension() -> bool:

@@ -27,18 +27,18 @@ from collections.abc import Callable, Iterable
 
 import bpy
 
-from . import paths
-from .errors import BakeError
-from .ipc.job import IpcBakeJob
+from .. import paths
+from ..checks.validate import check_before_bake
+from ..errors import BakeError
+from ..ipc.job import IpcBakeJob
+from ..output import actions
+from ..output import deform as deform_output
+from ..paths import UnsafePathError
+from ..rigid.job import RigidBakeJob
+from ..scene import contact_objects, engine_shape_problems, raise_problems
+from ..soft.job import SoftBakeJob
 from .job import BakeJob, _now, store_report
-from .output import actions
-from .output import deform as deform_output
-from .paths import UnsafePathError
-from .rigid.job import RigidBakeJob
-from .scene import contact_objects, engine_shape_problems, raise_problems
-from .soft.job import SoftBakeJob
-from .validate import check_before_bake
-from .worker import CompileWatch
+from .threads import CompileWatch
 
 __all__ = [
     "ENGINE_JOBS",
@@ -140,7 +140,7 @@ def start_bake(
     gathered = job_class.gather(scene, frame_start=frame_start, frame_end=frame_end, owner=owner)
     gathered.timings["gather"] = _now() - t0
     job = job_class(scene, gathered)
-    job.warnings = warnings  # the validation's warnings lead the report's (addon.validate)
+    job.warnings = warnings  # the validation's warnings lead the report's (addon.checks.validate)
     return job
 
 

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from . import units
-from .scene import mesh_arrays
-from .validate import Finding, SceneView, error, warning
+from .. import units
+from ..scene import mesh_arrays
+from .findings import Finding, SceneView, error, warning
 
 BAKE = "Physics ▸ Contact Lab Bake"
 BODY = "Physics ▸ Contact Lab Body"
@@ -568,6 +568,6 @@ def _iteration_findings(view: SceneView) -> list[Finding]:
 
 
 def _length(metres: float) -> str:
-    from .validate_physics import _length as length
+    from .physics import _length as length
 
     return length(metres)

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scene import mesh_arrays, sample_world_matrices
-from .validate import BLENDER_MAX_FRAME, Finding, SceneView
+from ..scene import mesh_arrays, sample_world_matrices
+from .findings import BLENDER_MAX_FRAME, Finding, SceneView
 
 MESH_SHAPES = frozenset({"CONVEX_HULL", "MESH"})
 
@@ -94,7 +94,7 @@ def _rigid_bodies(view: SceneView) -> tuple[list, list, dict, list]:
 
 
 def _rigid_motion(view: SceneView) -> list[tuple]:
-    from .rigid import export as rigid_export
+    from ..rigid import export as rigid_export
 
     active, passive, parts, part_list = _rigid_bodies(view)
     objects = active + passive
@@ -106,8 +106,8 @@ def _rigid_motion(view: SceneView) -> list[tuple]:
 
 
 def _rigid_meshes(view: SceneView) -> list[tuple]:
-    from .rigid import export as rigid_export
-    from .rigid import shapes as rigid_shapes
+    from ..rigid import export as rigid_export
+    from ..rigid import shapes as rigid_shapes
 
     active, passive, parts, part_list = _rigid_bodies(view)
     shaped = [o for o in active + passive + part_list if o.contact_lab.shape in MESH_SHAPES]
@@ -118,7 +118,7 @@ def _rigid_meshes(view: SceneView) -> list[tuple]:
 
 
 def _collider_meshes(view: SceneView) -> list[tuple]:
-    from .ipc import export as ipc_export
+    from ..ipc import export as ipc_export
 
     problems: list[tuple] = []
     if view.engine == "IPC":  # IPC's soft surfaces must not touch themselves (the mesh as modelled, as gathered)
@@ -135,9 +135,9 @@ def _collider_meshes(view: SceneView) -> list[tuple]:
 
 
 def _soft_motion(view: SceneView) -> list[tuple]:
-    from .ipc import export as ipc_export
-    from .soft import export as soft_export
-    from .soft import job as soft_job
+    from ..ipc import export as ipc_export
+    from ..soft import export as soft_export
+    from ..soft import job as soft_job
 
     soft = [obj for obj in _ok(view, view.soft) if obj.type == "MESH"]
     active, passive = _ok(view, view.active), _ok(view, view.passive)

@@ -33,7 +33,7 @@ PREFIX = "[contact_lab warm-up]"
 START_DELAY = 2.0
 """Seconds after enabling before the warm-up starts (Blender finishes starting up first)."""
 
-CHILD = Path(__file__).with_name("warmup_child.py")
+CHILD = Path(__file__).with_name("child.py")
 
 
 @dataclass
@@ -105,7 +105,7 @@ def command(cache_dir: str) -> tuple[list[str], dict]:
     import numba
 
     package = jitcache.root_package()
-    extension_dir = Path(__file__).resolve().parent.parent
+    extension_dir = Path(__file__).resolve().parents[2]
     numba_site = str(Path(numba.__file__).resolve().parent.parent)
     args = ["--package", package, "--repo-dir", str(extension_dir.parent), "--path", numba_site]
     if bpy.app.binary_path:  # a Blender binary: its own Python cannot import bpy, Blender itself runs the script

@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.friction.surface import (
+from ...core.friction.surface import (
     StructureSource,
     SurfaceFriction,
     SurfaceFrictionModel,
     SurfaceMesh,
     TextureImage,
 )
-from . import units
-from .scene import evaluated_at
+from .. import units
+from ..scene import evaluated_at
 
 if TYPE_CHECKING:
     import bpy  # for annotations only: this module reads bpy data through the objects it is given
@@ -414,7 +414,7 @@ def validate_friction(objects, depsgraph=None) -> list[str]:
     Raises:
         BakeError: fatal problems (all of them, each naming its object; ``object_name`` = the first).
     """
-    from .errors import BakeError
+    from ..errors import BakeError
 
     fatal, warnings = [], []
     for obj in objects:

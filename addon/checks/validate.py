@@ -34,15 +34,15 @@ Every finding names its object (or the scene setting) and says what to change.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import asdict
+from typing import Literal
 
 import numpy as np
 
-from . import friction_export, units
-from .errors import BakeError
-from .library_check import library_problems
-from .scene import (
+from .. import units
+from ..errors import BakeError
+from ..friction import export as friction_export
+from ..scene import (
     compound_parts,
     contact_objects,
     engine_shape_problems,
@@ -52,9 +52,8 @@ from .scene import (
     object_problems,
     sample_world_matrices,
 )
-
-LEVELS = ("ERROR", "WARNING", "INFO")
-"""Finding levels, most severe first."""
+from .findings import BLENDER_MAX_FRAME, LEVELS, Finding, SceneView, error, info, warning  # noqa: F401  (info: for callers)
+from .library import library_problems
 
 HUGE = 1.0e30
 """Magnitude from which a number counts as infinite: Blender clamps an infinite float property to 3.4e38 (the
@@ -66,9 +65,6 @@ STORED_INFINITY = 3.0e38
 STRONG_GRAVITY = 1000.0
 """Gravity [m/s²] (about 100 g) above which it is almost certainly a typo or a unit mistake (a warning)."""
 
-BLENDER_MAX_FRAME = 1_048_574
-"""Blender's largest frame number (and its negative the smallest the current frame may take)."""
-
 MAX_LISTED_ERRORS = 6
 """Errors spelled out in one :class:`BakeError` message; the rest are counted."""
 
@@ -76,85 +72,6 @@ SKIPPED_SETTINGS = frozenset({"bake_progress"})
 """Numbers of the settings that are status, not input (and the ``previous_*`` bookkeeping of a bake)."""
 
 AXES = "XYZ"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem (or note) about a scene, for the panel, the report and :func:`raise_errors`."""
-
-    level: str
-    """'ERROR' (the bake refuses to run), 'WARNING' (it runs, the result may look wrong) or 'INFO'."""
-    object_name: str | None
-    """The object it is about, or None for the scene."""
-    setting: str | None
-    """The property to change (``'scale'``, ``'contact_lab.mass'``, ``'scene.gravity'``), or None."""
-    message: str
-    """What is wrong, naming the object or setting: ``"'Box': its scale is zero on axis X"``."""
-    fix: str
-    """What to change; empty when ``message`` already ends with it (messages of the engines' own checks)."""
-
-    @property
-    def text(self) -> str:
-        """The message and the fix as one sentence."""
-        return f"{self.message}: {self.fix}" if self.fix else self.message
-
-
-def error(obj, message: str, fix: str = "", setting: str | None = None) -> Finding:
-    """An ERROR finding about ``obj`` (an object, its name or None for the scene)."""
-    return Finding("ERROR", _name(obj), setting, message, fix)
-
-
-def warning(obj, message: str, fix: str = "", setting: str | None = None) -> Finding:
-    """A WARNING finding about ``obj`` (an object, its name or None)."""
-    return Finding("WARNING", _name(obj), setting, message, fix)
-
-
-def info(obj, message: str, fix: str = "", setting: str | None = None) -> Finding:
-    """An INFO finding about ``obj`` (an object, its name or None)."""
-    return Finding("INFO", _name(obj), setting, message, fix)
-
-
-def _name(obj) -> str | None:
-    return obj if obj is None or isinstance(obj, str) else obj.name
-
-
-@dataclass
-class SceneView:
-    """The objects one engine would bake, gathered once for every check."""
-
-    scene: Any
-    """The ``bpy.types.Scene`` (Any: its ``contact_lab`` settings are registered at run time, unknown to the stubs)."""
-    engine: str
-    start: int
-    end: int
-    active: list
-    """Active rigid bodies (Compound Parents included, their parts not), by name."""
-    passive: list
-    """Passive objects, by name (for the IPC engine: without the Mesh colliders)."""
-    soft: list
-    """Soft objects (Soft and IPC engines; empty for Rigid), by name."""
-    mesh_colliders: list
-    """IPC engine: passive objects with the Mesh shape (they become IPC mesh colliders)."""
-    parts: dict
-    """Rigid engine: ``{compound parent name: its parts}``."""
-    broken: set
-    """Names of objects with a NaN or infinite transform or setting: the geometric checks leave them out."""
-    soft_in_rigid: list
-    """Rigid engine: objects with the Soft role (an error)."""
-    metres: float = 1.0
-    """Metres per Blender unit."""
-    matrices: dict | None = None
-    """``{object name: world matrix (4, 4) [BU] at the start frame}``, for the objects of the geometric checks."""
-
-    @property
-    def rigid(self) -> list:
-        return self.active + self.passive
-
-    @property
-    def objects(self) -> list:
-        """Every object taking part (bodies, parts, soft objects, mesh colliders), each once."""
-        parts = [p for children in self.parts.values() for p in children]
-        return self.active + self.passive + parts + self.soft + self.mesh_colliders
 
 
 # entry points ----------------------------------------------------------------------------------------
@@ -173,7 +90,9 @@ def validate_scene(
         engine: 'RIGID', 'SOFT' or 'IPC'.
         frame_start, frame_end: override the scene's bake range (as :func:`.bake.bake_scene` does).
     """
-    from . import validate_physics, validate_ranges, validate_refusals
+    from . import physics as validate_physics
+    from . import ranges as validate_ranges
+    from . import refusals as validate_refusals
 
     engine = str(engine or getattr(scene.contact_lab, "engine", "RIGID"))
     start, end = frame_range(scene, frame_start, frame_end)
@@ -341,7 +260,7 @@ def _all_finite(values) -> bool:
 
 
 def _judged_by_range() -> frozenset:
-    from .validate_ranges import JUDGED_BY_RANGE
+    from .ranges import JUDGED_BY_RANGE
 
     return JUDGED_BY_RANGE
 
@@ -419,9 +338,9 @@ def _scene_findings(scene, start: int, end: int) -> list[Finding]:
 
 def _engine_findings(view: SceneView) -> list[Finding]:
     """The checks each engine's export runs before reading meshes, as ERROR findings (same messages)."""
-    from .ipc import export as ipc_export
-    from .rigid import shapes as rigid_shapes
-    from .soft import export as soft_export
+    from ..ipc import export as ipc_export
+    from ..rigid import shapes as rigid_shapes
+    from ..soft import export as soft_export
 
     problems: list[tuple[str | None, str]] = []
     scene, start, end = view.scene, view.start, view.end
@@ -594,7 +513,7 @@ def _output_findings(view: SceneView) -> list[Finding]:
 
 def _friction_findings(view: SceneView) -> list[Finding]:
     """Missing UV maps, images, attributes (errors) and colour-space or node quirks (warnings)."""
-    from .scene import evaluated_depsgraph
+    from ..scene import evaluated_depsgraph
 
     todo = [
         o
@@ -616,6 +535,6 @@ def _friction_findings(view: SceneView) -> list[Finding]:
 def _cache_folder_findings(scene, soft: list) -> list[Finding]:
     """The PC2 Cache Folder must be usable and writable or creatable, and every soft object gets its own cache
     (:func:`.soft.caches.cache_folder_problems`)."""
-    from .soft.caches import cache_folder_problems
+    from ..soft.caches import cache_folder_problems
 
     return [error(*problem) for problem in cache_folder_problems(scene, [obj.name for obj in soft])]
