@@ -305,7 +305,7 @@ def render(root: Path = ROOT) -> str:
     eng, output = list(pic.engines.values()), [b.names for b in row["addon"] if b.key == "addon/output/"]
     left = [
         ("Blender objects", ["scene + animation"], "ui", "read"),
-        ("export", ["addon/<engine>/", "export.py"], "addon_engines", "SI units"),
+        ("gather, build", ["addon/<engine>/", "gather.py, build.py"], "addon_engines", "SI units"),
         ("builder", [e[0] for e in eng], "engines", "finalize()"),
         ("model / state", [e[1] for e in eng], "engines", ""),
     ]

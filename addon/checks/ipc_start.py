@@ -258,7 +258,7 @@ def intersecting_pairs(vertices: np.ndarray, triangles: np.ndarray, skip: np.nda
 def _surfaces(view) -> tuple[list, list]:
     """``(objects, [(world vertices (V, 3) [m], triangles (T, 3)), ...])``: the soft meshes as modelled (what IPC
     embeds) and the Mesh colliders' evaluated meshes at the start frame, in world space."""
-    from ..ipc.export import read_evaluated_meshes
+    from ..ipc.gather import read_evaluated_meshes
     from ..scene import mesh_arrays
 
     m = view.matrices or {}

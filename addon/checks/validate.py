@@ -338,9 +338,9 @@ def _scene_findings(scene, start: int, end: int) -> list[Finding]:
 
 def _engine_findings(view: SceneView) -> list[Finding]:
     """The checks each engine's export runs before reading meshes, as ERROR findings (same messages)."""
-    from ..ipc import export as ipc_export
+    from ..ipc import gather as ipc_gather
     from ..rigid import shapes as rigid_shapes
-    from ..soft import export as soft_export
+    from ..soft import gather as soft_gather
 
     problems: list[tuple[str | None, str]] = []
     scene, start, end = view.scene, view.start, view.end
@@ -360,11 +360,11 @@ def _engine_findings(view: SceneView) -> list[Finding]:
         bodies = view.rigid + view.mesh_colliders
         problems += engine_shape_problems(bodies, frozenset({"BOX", "SPHERE", "CAPSULE", "PLANE", "MESH"}), label)
         if view.engine == "IPC":
-            problems += ipc_export._settings_problems(view.scene.contact_lab)
+            problems += ipc_gather._settings_problems(view.scene.contact_lab)
         problems += object_problems(scene, view.active, view.passive, start, end, require_active=False)
-        problems += soft_export.soft_problems(view.soft, view.active)
+        problems += soft_gather.soft_problems(view.soft, view.active)
         if view.engine == "IPC":
-            problems += ipc_export._mesh_object_problems(view.mesh_colliders)
+            problems += ipc_gather._mesh_object_problems(view.mesh_colliders)
         else:
             problems += mesh_shape_problems([o for o in view.passive if o.contact_lab.shape == "MESH"], "Soft")
     seen, out = set(), []
@@ -534,7 +534,7 @@ def _friction_findings(view: SceneView) -> list[Finding]:
 
 def _cache_folder_findings(scene, soft: list) -> list[Finding]:
     """The PC2 Cache Folder must be usable and writable or creatable, and every soft object gets its own cache
-    (:func:`.soft.caches.cache_folder_problems`)."""
-    from ..soft.caches import cache_folder_problems
+    (:func:`..output.caches.cache_folder_problems`)."""
+    from ..output.caches import cache_folder_problems
 
     return [error(*problem) for problem in cache_folder_problems(scene, [obj.name for obj in soft])]

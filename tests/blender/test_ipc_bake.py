@@ -1,6 +1,6 @@
 """IPC bakes through real Blender, compared with the core IPC simulation run directly.
 
-Each scene is exported once by :func:`contact_lab.addon.ipc.export.export_ipc_scene`; the export itself is
+Each scene is exported once by :func:`contact_lab.addon.ipc.gather.export_ipc_scene`; the export itself is
 checked against independently built data (the lattice of the mesh, the evaluated collider mesh posed by the
 object's world matrix, the scene's settings in metres), and its world is simulated with ``iter_simulate_ipc``
 directly, the embedding applied with numpy. The bake must write exactly those positions (float32 storage).
@@ -16,7 +16,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon.ipc import export as ipc_export  # noqa: E402
+from contact_lab.addon.errors import BakeError  # noqa: E402
+from contact_lab.addon.ipc import gather as ipc_export  # noqa: E402
 from contact_lab.core.ipc.frame_loop import iter_simulate_ipc  # noqa: E402
 from contact_lab.core.ipc.ipc_solver import IpcSolver  # noqa: E402
 from contact_lab.core.soft.lattice import tetrahedralize_lattice  # noqa: E402
@@ -237,7 +238,7 @@ def test_mesh_collider_bowl(lab):
     bowl.keyframe_insert("scale", frame=1)
     bowl.scale = (1.0, 1.0, 1.0)
     bowl.keyframe_insert("scale", frame=FRAMES)
-    with pytest.raises(ipc_export.BakeError, match="'Bowl': its scale changes at frame 2"):
+    with pytest.raises(BakeError, match="'Bowl': its scale changes at frame 2"):
         ipc_export.export_ipc_scene(scene)
 
 

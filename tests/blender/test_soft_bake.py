@@ -1,7 +1,7 @@
 """Soft-body bakes through real Blender, compared with the core soft simulation run directly.
 
 The references below build the soft world themselves (lattice of the mesh, embedding, pins, colliders) from
-the same inputs, without :mod:`contact_lab.addon.soft.export`, run ``iter_simulate_soft`` and apply the
+the same inputs, without :mod:`contact_lab.addon.soft.gather`, run ``iter_simulate_soft`` and apply the
 embedding with numpy. Scenes are small (lattice resolution 2–3, a few frames): this tier runs on three Blenders.
 """
 
@@ -17,8 +17,8 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from contact_lab.addon.output import deform as deform_output  # noqa: E402
-from contact_lab.addon.soft import export as soft_export  # noqa: E402
-from contact_lab.addon.soft.caches import cache_file_name  # noqa: E402
+from contact_lab.addon.output.caches import cache_file_name  # noqa: E402
+from contact_lab.addon.soft import gather as soft_export  # noqa: E402
 from contact_lab.core import DivergenceError  # noqa: E402
 from contact_lab.core.enums import ShapeType  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
