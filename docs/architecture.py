@@ -18,7 +18,7 @@ from xml.sax.saxutils import escape
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG_PATH = ROOT / "docs" / "architecture.svg"
-UI_PACKAGES = ("operators", "panels")  # with the root *.py files, the UI layer
+UI_PACKAGES = ("operators", "panels", "cli")  # with the root *.py files, the UI layer (cli: the command line)
 PACKAGES = (*UI_PACKAGES, "addon", "core")
 ENGINE_ORDER = ("rigid", "soft", "ipc")  # left to right; any other engine folder follows by name
 ROLES = {"__init__.py": "Blender's entry point", "__main__.py": "headless CLI", "registration.py": "registers it all"}

@@ -1,6 +1,7 @@
-"""The code that runs off Blender's main thread or outside Blender never reaches bpy: each engine's ``build.py`` (the
-bake's worker thread) and the command line's batch side (a plain Python process). Read with ``ast``, nothing is
-imported; an import counts wherever it is written (inside a function too), except under ``if TYPE_CHECKING:``.
+"""The code that runs off Blender's main thread or outside Blender never reaches bpy: each engine's ``build.py``
+(the bake's worker thread) and the command line's batch side (a plain Python process: ``cli/`` but ``single.py``).
+Read with ``ast``, nothing is imported; an import counts wherever it is written (inside a function too), except
+under ``if TYPE_CHECKING:``.
 """
 
 import ast
@@ -14,6 +15,12 @@ FORBIDDEN_PACKAGES = ("panels", "operators")
 def build_modules(root: Path) -> list[Path]:
     """Every engine's build module: ``addon/<engine>/build.py``."""
     return sorted((root / "addon").glob("*/build.py"))
+
+
+def batch_side(root: Path) -> list[Path]:
+    """The command line's modules that run in a plain Python process: ``cli/`` except the single-file bake (which
+    runs inside Blender)."""
+    return [p for p in sorted((root / "cli").glob("*.py")) if p.name != "single.py"]
 
 
 def _runtime_imports(tree: ast.AST):
@@ -35,13 +42,16 @@ def _module_path(root: Path, parts: tuple[str, ...]) -> Path | None:
 
 def _imports_of(root: Path, path: Path) -> tuple[list[str], list[tuple[str, ...]]]:
     """``(outside modules by full name, package modules as path parts)`` that the module at ``path`` imports; a
-    package module brings its parent packages' ``__init__.py`` along (importing it runs them)."""
+    package module brings its parent packages' ``__init__.py`` along (importing it runs them), except the package
+    root's: Blender's entry point, which imports only inside ``register()``."""
     here = path.relative_to(root).with_suffix("").parts
     package = here[:-1]  # an __init__'s package is its folder, a module's the folder it sits in
     outside, inside = [], []
     for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = package[: len(package) - node.level + 1] + tuple((node.module or "").split(".") if node.module else ())
+            base = package[: len(package) - node.level + 1] + tuple(
+                (node.module or "").split(".") if node.module else ()
+            )
             targets = [base + (a.name,) if _module_path(root, base + (a.name,)) else base for a in node.names]
         else:
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -89,10 +99,20 @@ def test_build_modules_never_reach_bpy_or_the_ui():
     }
 
 
+def test_cli_batch_side_never_reaches_bpy_or_the_ui():
+    """The command line's batch side (arguments, batches, children, Dask, progress) imports no bpy, mathutils,
+    bmesh, panels/ or operators/, directly or through what it imports: a batch process only starts children."""
+    assert {p.name for p in batch_side(ROOT)} >= {"batch.py", "children.py", "cluster.py", "command.py", "progress.py"}
+    assert {p.relative_to(ROOT).as_posix(): forbidden_reach(ROOT, p) for p in batch_side(ROOT)} == {
+        p.relative_to(ROOT).as_posix(): [] for p in batch_side(ROOT)
+    }
+
+
 def test_gather_modules_are_seen_reaching_bpy():
     """The check sees a real path to bpy: each engine's gather.py reaches it (through ``addon/scene.py``)."""
     for engine in ("rigid", "soft", "ipc"):
         assert forbidden_reach(ROOT, ROOT / "addon" / engine / "gather.py"), engine
+    assert "cli/single.py -> bpy" in forbidden_reach(ROOT, ROOT / "cli" / "single.py")
 
 
 def test_forbidden_reach_follows_every_kind_of_import(tmp_path):
