@@ -70,7 +70,6 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
 
     jitcache.configure()  # before the core is imported: an installed extension's kernels live in its user folder
     from ..addon.bake import driver as bake
-    from ..addon.bake.threads import CompileWatch
 
     report["package"] = ROOT_PACKAGE  # which copy baked (an installed extension bakes as bl_ext.<repo>.<id>)
     timings: dict[str, float] = {}
@@ -103,13 +102,9 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
             trusted_folders=[os.path.dirname(output)] if args.output else [],
             owner=output,  # the saved file owns the caches: a '//' Cache Folder is relative to it
         )
-        watch = CompileWatch()
-        with watch.listen():
-            try:
-                job.run(progress)
-            finally:
-                job.compiled_kernels = watch.count
-        bake_report = job.finish()
+        run = bake.JobRun(job, progress)
+        run.simulate()
+        bake_report = run.commit()
     except KeyboardInterrupt:
         if job is not None:  # what is known about the bake, for the report
             known = job.report("CANCELLED", error=f"interrupted at frame {job.current_frame}")
