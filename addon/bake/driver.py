@@ -115,8 +115,8 @@ def start_bake(
     trusted_folders: Iterable[str] = (),
     owner: str | None = None,
 ) -> BakeJob:
-    """Validate (:func:`.validate.check_before_bake`) and gather ``scene`` for its engine (Blender's main thread:
-    everything is read from bpy here) and return a job ready to be built and stepped on any thread, carrying the
+    """Validate (:func:`..checks.validate.check_before_bake`) and gather ``scene`` for its engine (Blender's main
+    thread: everything is read from bpy here) and return a job ready to be built and stepped on any thread, carrying the
     validation's warnings. Changes nothing.
 
     Args:

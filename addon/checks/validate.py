@@ -4,27 +4,27 @@
 and the current frame restored, as the exports do) and returns :class:`Finding` s:
 
 - **ERROR**: the bake would fail or produce garbage; :func:`raise_errors` turns them into one
-  :class:`~.errors.BakeError` and :func:`.bake.start_bake` calls it before every export, so an invalid scene is
+  :class:`~.errors.BakeError` and :func:`..bake.driver.start_bake` calls it before every export, so an invalid scene is
   refused before anything runs or changes.
 - **WARNING**: the bake runs but the result may not look right (a mass ratio the solver cannot resolve, bodies that
   start inside each other, a body so large that it moves in slow motion); they go into the bake's report.
 - **INFO**: worth knowing (the estimated size and time of a soft body's lattice).
 
-What is checked (the checks of each engine's own export are reused, not repeated; :mod:`.validate_physics` has
+What is checked (the checks of each engine's own export are reused, not repeated; :mod:`.physics` has
 the geometric ones):
 
 - the scene: frame range (one frame, outside Blender's range), frame rate, Unit Scale, gravity, and every number of
   ``scene.contact_lab`` for NaN or infinity (Blender stores infinity as 3.4e38: anything from
   :data:`STORED_INFINITY` on counts as infinite, from :data:`HUGE` on as far too large unless a range of
-  :mod:`.validate_ranges` judges it); the ranges of every setting (:mod:`.validate_ranges`);
+  :mod:`.ranges` judges it); the ranges of every setting (:mod:`.ranges`);
 - every object with a Role: the engine's role, shape and material checks, not-a-mesh objects, empty or flat meshes,
   NaN or infinite location, rotation, scale and settings, scale zero on an axis;
 - what the exports refuse once they sample frames or read evaluated meshes, by the exports' own functions
-  (:mod:`.validate_refusals`): scales over the sampled frames (zero, negative, a non-uniform sphere or capsule,
+  (:mod:`.refusals`): scales over the sampled frames (zero, negative, a non-uniform sphere or capsule,
   shear, a soft object flattened at a later frame; these run once everything above is fine, as in the exports),
   Convex Hulls and Mesh shapes, Mesh colliders without faces;
 - sizes, mass ratios, bodies overlapping at the start frame, lattice sizes with a memory and time estimate and a
-  hard cap (:mod:`.validate_physics`); these run once everything above is fine (they need valid shapes, and a bake
+  hard cap (:mod:`.physics`); these run once everything above is fine (they need valid shapes, and a bake
   that is refused anyway needs no more), so a scene with errors shows its warnings after the errors are fixed;
 - friction inputs (UV maps, images, attributes) of the Rigid engine's surfaces, and the PC2 Cache Folder.
 
@@ -88,7 +88,7 @@ def validate_scene(
     Args:
         scene: a bpy Scene with ``contact_lab`` settings.
         engine: 'RIGID', 'SOFT' or 'IPC'.
-        frame_start, frame_end: override the scene's bake range (as :func:`.bake.bake_scene` does).
+        frame_start, frame_end: override the scene's bake range (as :func:`..bake.driver.bake_scene` does).
     """
     from . import physics as validate_physics
     from . import ranges as validate_ranges
@@ -135,7 +135,7 @@ def raise_errors(findings: list[Finding]) -> None:
 
 
 def check_before_bake(scene, engine: str, *, frame_start: int | None = None, frame_end: int | None = None) -> list[str]:
-    """What :func:`.bake.start_bake` runs first: validate, refuse errors, return the warnings' texts.
+    """What :func:`..bake.driver.start_bake` runs first: validate, refuse errors, return the warnings' texts.
 
     Raises:
         BakeError: the scene has errors; nothing was changed.
@@ -275,7 +275,7 @@ def _setting_findings(obj, settings, where: str) -> list[Finding]:
     for ident, label, value in values:
         bad = _bad_number(value)
         if bad == "is far too large for the solver" and ident in _judged_by_range():
-            continue  # a finite 1e30 of these is judged by its physics range (validate_ranges)
+            continue  # a finite 1e30 of these is judged by its physics range (checks/ranges.py)
         if bad:
             out.append(
                 error(

@@ -9,8 +9,8 @@ default (``NUMBA_CACHE_DIR``, or ``__pycache__`` next to the sources) is left al
 
 One cache serves every process that runs the installed extension's code: the add-on, the warm-up process
 (:mod:`.warmup`, told the directory through :data:`CACHE_ENV`) and the CLI run from the extension's folder
-(``__main__`` imports itself under the same ``bl_ext`` name). They must all import the code under that one package
-name: a cached kernel records its module's name and loading it imports that module, so an entry written by
+(:mod:`...cli.single` imports itself under the same ``bl_ext`` name). They must all import the code under that
+one package name: a cached kernel records its module's name and loading it imports that module, so an entry written by
 ``contact_lab.core.x`` cannot be read where the package is ``bl_ext.user_default.contact_lab``.
 """
 

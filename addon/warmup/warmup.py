@@ -4,7 +4,7 @@ The first bake after installing or updating Contact Lab would otherwise spend mi
 Once the extension is enabled in Blender's UI, :func:`schedule` starts a second process (Blender itself in
 background mode, or the Python running the ``bpy`` module) at the lowest priority. It imports the extension under
 the same package name, so it writes the very cache entries the add-on reads (:mod:`.jitcache`), and bakes a
-set of tiny scenes covering every engine (:mod:`.warmup_scenes`). Its progress lines are read by a thread here and
+set of tiny scenes covering every engine (:mod:`.scenes`). Its progress lines are read by a thread here and
 shown in the Bake panel (:func:`status`); a stamp in the cache directory (:data:`STAMP`) records that it ran for
 this version of the core, so it runs once per version. Nothing in the user's file is touched.
 
