@@ -139,7 +139,7 @@ def _bake_file(args, report: dict, output: str, t_start: float) -> tuple[int, di
 
 
 def _installed_twin():
-    """This module imported under the add-on's own package name, ``bl_ext.<repo>.<id>.__main__``, when this copy
+    """This module imported under the add-on's own package name, ``bl_ext.<repo>.<id>.cli.single``, when this copy
     is an extension installed in one of Blender's extension repositories; None otherwise (a development checkout,
     or already under that name).
 
