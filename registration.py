@@ -9,7 +9,8 @@ Idempotent and loud: a second :func:`register` is a no-op, errors propagate (not
 
 import bpy
 
-from .addon import jitcache, properties, versioning, warmup
+from .addon import properties, versioning
+from .addon.warmup import jitcache, warmup
 from .operators import bake as operators_bake
 from .operators import preview as operators_preview
 from .operators import rigid_body_import as operators_rigid_body_import

@@ -1,10 +1,10 @@
 """PropertyGroups: ``Scene.contact_lab`` (bake settings, last report), ``Object.contact_lab`` (role, shape, material).
 
 Units: masses in [kg]; friction and restitution are dimensionless. Shape sizes come from the object's
-bounding box, converted to metres in :mod:`.rigid.export`. The only stored lengths are the texture patch size,
+bounding box, converted to metres in :mod:`.rigid.gather`. The only stored lengths are the texture patch size,
 the spin friction, the soft contact thickness and the IPC barrier distance (Blender units, shown in scene units,
 converted by the scene's Unit Scale at bake time). The friction settings are read by :mod:`.friction_export`
-(course ch. 6), the soft-body settings by :mod:`.soft.export`, the IPC settings by :mod:`.ipc.export`. Soft
+(course ch. 6), the soft-body settings by :mod:`.soft.gather`, the IPC settings by :mod:`.ipc.gather`. Soft
 materials are SI: Young's modulus [Pa], density [kg/m³], damping [s]; the IPC barrier stiffness is in [Pa/m], its
 static friction speed in [m/s].
 """
@@ -463,7 +463,7 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         subtype="DIR_PATH",
         options=_blend_relative_path_options(),
     )
-    # IPC engine (also uses soft_output, soft_substeps and soft_cache_dir; read by addon.ipc.export) -----
+    # IPC engine (also uses soft_output, soft_substeps and soft_cache_dir; read by addon.ipc.gather) -----
     ipc_dhat: FloatProperty(
         name="Barrier Distance",
         description=(
@@ -614,7 +614,7 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         min=0.0,
         max=1.0,
     )
-    # soft body (role 'SOFT'; read by addon.soft.export) ---------------------------------------
+    # soft body (role 'SOFT'; read by addon.soft.gather) ---------------------------------------
     soft_preset: EnumProperty(
         name="Material",
         description="Material preset: sets Young's modulus, Poisson ratio, density, damping and friction",
@@ -718,7 +718,7 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         soft_max=32,  # a cube at 32 is 236k tets: ~1.3 GB and tens of seconds per frame
         max=256,  # high values are only sane for long thin meshes (a 1 m rope 1 cm thick: 256 × 3 × 3 cells)
     )
-    # direction-dependent friction (course ch. 6; read by addon.friction_export) ---------------
+    # direction-dependent friction (course ch. 6; read by addon.friction.export) ---------------
     friction_model: EnumProperty(
         name="Friction Model",
         description="How the friction of this surface depends on the sliding direction",

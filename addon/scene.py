@@ -1,6 +1,6 @@
 """Reading and validating the Contact Lab objects of a scene, for every engine's export (reads bpy only).
 
-Shared by :mod:`.rigid.export`, :mod:`.soft.export` and :mod:`.ipc.export`: which objects take part, the
+Shared by :mod:`.rigid.gather`, :mod:`.soft.gather` and :mod:`.ipc.gather`: which objects take part, the
 frame range, bounding boxes, the checks of roles, shapes, masses and scales (problems are collected as
 ``(object name or None, message)`` pairs and raised together as one :class:`~.errors.BakeError`), and
 world matrices sampled over the frame range in one pass.
@@ -251,7 +251,7 @@ def scale_problems(
     """Non-finite, zero or negative scale, non-uniform scale on round shapes and shear, over all sampled frames.
 
     The one source of these refusals: the exports raise the first (:func:`raise_first`), Check Scene lists
-    them all (:mod:`.validate_refusals`).
+    them all (:mod:`.checks.refusals`).
 
     Args:
         objects: rigid (active or passive) objects. scales: (F, len(objects), 3). shears: (F, len(objects)).

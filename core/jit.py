@@ -7,7 +7,7 @@ checks and reproducible results), ``error_model="numpy"`` (division by zero give
 inf/NaN instead of raising inside kernels).
 
 Inside Blender the add-on points ``numba.config.CACHE_DIR`` at the extension's
-user directory *before* any kernel module is imported (see ``addon/jitcache.py``).
+user directory *before* any kernel module is imported (see ``addon/warmup/jitcache.py``).
 """
 
 import functools

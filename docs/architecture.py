@@ -18,7 +18,7 @@ from xml.sax.saxutils import escape
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG_PATH = ROOT / "docs" / "architecture.svg"
-UI_PACKAGES = ("operators", "panels")  # with the root *.py files, the UI layer
+UI_PACKAGES = ("operators", "panels", "cli")  # with the root *.py files, the UI layer (cli: the command line)
 PACKAGES = (*UI_PACKAGES, "addon", "core")
 ENGINE_ORDER = ("rigid", "soft", "ipc")  # left to right; any other engine folder follows by name
 ROLES = {"__init__.py": "Blender's entry point", "__main__.py": "headless CLI", "registration.py": "registers it all"}
@@ -305,7 +305,7 @@ def render(root: Path = ROOT) -> str:
     eng, output = list(pic.engines.values()), [b.names for b in row["addon"] if b.key == "addon/output/"]
     left = [
         ("Blender objects", ["scene + animation"], "ui", "read"),
-        ("export", ["addon/<engine>/", "export.py"], "addon_engines", "SI units"),
+        ("gather, build", ["addon/<engine>/", "gather.py, build.py"], "addon_engines", "SI units"),
         ("builder", [e[0] for e in eng], "engines", "finalize()"),
         ("model / state", [e[1] for e in eng], "engines", ""),
     ]

@@ -1,7 +1,7 @@
-"""Bake and Clear operators: thin wrappers around :mod:`..addon.bake`.
+"""Bake and Clear operators: thin wrappers around :mod:`..addon.bake.driver`.
 
 ``CONTACT_LAB_OT_bake.execute`` is a complete blocking bake (scripts, tests, background mode).
-``invoke`` in the UI runs the same job off the main thread (``addon.worker.BackgroundBake``): the scene is read
+``invoke`` in the UI runs the same job off the main thread (``addon.bake.worker.BackgroundBake``): the scene is read
 here, a worker thread builds and simulates it, and a window timer only reads its progress (the progress bar, the
 panel and the status bar follow) and writes the results when it is done. Blender stays responsive throughout, also
 while the first bake compiles the solver; Esc cancels at once and leaves everything unchanged.
@@ -31,18 +31,18 @@ PASS_THROUGH_EVENTS = frozenset(
 """Events that still reach Blender during a modal bake (view navigation only: no editing mid-bake)."""
 
 _running: dict[str, Any] = {"job": None}
-"""The modal bake in progress (an ``addon.worker.BackgroundBake``), if any: one at a time."""
+"""The modal bake in progress (an ``addon.bake.worker.BackgroundBake``), if any: one at a time."""
 
 
 def _addon_bake():
     # imported on first use: pulls in the numba core, which registration must not pay for
-    from ..addon import bake
+    from ..addon.bake import driver as bake
 
     return bake
 
 
 def _addon_worker():
-    from ..addon import worker
+    from ..addon.bake import worker
 
     return worker
 

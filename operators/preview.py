@@ -1,7 +1,7 @@
 """Preview Friction: colour the active mesh by the friction its surface gives in one sliding direction.
 
 ``bpy.ops.contact_lab.preview_friction(direction=(x, y, z))`` calls one bridge function,
-:func:`..addon.friction_preview.preview_friction`, which writes the colour ramp (blue = low, red = high) into
+:func:`..addon.friction.preview.preview_friction`, which writes the colour ramp (blue = low, red = high) into
 a POINT / FLOAT_COLOR attribute (default ``contact_lab_friction``): Solid viewport ▸ Color ▸ Attribute
 shows it. ``direction`` is the direction in which the *other* surface slides over this one, in the
 object's local axes.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import bpy
 
-from ..addon.friction_preview import ATTRIBUTE_NAME, friction_colors
+from ..addon.friction.preview import ATTRIBUTE_NAME, friction_colors
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems  # in the stubs only, never at run time
@@ -60,7 +60,8 @@ class CONTACT_LAB_OT_preview_friction(bpy.types.Operator):
         return True
 
     def execute(self, context) -> "set[OperatorReturnItems]":
-        from ..addon import friction_preview, units
+        from ..addon import units
+        from ..addon.friction import preview as friction_preview
 
         obj = context.active_object
         assert obj is not None  # poll() requires an active mesh

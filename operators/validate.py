@@ -1,4 +1,4 @@
-"""Check Scene: ``bpy.ops.contact_lab.validate()`` runs :func:`..addon.validate.validate_scene`.
+"""Check Scene: ``bpy.ops.contact_lab.validate()`` runs :func:`..addon.checks.validate.validate_scene`.
 
 The findings are stored as JSON on ``scene.contact_lab.last_validation`` (the panel lists them) and summed up in
 one line. The operator reports WARNING when something is wrong and INFO otherwise, never ERROR: the check itself
@@ -27,7 +27,7 @@ class CONTACT_LAB_OT_validate(bpy.types.Operator):
         return context.scene is not None and hasattr(context.scene, "contact_lab")
 
     def execute(self, context) -> "set[OperatorReturnItems]":
-        from ..addon import validate
+        from ..addon.checks import validate
 
         scene = context.scene
         findings = validate.validate_scene(scene)

@@ -1,4 +1,4 @@
-"""Compile Solvers: ``bpy.ops.contact_lab.warm_up()`` starts :mod:`..addon.warmup` now (normally automatic).
+"""Compile Solvers: ``bpy.ops.contact_lab.warm_up()`` starts :mod:`..addon.warmup.warmup` now (normally automatic).
 
 The warm-up starts by itself shortly after the extension is enabled, once per version of the solver. This operator
 runs it again on demand (after a failure, or to rebuild the kernel cache) and keeps the panel's progress line
@@ -17,7 +17,7 @@ REDRAW_INTERVAL = 1.0
 
 
 def _redraw_while_running():
-    from ..addon import warmup
+    from ..addon.warmup import warmup
 
     for window in getattr(bpy.context.window_manager, "windows", []):
         for area in window.screen.areas:
@@ -41,12 +41,12 @@ class CONTACT_LAB_OT_warm_up(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        from ..addon import jitcache, warmup
+        from ..addon.warmup import jitcache, warmup
 
         return jitcache.configured_dir() is not None and not warmup.running()
 
     def execute(self, context) -> "set[OperatorReturnItems]":
-        from ..addon import warmup
+        from ..addon.warmup import warmup
 
         try:
             started = warmup.start(force=True)

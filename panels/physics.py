@@ -5,9 +5,9 @@ from typing import Literal
 
 import bpy
 
-from ..addon import jitcache, warmup
 from ..addon.properties import COMBINE_PHRASES, RIGID_ONLY_SHAPES
 from ..addon.scene import compound_parent, shape_label
+from ..addon.warmup import jitcache, warmup
 
 
 class CONTACT_LAB_PT_scene(bpy.types.Panel):
@@ -100,7 +100,7 @@ class CONTACT_LAB_PT_scene(bpy.types.Panel):
 
 
 def _draw_warmup(layout) -> None:
-    """The background compile of the solvers (:mod:`..addon.warmup`): its progress, a failure, or nothing."""
+    """The background compile of the solvers (:mod:`..addon.warmup.warmup`): its progress, a failure, or nothing."""
     state = warmup.status()
     if state.state == "running":
         text = state.text()
@@ -370,7 +370,7 @@ def _draw_soft(layout, context, obj) -> None:
 
 def _draw_friction(layout, context, obj) -> None:
     """The "Friction" sub-section: model, coefficients, structure field, normal map, warnings, preview."""
-    from ..addon import friction_export
+    from ..addon.friction import export as friction_export
 
     settings = obj.contact_lab
     model = settings.friction_model
@@ -478,7 +478,7 @@ def _check_icon(counts: dict) -> Literal["CANCEL", "ERROR", "INFO", "CHECKMARK"]
 def draw_check(layout, settings) -> None:
     """The Check Scene button and the last check's findings: an icon per level, the message naming the object,
     the fix below it; at most :data:`MAX_FINDING_LINES`, then how many more."""
-    from ..addon import validate
+    from ..addon.checks import validate
 
     layout.operator("contact_lab.validate", text="Check Scene", icon="VIEWZOOM")
     text = settings.last_validation

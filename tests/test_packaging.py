@@ -144,7 +144,7 @@ def test_built_zip_contains_the_package_and_no_dev_files(tmp_path):
     names = zipfile.ZipFile(out).namelist()
     assert "blender_manifest.toml" in names
     assert "__init__.py" in names
-    for package in ("addon/", "core/", "operators/", "panels/"):
+    for package in ("addon/", "cli/", "core/", "operators/", "panels/"):
         assert any(n.startswith(package) and n.endswith(".py") for n in names), package
     leaked = [
         n

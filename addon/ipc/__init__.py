@@ -1,1 +1,2 @@
-"""The IPC engine's bridge: Blender objects → :mod:`...core.ipc` world (``export``) and its bake job."""
+"""The IPC engine's bridge: Blender objects → :mod:`...core.ipc` world, read on the main thread (``gather``) and
+built on any thread (``build``, no bpy), and its bake job (``job``)."""

@@ -6,7 +6,8 @@ import numpy as np
 
 from ..errors import BakeError
 from ..soft.job import SoftBakeJob
-from .export import IpcSceneExport, IpcSceneInput, build_ipc_scene, gather_ipc_scene
+from .build import IpcSceneExport, IpcSceneInput, build_ipc_scene
+from .gather import gather_ipc_scene
 
 
 class IpcBakeJob(SoftBakeJob):

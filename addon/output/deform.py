@@ -624,7 +624,7 @@ def _copy_value(value):
 def stage_pc2_files(txn, scene, export, objects, positions) -> list[tuple[str, str]]:
     """Write one PC2 file per soft object to ``export.cache_files`` under temporary names (the prepare phase).
 
-    The paths were chosen when the scene was gathered (:mod:`..soft.caches`: one per owning .blend, scene and
+    The paths were chosen when the scene was gathered (:mod:`.caches`: one per owning .blend, scene and
     object). Their folder (and missing parents) is created; every file is written atomically by
     :func:`core.formats.pc2.write_pc2` beside its target, whose previous version stays untouched.
 

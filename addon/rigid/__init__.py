@@ -1,1 +1,2 @@
-"""The rigid engine's bridge: Blender objects → :mod:`...core.rigid` model (``export``) and its bake job."""
+"""The rigid engine's bridge: Blender objects → :mod:`...core.rigid` model, read on the main thread (``gather``) and
+built on any thread (``build``, no bpy), and its bake job (``job``)."""

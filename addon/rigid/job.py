@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import iter_simulate
+from ..bake.job import BakeJob, diverged, scene_object
 from ..errors import BakeError
-from ..job import BakeJob, diverged, scene_object
 from ..output.actions import ACTION_SUFFIX, commit_transforms, prepare_transforms
 from ..output.transaction import Transaction
 from ..properties import SHAPE_ITEMS
-from .export import RigidSceneInput, SceneExport, build_scene, gather_scene
+from .build import RigidSceneInput, SceneExport, build_scene
+from .gather import gather_scene
 
 __all__ = ["ACTION_SUFFIX", "RigidBakeJob"]
 """``ACTION_SUFFIX``: the baked actions are named ``<object name><ACTION_SUFFIX>``."""

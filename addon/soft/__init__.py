@@ -1,1 +1,2 @@
-"""The soft engine's bridge: Blender objects → :mod:`...core.soft` world (``export``) and its bake job."""
+"""The soft engine's bridge: Blender objects → :mod:`...core.soft` world, read on the main thread (``gather``) and
+built on any thread (``build``, no bpy), and its bake job (``job``)."""

@@ -8,14 +8,15 @@ import numpy as np
 
 from ...core.soft.trajectory import SoftTrajectory
 from .. import units
+from ..bake.job import BakeJob, diverged, scene_object, unconverged
 from ..errors import BakeError
-from ..job import BakeJob, diverged, scene_object, unconverged
 from ..output import deform as deform_output
 from ..output.actions import commit_transforms, prepare_transforms
+from ..output.caches import resolve_cache_dir
 from ..output.transaction import Transaction
 from ..scene import raise_problems
-from .caches import resolve_cache_dir
-from .export import SoftSceneExport, SoftSceneInput, build_soft_scene, gather_soft_scene
+from .build import SoftSceneExport, SoftSceneInput, build_soft_scene
+from .gather import gather_soft_scene
 
 
 class SoftBakeJob(BakeJob):

@@ -16,8 +16,8 @@ import time
 
 import pytest
 from contact_lab.__main__ import build_parser, main
-from contact_lab.addon import batch
-from contact_lab.addon.batch_progress import ProgressBoard, bar, clock, fit
+from contact_lab.cli import batch, children
+from contact_lab.cli.progress import ProgressBoard, bar, clock, fit
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="signals and process groups are POSIX")
 
@@ -106,7 +106,7 @@ def test_batch_mode_and_output_rules(tmp_path, monkeypatch):
     tasks = batch.plan(parse(a, b, "-o", out, "--frames", "2-9", "--scene", "Shot", "--allow-outside-paths"))
     assert [t.output for t in tasks] == [str(out / "a.blend"), str(out / "b.blend")]
     assert not out.exists()  # planning creates nothing
-    assert batch.child_command(tasks[1], "/r.json") == [
+    assert children.child_command(tasks[1], "/r.json") == [
         sys.executable, "-m", "contact_lab", "bake", b, "-o", str(out / "b.blend"), "--report", "/r.json",
         "--frames", "2-9", "--scene", "Shot", "--allow-outside-paths",
     ]  # fmt: skip
@@ -120,7 +120,7 @@ def test_children_get_the_numba_cache_and_a_share_of_the_cores(tmp_path, monkeyp
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
     env = dict(batch.plan(parse(a, b, "--jobs", 2))[0].env)
     assert env == {"NUMBA_CACHE_DIR": str(tmp_path / "kernels"), "NUMBA_NUM_THREADS": "4"}
-    assert batch.child_env(batch.plan(parse(a, b, "--jobs", 2))[0])["NUMBA_CACHE_DIR"] == str(tmp_path / "kernels")
+    assert children.child_env(batch.plan(parse(a, b, "--jobs", 2))[0])["NUMBA_CACHE_DIR"] == str(tmp_path / "kernels")
     assert dict(batch.plan(parse(a, b, "--jobs", 16))[0].env)["NUMBA_NUM_THREADS"] == "1"
     assert batch.plan(parse(a, b, "--scheduler", "tcp://127.0.0.1:8786"))[0].env == ()
 
@@ -184,7 +184,8 @@ def test_worker_check_travels_by_value_and_finds_what_a_worker_lacks():
     cloudpickle = pytest.importorskip("cloudpickle")
     import importlib.machinery
 
-    from contact_lab.addon import batch_cluster, jitcache
+    from contact_lab.addon.warmup import jitcache
+    from contact_lab.cli import cluster as batch_cluster
 
     def on_worker(check, setting="as-here"):
         run = subprocess.run(
@@ -207,7 +208,7 @@ def test_worker_check_travels_by_value_and_finds_what_a_worker_lacks():
 @posix_only
 def test_a_crash_a_hang_and_a_failure_cost_only_their_own_file(tmp_path, monkeypatch):
     """--jobs 2 over six stand-in children: each ends with its own status; the hung one and its children are killed."""
-    monkeypatch.setattr(batch, "child_command", fake_command)
+    monkeypatch.setattr(children, "child_command", fake_command)
     names = ["ok1.blend", "segfault.blend", "hang.blend", "fail.blend", "silent.blend", "ok2.blend"]
     paths = touch(tmp_path, *names)
     tasks = batch.plan(parse(*paths, "--jobs", 2, "--timeout", 3))
@@ -234,7 +235,7 @@ def test_a_crash_a_hang_and_a_failure_cost_only_their_own_file(tmp_path, monkeyp
 @posix_only
 def test_interrupt_stops_running_children_and_skips_queued_ones(tmp_path, monkeypatch):
     """Setting the stop event (Ctrl-C) kills the running child within a poll; files not started are CANCELLED."""
-    monkeypatch.setattr(batch, "child_command", fake_command)
+    monkeypatch.setattr(children, "child_command", fake_command)
     paths = touch(tmp_path, "hang.blend", "ok1.blend", "ok2.blend")
     tasks = batch.plan(parse(*paths, "--jobs", 1))
     stop = threading.Event()
@@ -292,9 +293,9 @@ def fake_batch(tmp_path, *argv) -> subprocess.Popen:
     script = textwrap.dedent(
         f"""
         import sys
-        from contact_lab.addon import batch
+        from contact_lab.cli import children
         from tests_fake import fake_command
-        batch.child_command = fake_command
+        children.child_command = fake_command
         from contact_lab.__main__ import main
         rc = main(["bake", *{list(map(str, argv))!r}])
         print("bpy imported:", "bpy" in sys.modules)
@@ -332,12 +333,12 @@ def test_sigterm_stops_the_batch_and_its_children(tmp_path):
 
 def test_reports_of_children_that_crashed(tmp_path):
     """A crashed child's report says CRASHED: made by the batch if the child wrote none, corrected if it did."""
-    tasks = [batch.FileTask(index=i, label=f"{n}.blend", input=f"/s/{n}.blend", output=f"/o/{n}.blend")
+    tasks = [children.FileTask(index=i, label=f"{n}.blend", input=f"/s/{n}.blend", output=f"/o/{n}.blend")
              for i, n in enumerate(("x", "y"))]  # fmt: skip
     results = [
-        batch.cancelled_result(tasks[0]) | {"status": "CRASHED", "error": "died", "log": "last words\n"},
+        children.cancelled_result(tasks[0]) | {"status": "CRASHED", "error": "died", "log": "last words\n"},
         # saved and reported FINISHED, then the process died on its way out (rc -11)
-        batch.cancelled_result(tasks[1])
+        children.cancelled_result(tasks[1])
         | {"status": "CRASHED", "error": "killed by SIGSEGV", "report": {"status": "FINISHED", "error": None, "n": 3}},
     ]
     batch.write_reports(str(tmp_path), tasks, results, {"jobs": 1})

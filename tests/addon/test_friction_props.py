@@ -5,8 +5,9 @@ import types
 import numpy as np
 import pytest
 from contact_lab import registration
-from contact_lab.addon import friction_export, properties
+from contact_lab.addon import properties
 from contact_lab.addon.errors import BakeError
+from contact_lab.addon.friction import export as friction_export
 from contact_lab.core.friction.surface import StructureSource, SurfaceFrictionModel
 from contact_lab.operators import preview
 

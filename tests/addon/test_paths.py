@@ -265,7 +265,8 @@ class ConfirmingWindowManager:
 def test_bake_asks_before_writing_outside_and_continues_modally_when_confirmed(monkeypatch, mock_bpy):
     """invoke(): an UnsafePathError opens Blender's confirmation naming the folder; execute() after the
     confirmation (same operator, is_invoke) starts the modal bake with allow_outside_paths."""
-    from contact_lab.addon import bake, worker
+    from contact_lab.addon.bake import driver as bake
+    from contact_lab.addon.bake import worker
 
     mock_bpy.app.background = False
     calls = []

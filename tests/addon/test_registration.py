@@ -7,7 +7,8 @@ import types
 
 import pytest
 from contact_lab import registration
-from contact_lab.addon import jitcache, properties
+from contact_lab.addon import properties
+from contact_lab.addon.warmup import jitcache
 from contact_lab.core.stop import StopRequest
 from contact_lab.operators import bake as op_bake
 from contact_lab.operators import preview
@@ -185,7 +186,7 @@ def _operator(cls):
 
 def test_bake_execute_calls_addon_bake(monkeypatch, mock_bpy):
     """execute() hands the scene to addon.bake.bake_scene and finishes."""
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     calls = []
     report = {
@@ -204,7 +205,7 @@ def test_bake_execute_calls_addon_bake(monkeypatch, mock_bpy):
 
 def test_bake_execute_reports_validation_error(monkeypatch, mock_bpy):
     """A BakeError becomes report({'ERROR'}, message) and CANCELLED."""
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     def failing(scene, **kw):
         raise bake.BakeError("'Cube': mass must be positive, got 0 kg", object_name="Cube")
@@ -217,7 +218,7 @@ def test_bake_execute_reports_validation_error(monkeypatch, mock_bpy):
 
 def test_bake_invoke_without_window_runs_execute(monkeypatch, mock_bpy):
     """In background mode invoke() is the blocking execute()."""
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     monkeypatch.setattr(bake, "bake_scene", lambda scene, **kw: (_ for _ in ()).throw(bake.BakeError("no active")))
     op = _operator(op_bake.CONTACT_LAB_OT_bake)
@@ -226,7 +227,7 @@ def test_bake_invoke_without_window_runs_execute(monkeypatch, mock_bpy):
 
 def test_clear_execute_calls_addon_clear(monkeypatch, mock_bpy):
     """clear_bake's execute() calls addon.bake.clear_bake."""
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     monkeypatch.setattr(bake, "clear_bake", lambda scene: ["Cube"])
     op = _operator(op_bake.CONTACT_LAB_OT_clear_bake)
@@ -241,7 +242,7 @@ def test_jit_cache_left_alone_in_development():
 
 
 class FakeJob:
-    """Stands in for addon.job.BakeJob on the worker thread: each frame waits for the test to open its gate."""
+    """Stands in for addon.bake.job.BakeJob on the worker thread: each frame waits for the test to open its gate."""
 
     engine = "RIGID"
 
@@ -333,7 +334,7 @@ def test_modal_bake_runs_in_a_worker_and_cancels_on_esc(monkeypatch, mock_bpy, c
     """invoke() hands the job to a worker thread; TIMER only reads its progress and finishes it on this thread once
     the worker is done; Esc cancels at once (the worker stops after its frame and closes the simulation itself);
     both clean up."""
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     mock_bpy.app.background = False
     job = FakeJob()

@@ -65,7 +65,7 @@ def test_a_check_that_is_not_a_check_draws_without_raising(text):
 
 def test_a_check_as_written_is_drawn():
     """The reference: a check the add-on wrote draws its counts and findings."""
-    from contact_lab.addon import validate
+    from contact_lab.addon.checks import validate
     from contact_lab.panels import physics
 
     finding = validate.Finding(

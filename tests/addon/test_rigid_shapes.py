@@ -5,7 +5,7 @@ import types
 import numpy as np
 import pytest
 from contact_lab.addon import properties, units
-from contact_lab.addon.rigid import export as rigid_export
+from contact_lab.addon.rigid import build as rigid_build
 from contact_lab.addon.rigid import shapes
 from contact_lab.addon.scene import compound_parent, compound_parts, contact_objects, engine_shape_problems
 from contact_lab.core import ShapeType
@@ -199,6 +199,6 @@ def test_other_engines_name_the_rigid_only_shapes():
 def test_core_errors_are_blamed_on_the_labelled_object():
     """A core ModelError ('<label>: ...') is turned into a BakeError naming the longest matching object."""
     names = ["Cube", "Cube.001", "Ball"]
-    assert rigid_export._culprit("Cube.001: convex hull spans no volume", names) == "Cube.001"
-    assert rigid_export._culprit("Cube: mass must be positive", names) == "Cube"
-    assert rigid_export._culprit("the scene has no bodies", names) is None
+    assert rigid_build._culprit("Cube.001: convex hull spans no volume", names) == "Cube.001"
+    assert rigid_build._culprit("Cube: mass must be positive", names) == "Cube"
+    assert rigid_build._culprit("the scene has no bodies", names) is None

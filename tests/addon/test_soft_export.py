@@ -6,10 +6,12 @@ import types
 
 import numpy as np
 import pytest
-from contact_lab.addon import bake, properties, units
+from contact_lab.addon import properties, units
+from contact_lab.addon.bake import driver as bake
 from contact_lab.addon.errors import BakeError
-from contact_lab.addon.soft import caches
-from contact_lab.addon.soft import export as soft_export
+from contact_lab.addon.output import caches
+from contact_lab.addon.soft import build as soft_build
+from contact_lab.addon.soft import gather as soft_export
 
 CUBE_VERTICES = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
 CUBE_QUADS = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
@@ -273,7 +275,7 @@ def _matrix(rotation_quat, scale, translation):
 
 def _read_and_build(obj, matrices, metres):
     """What the bake does for one soft object: read it (main thread), then build its lattice (worker thread)."""
-    return soft_export.build_soft_body(soft_export.read_soft_body(obj, matrices, metres), metres)
+    return soft_build.build_soft_body(soft_export.read_soft_body(obj, matrices, metres), metres)
 
 
 def _signed_volumes(x, tets):

@@ -6,7 +6,7 @@ default is tested on the core (tests/core/test_soft_anchored_friction.py: seed 0
 import types
 
 from contact_lab.addon import properties
-from contact_lab.addon.soft import export as soft_export
+from contact_lab.addon.soft import build as soft_export
 from contact_lab.addon.soft.job import SoftBakeJob
 
 DEFAULT = 1.0e-2

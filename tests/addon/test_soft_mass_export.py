@@ -8,7 +8,7 @@ Reference: the mesh's volume in the world, |det M| times its local volume (diver
 import numpy as np
 import pytest
 from contact_lab.addon import units
-from contact_lab.addon.soft import export as soft_export
+from contact_lab.addon.soft import build as soft_export
 from contact_lab.core.soft.world import SoftWorldBuilder
 
 CUBE_VERTICES = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])

@@ -6,7 +6,9 @@ import types
 
 import numpy as np
 import pytest
-from contact_lab.addon import overlap, units, validate, validate_physics
+from contact_lab.addon import units
+from contact_lab.addon.checks import overlap, validate
+from contact_lab.addon.checks import physics as validate_physics
 from contact_lab.addon.errors import BakeError
 from contact_lab.core import config
 from contact_lab.core.ipc import ipc_solver

@@ -88,7 +88,7 @@ class StepRecorder:
 
 def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRecorder) -> dict:
     """Build the scene, bake it with the add-on, return the report's figures and the per-step statistics."""
-    from contact_lab.addon.bake import bake_scene
+    from contact_lab.addon.bake.driver import bake_scene
 
     scene = build_default_cube_scene(engine, frames, resolution)
     load = _load()

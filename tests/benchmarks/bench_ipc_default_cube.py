@@ -46,7 +46,7 @@ def default_cube_export(surface: str = "render", frame_end: int = 25):
     import bpy
     import contact_lab
     from contact_lab.addon.ipc.job import IpcBakeJob
-    from contact_lab.addon.soft import export as soft_export
+    from contact_lab.addon.soft import build as soft_export
 
     bpy.ops.wm.read_factory_settings(use_empty=False)
     contact_lab.register()

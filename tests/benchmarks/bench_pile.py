@@ -237,7 +237,7 @@ def run_blender_keyframes(scene, active) -> float:
 
 
 def run_ours(scene, active, geometry, solver: str) -> dict:
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     scene.contact_lab.solver = solver
     load = ps.load_line()
@@ -264,7 +264,7 @@ def run_ours(scene, active, geometry, solver: str) -> dict:
 
 def run_core_tuned(scene, active, geometry, solver: str, options: dict) -> dict:
     """The same exported model through ``core.simulate`` with solver ``options`` the panel does not expose."""
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
     from contact_lab.core import simulate
     from mathutils import Matrix, Quaternion
 
@@ -296,7 +296,7 @@ bake of ours whenever the Numba cache was empty."""
 def warm_up(shape: str) -> float:
     """Cold start: the first bakes in this process (20 bodies, 0.5 s, PGS and PROX) compile or load the kernels [s]."""
     import bpy
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     scene, _, _ = build_scene(20, shape, WARM_UP_FRAMES)
     scene.rigidbody_world.enabled = False

@@ -21,7 +21,7 @@ import time
 import bpy
 import contact_lab
 import numpy as np
-from contact_lab.addon.worker import BackgroundBake
+from contact_lab.addon.bake.worker import BackgroundBake
 from scene_fingerprint import assert_same, fingerprint
 
 TICK_INTERVAL = 0.02

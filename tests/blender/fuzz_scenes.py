@@ -355,7 +355,8 @@ def run_case(case: int, folder: str) -> dict:
     """Build, validate and bake case ``case`` in a fresh factory scene; the outcome as a JSON-able dict."""
     import bpy
     import contact_lab
-    from contact_lab.addon import bake, validate
+    from contact_lab.addon.bake import driver as bake
+    from contact_lab.addon.checks import validate
     from contact_lab.addon.errors import BakeError
 
     seed = BASE_SEED + case
@@ -435,7 +436,7 @@ def warm_up(folder: str) -> None:
     """One valid bake per engine, so that Numba's loading (or compiling) is not charged to a case."""
     import bpy
     import contact_lab
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     for engine in ("RIGID", "SOFT", "IPC"):
         start = time.perf_counter()

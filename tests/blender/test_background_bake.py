@@ -28,9 +28,9 @@ from scene_fingerprint import assert_same, fingerprint
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import bake  # noqa: E402
+from contact_lab.addon.bake import driver as bake  # noqa: E402
+from contact_lab.addon.bake.worker import BackgroundBake  # noqa: E402
 from contact_lab.addon.output import keyframes  # noqa: E402
-from contact_lab.addon.worker import BackgroundBake  # noqa: E402
 
 pytestmark = pytest.mark.blender
 

@@ -8,7 +8,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from contact_lab.addon import units  # noqa: E402
-from contact_lab.addon.rigid import export as scene_export  # noqa: E402
+from contact_lab.addon.rigid import gather as scene_export  # noqa: E402
 from contact_lab.addon.rigid import job as addon_bake  # noqa: E402
 from contact_lab.core import DivergenceError, simulate  # noqa: E402
 

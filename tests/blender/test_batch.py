@@ -72,7 +72,7 @@ def baked_curves() -> dict:
 def batch_files(tmp_path_factory):
     """The eight source files and their in-process bakes: ``(paths, [curves or error, ...], [frame count, ...])``."""
     import contact_lab
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     folder = tmp_path_factory.mktemp("batch_sources")
     paths = [folder / f"shot{i:02d}.blend" for i in range(FILE_COUNT)]

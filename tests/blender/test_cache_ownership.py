@@ -15,10 +15,11 @@ from cli_tools import file_tree
 bpy = pytest.importorskip("bpy")
 
 from contact_lab import __main__ as cli  # noqa: E402
-from contact_lab.addon import bake, validate  # noqa: E402
+from contact_lab.addon.bake import driver as bake  # noqa: E402
+from contact_lab.addon.checks import validate  # noqa: E402
 from contact_lab.addon.errors import BakeError  # noqa: E402
+from contact_lab.addon.output import caches  # noqa: E402
 from contact_lab.addon.output import deform as deform_output  # noqa: E402
-from contact_lab.addon.soft import caches  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
 from mesh_readback import evaluated_world  # noqa: E402
 

@@ -19,8 +19,8 @@ from cli_tools import file_tree
 bpy = pytest.importorskip("bpy")
 
 from contact_lab import __main__ as cli  # noqa: E402
-from contact_lab.addon import bake  # noqa: E402
-from contact_lab.addon.soft.caches import cache_file_name  # noqa: E402
+from contact_lab.addon.bake import driver as bake  # noqa: E402
+from contact_lab.addon.output.caches import cache_file_name  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
 
 pytestmark = pytest.mark.blender

@@ -32,7 +32,7 @@ def test_heavy_box_rests_beside_a_light_one_far_away_with_the_default_solver(lab
 
 
 def _mass_warnings(scene):
-    from contact_lab.addon import validate
+    from contact_lab.addon.checks import validate
 
     return [f for f in validate.validate_scene(scene) if f.level == "WARNING" and "kg)" in f.text]
 

@@ -14,9 +14,9 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import friction_export  # noqa: E402
 from contact_lab.addon.errors import BakeError  # noqa: E402
-from contact_lab.addon.rigid import export as scene_export  # noqa: E402
+from contact_lab.addon.friction import export as friction_export  # noqa: E402
+from contact_lab.addon.rigid import gather as scene_export  # noqa: E402
 from contact_lab.core.friction.surface import StructureSource, SurfaceFrictionModel  # noqa: E402
 from contact_lab.operators import preview  # noqa: E402
 

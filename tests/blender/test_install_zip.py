@@ -149,7 +149,7 @@ CHILD = textwrap.dedent(
     out["report"], out["compiled_kernels"] = report["status"], report["compiled_kernels"]
     bpy.ops.wm.save_as_mainfile(filepath=sys.argv[2])
     if sys.argv[3] == "warm-up":  # the extension's own warm-up, started as the UI starts it
-        warmup = sys.modules["bl_ext.user_default.contact_lab.addon.warmup"]
+        warmup = sys.modules["bl_ext.user_default.contact_lab.addon.warmup.warmup"]
         out["warm_up_started"] = warmup.start()
         state = warmup.wait(3600)
         out["warm_up"] = {"state": state.state, "compiled": state.compiled, "errors": state.errors}

@@ -1,6 +1,6 @@
 """IPC bakes through real Blender, compared with the core IPC simulation run directly.
 
-Each scene is exported once by :func:`contact_lab.addon.ipc.export.export_ipc_scene`; the export itself is
+Each scene is exported once by :func:`contact_lab.addon.ipc.gather.export_ipc_scene`; the export itself is
 checked against independently built data (the lattice of the mesh, the evaluated collider mesh posed by the
 object's world matrix, the scene's settings in metres), and its world is simulated with ``iter_simulate_ipc``
 directly, the embedding applied with numpy. The bake must write exactly those positions (float32 storage).
@@ -16,7 +16,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon.ipc import export as ipc_export  # noqa: E402
+from contact_lab.addon.errors import BakeError  # noqa: E402
+from contact_lab.addon.ipc import gather as ipc_export  # noqa: E402
 from contact_lab.core.ipc.frame_loop import iter_simulate_ipc  # noqa: E402
 from contact_lab.core.ipc.ipc_solver import IpcSolver  # noqa: E402
 from contact_lab.core.soft.lattice import tetrahedralize_lattice  # noqa: E402
@@ -237,7 +238,7 @@ def test_mesh_collider_bowl(lab):
     bowl.keyframe_insert("scale", frame=1)
     bowl.scale = (1.0, 1.0, 1.0)
     bowl.keyframe_insert("scale", frame=FRAMES)
-    with pytest.raises(ipc_export.BakeError, match="'Bowl': its scale changes at frame 2"):
+    with pytest.raises(BakeError, match="'Bowl': its scale changes at frame 2"):
         ipc_export.export_ipc_scene(scene)
 
 
@@ -245,7 +246,7 @@ def test_intersecting_start_is_a_clean_error(lab, monkeypatch):
     """A soft cube already through the plane at the start: the validation refuses it before anything runs, and
     without the validation the core's exact check does, with a clean error naming the problem, nothing written;
     the Soft engine refuses a Mesh collider with a message pointing to IPC."""
-    from contact_lab.addon import bake as addon_bake
+    from contact_lab.addon.bake import driver as addon_bake
 
     scene = ipc_scene(frame_end=4)
     lab.add_ground(size=2.0)

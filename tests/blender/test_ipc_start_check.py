@@ -1,4 +1,4 @@
-"""Check Scene's numpy test of intersecting IPC surfaces (``addon/ipc/start_check.py``) against the bake's own
+"""Check Scene's numpy test of intersecting IPC surfaces (``addon/checks/ipc_start.py``) against the bake's own
 exact checker (``core.ipc.intersection.find_surface_intersections``, Numba) on the same triangles."""
 
 import time
@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("bpy")
 
-from contact_lab.addon.ipc import start_check  # noqa: E402
+from contact_lab.addon.checks import ipc_start as start_check  # noqa: E402
 from contact_lab.core.ipc.intersection import find_surface_intersections  # noqa: E402
 from contact_lab.core.soft import primitives  # noqa: E402
 
@@ -177,7 +177,7 @@ def test_a_turned_subdivided_cube_is_not_named_as_intersecting_itself():
     reference: it finds none."""
     import bmesh
     import bpy
-    from contact_lab.addon import validate
+    from contact_lab.addon.checks import validate
 
     scene = bpy.context.scene
     scene.contact_lab.engine = "IPC"

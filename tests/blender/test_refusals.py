@@ -21,13 +21,14 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import bake, validate  # noqa: E402
+from contact_lab.addon.bake import driver as bake  # noqa: E402
+from contact_lab.addon.checks import validate  # noqa: E402
 from contact_lab.addon.errors import BakeError  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
-HAS_RANGES = importlib.util.find_spec("contact_lab.addon.validate_ranges") is not None
-"""Ranges of the settings are checked by ``addon/validate_ranges.py`` (written beside this change): until it is
+HAS_RANGES = importlib.util.find_spec("contact_lab.addon.checks.ranges") is not None
+"""Ranges of the settings are checked by ``addon/checks/ranges.py`` (written beside this change): until it is
 merged, Check Scene misses the cases marked :data:`RANGES` (strict xfail: they pass once it is there)."""
 
 CUBE = (
@@ -512,7 +513,7 @@ def tolerance_negative():
 
 RANGES = {friction_negative, restitution_above_one, damping_above_one, substeps_zero, iterations_zero,
           tolerance_negative}  # fmt: skip
-"""Settings out of range: Check Scene's range checks live in ``addon/validate_ranges.py``."""
+"""Settings out of range: Check Scene's range checks live in ``addon/checks/ranges.py``."""
 
 CASES = [
     negative_scale_box, negative_scale_sphere, non_uniform_sphere, non_uniform_capsule, sheared_passive,
@@ -532,7 +533,7 @@ CASES = [
 
 
 def _params():
-    marks = pytest.mark.xfail(strict=True, reason="setting ranges: addon/validate_ranges.py is not merged yet")
+    marks = pytest.mark.xfail(strict=True, reason="setting ranges: addon/checks/ranges.py is not merged yet")
     return [pytest.param(case, id=case.__name__, marks=() if HAS_RANGES or case not in RANGES else marks)
             for case in CASES]  # fmt: skip
 

@@ -8,7 +8,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon.rigid import export as rigid_export  # noqa: E402
+from contact_lab.addon.rigid import gather as rigid_export  # noqa: E402
 from contact_lab.addon.rigid import shapes as rigid_shapes  # noqa: E402
 from contact_lab.core import ModelBuilder  # noqa: E402
 

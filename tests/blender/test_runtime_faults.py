@@ -24,7 +24,9 @@ from scene_fingerprint import assert_same, fingerprint
 bpy = pytest.importorskip("bpy")
 
 from contact_lab import __main__ as cli  # noqa: E402
-from contact_lab.addon import bake, validate_ranges, worker  # noqa: E402
+from contact_lab.addon.bake import driver as bake  # noqa: E402
+from contact_lab.addon.bake import threads, worker  # noqa: E402
+from contact_lab.addon.checks import ranges as validate_ranges  # noqa: E402
 from contact_lab.addon.output.transaction import Transaction  # noqa: E402
 
 pytestmark = pytest.mark.blender
@@ -141,7 +143,7 @@ def test_a_cancel_stops_a_long_frame_within_seconds_and_changes_nothing(tmp_path
     # Check Scene refuses this speed (validate_ranges); the test needs a frame that runs for minutes, not the range
     monkeypatch.setattr(validate_ranges, "physics_findings", lambda view: [])
     before = fingerprint(tmp_path)
-    monkeypatch.setattr(worker, "OVERDUE_SECONDS", 2.0)  # the watchdog's bound, short for the test
+    monkeypatch.setattr(threads, "OVERDUE_SECONDS", 2.0)  # the watchdog's bound, short for the test
     job = worker.BackgroundBake(scene)
     job.start()
     deadline = time.perf_counter() + 120.0
@@ -163,10 +165,10 @@ def test_a_cancel_stops_a_long_frame_within_seconds_and_changes_nothing(tmp_path
 
 
 def test_overdue_needs_both_the_bound_and_the_factor():
-    assert not worker.overdue(worker.OVERDUE_SECONDS - 1.0, None)
-    assert worker.overdue(worker.OVERDUE_SECONDS + 1.0, None)  # the first frame: the bound alone
-    assert not worker.overdue(worker.OVERDUE_SECONDS + 1.0, 10.0)  # 3x a slow scene's usual frame: not overdue
-    assert worker.overdue(worker.OVERDUE_SECONDS + 1.0, 0.2)
+    assert not threads.overdue(threads.OVERDUE_SECONDS - 1.0, None)
+    assert threads.overdue(threads.OVERDUE_SECONDS + 1.0, None)  # the first frame: the bound alone
+    assert not threads.overdue(threads.OVERDUE_SECONDS + 1.0, 10.0)  # 3x a slow scene's usual frame: not overdue
+    assert threads.overdue(threads.OVERDUE_SECONDS + 1.0, 0.2)
 
 
 def interrupt_the_write(monkeypatch, index=2):

@@ -1,7 +1,7 @@
 """Soft-body bakes through real Blender, compared with the core soft simulation run directly.
 
 The references below build the soft world themselves (lattice of the mesh, embedding, pins, colliders) from
-the same inputs, without :mod:`contact_lab.addon.soft.export`, run ``iter_simulate_soft`` and apply the
+the same inputs, without :mod:`contact_lab.addon.soft.gather`, run ``iter_simulate_soft`` and apply the
 embedding with numpy. Scenes are small (lattice resolution 2–3, a few frames): this tier runs on three Blenders.
 """
 
@@ -17,8 +17,8 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from contact_lab.addon.output import deform as deform_output  # noqa: E402
-from contact_lab.addon.soft import export as soft_export  # noqa: E402
-from contact_lab.addon.soft.caches import cache_file_name  # noqa: E402
+from contact_lab.addon.output.caches import cache_file_name  # noqa: E402
+from contact_lab.addon.soft import gather as soft_export  # noqa: E402
 from contact_lab.core import DivergenceError  # noqa: E402
 from contact_lab.core.enums import ShapeType  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
@@ -399,7 +399,7 @@ def test_failed_bakes_leave_the_scene_untouched(lab, monkeypatch):
 
 def test_modal_stepping_and_cancel(lab):
     """The modal path (time-budgeted steps, as the timer runs them): Esc discards, stepping to the end bakes."""
-    from contact_lab.addon import bake
+    from contact_lab.addon.bake import driver as bake
 
     scene, cube = build_soft_drop(lab, frame_end=5)
     before = scene_state(scene)

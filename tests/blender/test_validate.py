@@ -11,9 +11,10 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import bake as addon_bake  # noqa: E402
-from contact_lab.addon import validate, validate_physics  # noqa: E402
-from contact_lab.addon.rigid import export as rigid_export  # noqa: E402
+from contact_lab.addon.bake import driver as addon_bake  # noqa: E402
+from contact_lab.addon.checks import physics as validate_physics  # noqa: E402
+from contact_lab.addon.checks import validate  # noqa: E402
+from contact_lab.addon.rigid import gather as rigid_export  # noqa: E402
 
 pytestmark = pytest.mark.blender
 

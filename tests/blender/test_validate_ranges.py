@@ -1,4 +1,4 @@
-"""Every setting's range, checked before simulating (addon/validate_ranges.py), in real Blender.
+"""Every setting's range, checked before simulating (addon/checks/ranges.py), in real Blender.
 
 Hard ranges: a value past the slider's limits (written as an ID property, the way a script, a driver or another
 version's file gets past them) is an error of Check Scene naming the setting and its panel path, and the bake is
@@ -15,7 +15,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import validate  # noqa: E402
+from contact_lab.addon.checks import validate  # noqa: E402
 from contact_lab.addon.errors import BakeError  # noqa: E402
 
 pytestmark = pytest.mark.blender
@@ -65,7 +65,7 @@ def soft_scene(lab, engine="SOFT", size=2.0, resolution=4):
 def test_every_number_has_a_range_or_an_owner():
     """Every float and int setting of both property groups is in the table, checked by an engine's own check, a
     physics range, or not an input; and the table never contradicts a slider's hard limit."""
-    from contact_lab.addon import validate_ranges
+    from contact_lab.addon.checks import ranges as validate_ranges
 
     limits = {limit.ident: limit for limit in validate_ranges.SCENE_LIMITS + validate_ranges.OBJECT_LIMITS}
     known = set(limits) | validate_ranges.ENGINE_CHECKED | validate_ranges.NOT_INPUT | {"initial_velocity"}

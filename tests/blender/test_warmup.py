@@ -1,5 +1,5 @@
 """The warm-up: a background process compiles the solvers so that an artist's first bake of each engine starts at
-once (``addon/warmup.py``).
+once (``addon/warmup/warmup.py``).
 
 The warm-up process is started the way the add-on starts it (this interpreter with the ``bpy`` module stands in for
 the Blender binary), its progress lines are followed by the reader thread, and its stamp records what it did.
@@ -21,8 +21,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import jitcache, warmup  # noqa: E402
-from contact_lab.addon.warmup_scenes import SCENES  # noqa: E402
+from contact_lab.addon.warmup import jitcache, warmup  # noqa: E402
+from contact_lab.addon.warmup.scenes import SCENES  # noqa: E402
 
 pytestmark = pytest.mark.blender
 

@@ -23,11 +23,11 @@ from scene_fingerprint import assert_same, fingerprint
 
 bpy = pytest.importorskip("bpy")
 
-from contact_lab.addon import bake  # noqa: E402
+from contact_lab.addon.bake import driver as bake  # noqa: E402
 from contact_lab.addon.output import actions, keyframes  # noqa: E402
 from contact_lab.addon.output import deform as deform_output  # noqa: E402
+from contact_lab.addon.output.caches import cache_file_name  # noqa: E402
 from contact_lab.addon.output.transaction import Transaction  # noqa: E402
-from contact_lab.addon.soft.caches import cache_file_name  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
 
 pytestmark = pytest.mark.blender

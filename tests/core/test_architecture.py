@@ -15,6 +15,7 @@ NO_BPY = "core never imports bpy, mathutils or bmesh"
 SHARED = "the shared core pieces import no engine"
 SIBLINGS = "engines import no other engine, except ipc -> soft"
 ADDON = "addon/ imports neither operators/ nor panels/"
+CLI = "cli/ (the command line) imports neither operators/ nor panels/"
 
 
 @functools.cache
@@ -42,7 +43,7 @@ def core_piece(parts: tuple[str, ...]) -> str | None:
 @functools.cache
 def violations(root: Path) -> dict[str, list[str]]:
     """Every import of the tree at ``root`` that breaks a layering rule, by rule (found with ``ast``)."""
-    found = {rule: [] for rule in (CORE_ONLY, NO_BPY, SHARED, SIBLINGS, ADDON)}
+    found = {rule: [] for rule in (CORE_ONLY, NO_BPY, SHARED, SIBLINGS, ADDON, CLI)}
     for source, target in architecture().imports(root):
         edge = f"{'/'.join(source)} -> {'/'.join(target) or '(package root)'}"
         src, tgt = core_piece(source), core_piece(target)
@@ -54,6 +55,8 @@ def violations(root: Path) -> dict[str, list[str]]:
             found[SIBLINGS].append(edge)
         if source[:1] == ("addon",) and target[:1] in UI_NAMES:
             found[ADDON].append(edge)
+        if source[:1] == ("cli",) and target[:1] in (("operators",), ("panels",)):
+            found[CLI].append(edge)
     for path in sorted((root / "core").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
@@ -142,6 +145,8 @@ def test_layering_rules_catch_violations(tmp_path):
         "operators/__init__.py": "",
         "operators/bake.py": "from ..addon import units\n",
         "panels/__init__.py": "",
+        "cli/__init__.py": "",
+        "cli/single.py": "from ..panels import draw\nfrom .. import register\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -152,4 +157,77 @@ def test_layering_rules_catch_violations(tmp_path):
         SHARED: ["core/jit -> core/soft/world"],
         SIBLINGS: ["core/rigid/a -> core/soft/world", "core/soft/world -> core/ipc/b"],
         ADDON: ["addon/units -> operators/bake"],
+        CLI: ["cli/single -> panels"],
     }
+
+
+def test_cli_imports_neither_operators_nor_panels():
+    """cli/ (the command line beside the bridge) never imports the UI's operators/ or panels/."""
+    assert violations(ROOT)[CLI] == []
+
+
+def import_circles(root: Path) -> list[list[str]]:
+    """Every circle of imports in the tree at ``root`` (imports inside functions count), each as its sorted modules:
+    the strongly connected components of the ``ast`` import graph with more than one module, or a module importing
+    itself. A package is its ``__init__``."""
+
+    def node(parts: tuple[str, ...]) -> tuple[str, ...]:
+        return (*parts, "__init__") if (root.joinpath(*parts) / "__init__.py").is_file() else parts
+
+    graph: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+    for source, target in architecture().imports(root):
+        graph.setdefault(node(source), set()).add(node(target))
+    index: dict[tuple[str, ...], int] = {}
+    low: dict[tuple[str, ...], int] = {}
+    stack: list[tuple[str, ...]] = []
+    circles = []
+
+    def visit(v):  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+            if len(component) > 1 or v in graph.get(v, ()):
+                circles.append(sorted("/".join(p) for p in component))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return sorted(circles)
+
+
+def test_no_import_circles():
+    """No module imports itself back through others, not even from inside a function (the shared types live in leaf
+    modules: addon/bake/threads.py, addon/checks/findings.py, cli/children.py)."""
+    assert import_circles(ROOT) == []
+
+
+def test_import_circles_are_found(tmp_path):
+    """On a small tree: a circle hidden by a function-level import, a package importing its own module back, and a
+    chain without a circle; only the circles are reported."""
+    files = {
+        "addon/__init__.py": "",
+        "addon/bake.py": "from .worker import CompileWatch\n",
+        "addon/worker.py": "def start():\n    from . import bake\n",
+        "addon/checks/__init__.py": "from .validate import run\n",
+        "addon/checks/validate.py": "from . import run_all\n",
+        "addon/units.py": "",
+        "addon/scene.py": "from . import units\n",
+        "operators/__init__.py": "",
+        "operators/bake.py": "from ..addon import scene\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert import_circles(tmp_path) == [
+        ["addon/bake", "addon/worker"],
+        ["addon/checks/__init__", "addon/checks/validate"],
+    ]

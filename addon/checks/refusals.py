@@ -6,14 +6,14 @@ The exports refuse a scene from functions that return problems (``(object name, 
 input escapes Check Scene:
 
 - world matrices sampled at the frames the export samples: the Rigid engine reads passive bodies at every frame of
-  the range and active bodies and compound parts at the first (:func:`.rigid.export.motion_problems`: zero,
+  the range and active bodies and compound parts at the first (:func:`.rigid.gather.motion_problems`: zero,
   negative or non-finite scale, a non-uniform sphere or capsule, shear, parts moving on their parent); the Soft
-  and IPC engines read every object at every frame (:func:`.soft.export.motion_problems`: a singular soft object,
-  the rigid scales) and Mesh colliders must keep their scale (:func:`.ipc.export.mesh_motion_problems`);
+  and IPC engines read every object at every frame (:func:`.soft.gather.motion_problems`: a singular soft object,
+  the rigid scales) and Mesh colliders must keep their scale (:func:`.ipc.gather.mesh_motion_problems`);
 - evaluated meshes at the start frame: Convex Hulls and Mesh shapes of the Rigid engine
-  (:func:`.rigid.export.mesh_problems`), faces of IPC Mesh colliders (:func:`.ipc.export.mesh_face_problems`);
-  an IPC soft object's duplicated vertices (:func:`.ipc.export.coincident_vertex_problem`);
-- a soft object's Pin Group that pins no vertex (:func:`.soft.export.pin_problem`);
+  (:func:`.rigid.gather.mesh_problems`), faces of IPC Mesh colliders (:func:`.ipc.gather.mesh_face_problems`);
+  an IPC soft object's duplicated vertices (:func:`.ipc.gather.coincident_vertex_problem`);
+- a soft object's Pin Group that pins no vertex (:func:`.soft.gather.pin_problem`);
 - what the write of soft objects would refuse: shared meshes for shape keys, a foreign modifier with the cache
   modifier's name (:func:`.soft.job.output_problems`).
 
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scene import mesh_arrays, sample_world_matrices
-from .validate import BLENDER_MAX_FRAME, Finding, SceneView
+from ..scene import mesh_arrays, sample_world_matrices
+from .findings import BLENDER_MAX_FRAME, Finding, SceneView
 
 MESH_SHAPES = frozenset({"CONVEX_HULL", "MESH"})
 
@@ -94,7 +94,7 @@ def _rigid_bodies(view: SceneView) -> tuple[list, list, dict, list]:
 
 
 def _rigid_motion(view: SceneView) -> list[tuple]:
-    from .rigid import export as rigid_export
+    from ..rigid import gather as rigid_gather
 
     active, passive, parts, part_list = _rigid_bodies(view)
     objects = active + passive
@@ -102,42 +102,42 @@ def _rigid_motion(view: SceneView) -> list[tuple]:
         return []
     # gather_scene reads passive bodies (and every part) at every frame, active bodies at the first
     matrices, frames = _matrices(view, objects + part_list, bool(passive))
-    return list(rigid_export.motion_problems(active, passive, parts, matrices, frames))
+    return list(rigid_gather.motion_problems(active, passive, parts, matrices, frames))
 
 
 def _rigid_meshes(view: SceneView) -> list[tuple]:
-    from .rigid import export as rigid_export
-    from .rigid import shapes as rigid_shapes
+    from ..rigid import gather as rigid_gather
+    from ..rigid import shapes as rigid_shapes
 
     active, passive, parts, part_list = _rigid_bodies(view)
     shaped = [o for o in active + passive + part_list if o.contact_lab.shape in MESH_SHAPES]
     if not shaped or not _meshes(shaped):  # not a mesh: the shape checks name the object
         return []
     meshes = rigid_shapes.read_shape_meshes(view.scene, shaped, view.start)
-    return list(rigid_export.mesh_problems(active + passive, parts, meshes))
+    return list(rigid_gather.mesh_problems(active + passive, parts, meshes))
 
 
 def _collider_meshes(view: SceneView) -> list[tuple]:
-    from .ipc import export as ipc_export
+    from ..ipc import gather as ipc_gather
 
     problems: list[tuple] = []
     if view.engine == "IPC":  # IPC's soft surfaces must not touch themselves (the mesh as modelled, as gathered)
         for obj in _ok(view, view.soft):
             if obj.type == "MESH" and getattr(obj, "data", None) is not None:
-                message = ipc_export.coincident_vertex_problem(obj.name, *mesh_arrays(obj.data))
+                message = ipc_gather.coincident_vertex_problem(obj.name, *mesh_arrays(obj.data))
                 if message is not None:
                     problems.append((obj.name, message))
     colliders = [obj for obj in _ok(view, view.mesh_colliders) if obj.type == "MESH"]
     if colliders:
-        evaluated = ipc_export.read_evaluated_meshes(view.scene, colliders, view.start)
-        problems += ipc_export.mesh_face_problems(colliders, evaluated)
+        evaluated = ipc_gather.read_evaluated_meshes(view.scene, colliders, view.start)
+        problems += ipc_gather.mesh_face_problems(colliders, evaluated)
     return problems
 
 
 def _soft_motion(view: SceneView) -> list[tuple]:
-    from .ipc import export as ipc_export
-    from .soft import export as soft_export
-    from .soft import job as soft_job
+    from ..ipc import gather as ipc_gather
+    from ..soft import gather as soft_gather
+    from ..soft import job as soft_job
 
     soft = [obj for obj in _ok(view, view.soft) if obj.type == "MESH"]
     active, passive = _ok(view, view.active), _ok(view, view.passive)
@@ -147,15 +147,15 @@ def _soft_motion(view: SceneView) -> list[tuple]:
         return []
     matrices, frames = _matrices(view, objects, True)  # gather_soft_scene reads every object at every frame
     n = len(soft) + len(active) + len(passive)
-    problems: list[tuple] = list(soft_export.motion_problems(soft, active, passive, matrices[:, :n], frames))
+    problems: list[tuple] = list(soft_gather.motion_problems(soft, active, passive, matrices[:, :n], frames))
     if colliders:
-        problems += ipc_export.mesh_motion_problems(colliders, matrices[:, n:], frames)
+        problems += ipc_gather.mesh_motion_problems(colliders, matrices[:, n:], frames)
     problems += soft_job.output_problems(soft, str(view.scene.contact_lab.soft_output))
     for obj in soft:
         group = str(obj.contact_lab.pin_group)
         if group and obj.vertex_groups.get(group) is not None:  # a missing group is the soft checks' error
-            pinned = soft_export.read_group_weights(obj, group) > soft_export.PIN_WEIGHT_THRESHOLD
-            message = soft_export.pin_problem(obj, pinned)
+            pinned = soft_gather.read_group_weights(obj, group) > soft_gather.PIN_WEIGHT_THRESHOLD
+            message = soft_gather.pin_problem(obj, pinned)
             if message is not None:
                 problems.append((obj.name, message))
     return problems

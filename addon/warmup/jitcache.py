@@ -9,16 +9,17 @@ default (``NUMBA_CACHE_DIR``, or ``__pycache__`` next to the sources) is left al
 
 One cache serves every process that runs the installed extension's code: the add-on, the warm-up process
 (:mod:`.warmup`, told the directory through :data:`CACHE_ENV`) and the CLI run from the extension's folder
-(``__main__`` imports itself under the same ``bl_ext`` name). They must all import the code under that one package
-name: a cached kernel records its module's name and loading it imports that module, so an entry written by
+(:mod:`...cli.single` imports itself under the same ``bl_ext`` name). They must all import the code under that
+one package name: a cached kernel records its module's name and loading it imports that module, so an entry written by
 ``contact_lab.core.x`` cannot be read where the package is ``bl_ext.user_default.contact_lab``.
 """
 
-import hashlib
 import os
 import shutil
 import sys
 from pathlib import Path
+
+from .fingerprint import CORE_DIR, core_source_fingerprint  # noqa: F401  (CORE_DIR: for callers)
 
 CACHE_ENV = "CONTACT_LAB_NUMBA_CACHE"
 """Environment variable a parent process sets to hand its kernel cache directory to a child (used as is)."""
@@ -26,28 +27,9 @@ CACHE_ENV = "CONTACT_LAB_NUMBA_CACHE"
 _configured_dir: str | None = None
 
 
-CORE_DIR = Path(__file__).resolve().parent.parent / "core"
-"""Sources of the kernels whose cache this module places."""
-
-
-def core_source_fingerprint(core_dir: Path = CORE_DIR) -> str:
-    """Hash (16 hex digits) of every ``core/**/*.py`` source, naming the kernel cache directory.
-
-    numba invalidates a cached kernel only when *its own* file changes: a kernel calling a function of
-    another file keeps a stale compiled copy after that file changes (seen here: a cached dense PROX kept
-    an old r-factor rule), and an upgrade can keep file timestamps. One cache directory per source
-    fingerprint makes every change of the core start from a clean cache. Read as bytes, no import.
-    """
-    digest = hashlib.sha256()
-    for path in sorted(core_dir.rglob("*.py")):
-        digest.update(path.relative_to(core_dir).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
 def root_package() -> str:
     """The extension's root package (``bl_ext.<repo>.contact_lab`` or ``contact_lab``)."""
-    return (__package__ or "").rpartition(".")[0]
+    return (__package__ or "").removesuffix(".addon.warmup")
 
 
 def is_installed_extension() -> bool:

@@ -40,11 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core import config
-from . import overlap, units
-from .ipc import start_check
-from .scene import evaluated_at, local_box, mesh_arrays
-from .validate import Finding, SceneView, error, info, warning
+from ...core import config
+from .. import units
+from ..scene import evaluated_at, local_box, mesh_arrays
+from . import ipc_start as start_check
+from . import overlap
+from .findings import Finding, SceneView, error, info, warning
 
 SLOP = config.DEFAULT_PENETRATION_SLOP
 """Penetration the rigid solver leaves uncorrected [m] (0.5 mm)."""

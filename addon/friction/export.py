@@ -7,7 +7,7 @@ per-pixel Python loops.
 
 Frames and units:
 - Everything leaves this module in the *shape's* frame, which is the body frame of
-  :mod:`.rigid.export`: the object's rotation placed at the bounding-box centre (the origin for planes).
+  :mod:`..rigid.gather`: the object's rotation placed at the bounding-box centre (the origin for planes).
   Points: ``p_shape = scale ∘ (v_local − centre_local) · length_scale`` [m]. Structure vectors (attribute,
   axis) are tangent vectors and transform with the scale only: ``s_shape = scale ∘ s_local`` (the core
   normalises and projects them onto the contact plane).
@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.friction.surface import (
+from ...core.friction.surface import (
     StructureSource,
     SurfaceFriction,
     SurfaceFrictionModel,
     SurfaceMesh,
     TextureImage,
 )
-from . import units
-from .scene import evaluated_at
+from .. import units
+from ..scene import evaluated_at
 
 if TYPE_CHECKING:
     import bpy  # for annotations only: this module reads bpy data through the objects it is given
@@ -414,7 +414,7 @@ def validate_friction(objects, depsgraph=None) -> list[str]:
     Raises:
         BakeError: fatal problems (all of them, each naming its object; ``object_name`` = the first).
     """
-    from .errors import BakeError
+    from ..errors import BakeError
 
     fatal, warnings = [], []
     for obj in objects:
@@ -514,7 +514,7 @@ def read_surface_mesh(
 
 
 def shape_frame(obj) -> tuple[np.ndarray, np.ndarray]:
-    """``(centre_local [BU] (3,), scale (3,))`` of ``obj``'s shape frame, as :mod:`.rigid.export` computes it."""
+    """``(centre_local [BU] (3,), scale (3,))`` of ``obj``'s shape frame, as :mod:`..rigid.gather` computes it."""
     corners = np.asarray([tuple(c) for c in obj.bound_box], dtype=np.float64).reshape(8, 3)
     centre = 0.5 * (corners.min(axis=0) + corners.max(axis=0))
     if obj.contact_lab.shape == "PLANE":

@@ -70,8 +70,8 @@ def preview_values(obj, direction, depsgraph, length_scale: float) -> np.ndarray
     Raises:
         ValueError: fatal friction-input problems (message lists them). ImportError: the core lookup is missing.
     """
-    from ..core.friction import lookup, texture
-    from . import friction_export
+    from ...core.friction import lookup, texture
+    from . import export as friction_export
 
     fatal = [i.message for i in friction_export.friction_issues(obj, depsgraph) if i.fatal]
     if fatal:

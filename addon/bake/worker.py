@@ -1,13 +1,14 @@
 """A bake off Blender's main thread: the worker thread builds and simulates, the main thread only reads and writes.
 
-Blender's UI, its timers and every bpy call live on the main thread. A bake therefore runs in three parts
-(:class:`BackgroundBake`):
+Blender's UI, its timers and every bpy call live on the main thread. A bake therefore runs the job protocol of
+:class:`.driver.JobRun` in three parts (:class:`BackgroundBake`):
 
-1. **gather** on the main thread (:func:`.bake.start_bake`): validate, then read the scene into plain arrays;
-2. **build and simulate** on a :class:`BakeWorker` thread: the core world (lattices, hulls, fields) and every
-   frame. The first bake compiles the numba kernels here. The kernels release the GIL (``nogil``) and so does
-   LLVM while it compiles, so the main thread keeps drawing; the worker never touches bpy;
-3. **write** on the main thread (:meth:`.job.BakeJob.finish`), as one transaction.
+1. **gather** on the main thread (:func:`.driver.start_bake`): validate, then read the scene into plain arrays;
+2. **build and simulate** on a :class:`BakeWorker` thread (:meth:`.driver.JobRun.simulate`): the core world
+   (lattices, hulls, fields) and every frame. The first bake compiles the numba kernels here. The kernels release
+   the GIL (``nogil``) and so does LLVM while it compiles, so the main thread keeps drawing; the worker never
+   touches bpy;
+3. **write** on the main thread (:meth:`.driver.JobRun.commit`), as one transaction.
 
 :meth:`BackgroundBake.tick` is what the modal operator's timer calls: it only reads the worker's progress, so it
 returns in microseconds, and writes once the worker is done. :meth:`BackgroundBake.cancel` returns at once: the
@@ -28,143 +29,19 @@ Two things could still stall the main thread, and both are handled here:
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
-from dataclasses import dataclass
 
-from ..core.stop import SimulationStoppedError
-from .errors import BakeError
-from .output.transaction import describe_exception
-
-ETA_WINDOW = 10
-"""Frames averaged for the remaining-time estimate."""
-
-COLLECT_INTERVAL = 0.01
-"""Seconds between the young garbage collections while a background bake runs (:class:`CollectorGuard`)."""
-
-MIDDLE_INTERVAL = 1.0
-"""Seconds between collections of the middle generation (objects that outlived a young collection)."""
-
-OVERDUE_SECONDS = 30.0
-"""A frame is named as overdue only after this long [s]: shorter waits are not worth a warning, and a frame of a big
-scene can honestly take seconds (the default cube takes 0.04-0.2 s)."""
-
-OVERDUE_FACTOR = 10.0
-"""...and only once it ran this many times the recent mean frame time (:func:`overdue`): frame times of one bake
-vary by a few times as contacts come and go, not by ten."""
-
-
-def overdue(running: float, per_frame: float | None) -> bool:
-    """Whether a frame that has run ``running`` [s] is far past its estimate ``per_frame`` [s] (None before a frame
-    finished): over :data:`OVERDUE_SECONDS` and, when an estimate exists, over :data:`OVERDUE_FACTOR` times it. The
-    first frame has no estimate, so the fixed bound alone decides there (compiling time excluded by the caller)."""
-    if running <= OVERDUE_SECONDS:
-        return False
-    return per_frame is None or running > OVERDUE_FACTOR * per_frame
-
-
-class CompileWatch:
-    """Counts numba compilations on one thread (numba's ``numba:compile`` events; a cache hit is not one).
-
-    Install with :meth:`listen` (a context manager) on the thread to watch. :attr:`active` is the depth of compiles
-    in progress (a kernel compiles the kernels it calls inside its own compile), :attr:`count` the finished ones.
-    Reading both from another thread is safe: each is one int.
-    """
-
-    def __init__(self):
-        self.count = 0
-        self.active = 0
-        self.last_end = 0.0
-        """``time.perf_counter()`` when the last compile ended (0 before one)."""
-        self._thread = None
-
-    def listen(self):
-        """Context manager: watch the calling thread's compiles until exit."""
-        from numba.core import event
-
-        watch = self
-        watch._thread = threading.get_ident()
-
-        class _Listener(event.Listener):
-            def on_start(self, event):
-                if threading.get_ident() == watch._thread:
-                    watch.active += 1
-
-            def on_end(self, event):
-                if threading.get_ident() == watch._thread:
-                    watch.active -= 1
-                    watch.count += 1
-                    watch.last_end = time.perf_counter()
-
-        return event.install_listener("numba:compile", _Listener())
-
-
-class CollectorGuard:
-    """No automatic garbage collection while a background bake runs: a daemon thread collects the young generations
-    every :data:`COLLECT_INTERVAL` instead, so each collection only walks a few milliseconds' worth of new objects
-    and holds the GIL that briefly; long-lived garbage waits for the collector, switched back on afterwards.
-
-    Re-entrant per instance; :meth:`release` restores the collector as it was.
-    """
-
-    def __init__(self):
-        self._was_enabled = True
-        self._stop: threading.Event | None = None
-        self.collections = 0
-        """Young collections run while held."""
-
-    def hold(self) -> None:
-        if self._stop is not None:
-            return
-        self._was_enabled = gc.isenabled()
-        gc.disable()
-        self._stop = threading.Event()
-        threading.Thread(target=self._collect, args=(self._stop,), name="contact_lab collector", daemon=True).start()
-
-    def _collect(self, stop: threading.Event) -> None:
-        threshold0 = gc.get_threshold()[0]
-        middle = time.perf_counter()
-        while not stop.wait(COLLECT_INTERVAL):
-            now = time.perf_counter()
-            if now - middle >= MIDDLE_INTERVAL:
-                gc.collect(1)
-                middle = now
-            elif gc.get_count()[0] >= threshold0:
-                gc.collect(0)
-            else:
-                continue
-            self.collections += 1
-
-    def release(self) -> None:
-        if self._stop is None:
-            return
-        self._stop.set()
-        self._stop = None
-        if self._was_enabled:
-            gc.enable()
-
-
-@dataclass
-class Progress:
-    """What the panel and the status bar show of a running bake (a snapshot, read on the main thread)."""
-
-    fraction: float
-    """Frames simulated / frames, in [0, 1]."""
-    frames_done: int
-    frame_count: int
-    text: str
-    """One line: the phase or frame, seconds per frame, time left, the solver's work, compiles."""
-    compiling: bool
-    compiles: int
-    """Kernels compiled by this bake so far."""
-    seconds_left: float | None
-    overdue: bool = False
-    """The frame in progress has run far past the estimate (:func:`overdue`); ``text`` says so and how to stop."""
+from ...core.stop import SimulationStoppedError
+from ..errors import BakeError
+from ..output.transaction import describe_exception
+from . import driver
+from .driver import JobRun
+from .threads import ETA_WINDOW, CollectorGuard, CompileWatch, Progress, overdue
 
 
 class BakeWorker:
-    """Builds and simulates one :class:`~.job.BakeJob` on a daemon thread.
+    """Runs one :class:`~.job.BakeJob`'s simulation (:meth:`.driver.JobRun.simulate`) on a daemon thread.
 
     The thread owns the job from :meth:`start` until :attr:`done`: the main thread only reads its progress
     attributes (ints and floats) and, after :attr:`done`, finishes it. :meth:`cancel` asks the thread to stop inside
@@ -173,19 +50,29 @@ class BakeWorker:
 
     def __init__(self, job):
         self.job = job
-        self.compiles = CompileWatch()
+        self.run = JobRun(job)
         self.error: BaseException | None = None
         """What ended the thread early (a :class:`BakeError` for anything the job reports), or None."""
-        self.phase = "waiting"
-        """'waiting', 'building', 'simulating', 'done', 'cancelled' or 'failed'."""
-        self.frame_seconds: list[float] = []
-        """Wall time of each simulated frame that compiled nothing [s] (the remaining-time estimate)."""
         self.started = 0.0
-        self.frame_started = 0.0
-        """``time.perf_counter()`` when the frame in progress started (0 before the first)."""
-        self._cancel = threading.Event()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"contact_lab bake '{job.scene_name}'", daemon=True)
+
+    @property
+    def compiles(self) -> CompileWatch:
+        return self.run.compiles
+
+    @property
+    def phase(self) -> str:
+        """'waiting', 'building', 'simulating', 'done', 'cancelled' or 'failed'."""
+        return self.run.phase
+
+    @property
+    def frame_seconds(self) -> list[float]:
+        return self.run.frame_seconds
+
+    @property
+    def frame_started(self) -> float:
+        return self.run.frame_started
 
     # control (main thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -195,8 +82,7 @@ class BakeWorker:
     def cancel(self) -> None:
         """Ask the thread to stop; returns at once (the thread stops at the engine's next check inside the frame,
         or after its compile)."""
-        self._cancel.set()
-        self.job.stop.set("cancelled by the user")
+        self.run.stop("cancelled by the user")
 
     @property
     def done(self) -> bool:
@@ -205,7 +91,7 @@ class BakeWorker:
 
     @property
     def cancelled(self) -> bool:
-        return self._cancel.is_set()
+        return self.run.stopped
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the thread is done or ``timeout`` [s] passed; True when done."""
@@ -213,31 +99,16 @@ class BakeWorker:
 
     # the thread -------------------------------------------------------------------------------------------
     def _run(self) -> None:
-        job = self.job
         try:
-            with self.compiles.listen():
-                self.phase = "building"
-                job.build()
-                job.compiled_kernels = self.compiles.count
-                self.phase = "simulating"
-                while not self._cancel.is_set():
-                    t0, compiled = time.perf_counter(), self.compiles.count
-                    self.frame_started = t0
-                    finished = job.step(max_frames=1)
-                    job.compiled_kernels = self.compiles.count
-                    if self.compiles.count == compiled:  # a frame that compiled says nothing about the next ones
-                        self.frame_seconds.append(time.perf_counter() - t0)
-                    if finished:
-                        break
-            self.phase = "cancelled" if self._cancel.is_set() else "done"
+            self.run.simulate()
         except SimulationStoppedError:  # the cancel reached inside a frame
-            self.phase = "cancelled"
+            self.run.phase = "cancelled"
         except BaseException as exc:  # reported to the main thread by tick(); nothing to re-raise into here
             self.error = exc if isinstance(exc, BakeError) else _unexpected(exc)
-            self.phase = "failed"
+            self.run.phase = "failed"
         finally:
-            if self.phase != "done":
-                job.close()
+            if self.run.phase != "done":
+                self.job.close()
             self._done.set()
 
     # progress (main thread) -------------------------------------------------------------------------------
@@ -297,7 +168,7 @@ class BakeWorker:
 class BackgroundBake:
     """A bake driven from Blender's main thread by a timer: :meth:`tick` until it is not 'RUNNING'.
 
-    Construction gathers the scene on the calling (main) thread (:func:`.bake.start_bake`, which raises
+    Construction gathers the scene on the calling (main) thread (:func:`.driver.start_bake`, which raises
     :class:`BakeError` / ``UnsafePathError`` for bad input, changing nothing); :meth:`start` hands the job to a
     :class:`BakeWorker`. Each :meth:`tick` reads the progress and, once the worker is done, writes the results on
     this thread (:meth:`.job.BakeJob.finish`) or stores the FAILED report. :meth:`cancel` stores a CANCELLED report
@@ -305,9 +176,7 @@ class BackgroundBake:
     """
 
     def __init__(self, scene, *, allow_outside_paths: bool = False):
-        from . import bake
-
-        self.job = bake.start_bake(scene, allow_outside_paths=allow_outside_paths)
+        self.job = driver.start_bake(scene, allow_outside_paths=allow_outside_paths)
         self.worker = BakeWorker(self.job)
         self.guard = CollectorGuard()
         self.report: dict | None = None
@@ -338,7 +207,7 @@ class BackgroundBake:
         try:
             if self.worker.error is not None:
                 raise self.worker.error
-            self.report = self.job.finish()  # the write: main thread, one transaction
+            self.report = self.worker.run.commit()  # the write: main thread, one transaction
             self.state = "FINISHED"
         except BakeError as exc:
             self._failed(exc)
@@ -359,16 +228,9 @@ class BackgroundBake:
         return self.report
 
     def _failed(self, exc: BakeError) -> None:
-        import bpy
-
-        from .job import store_report
-
         self.error = exc
         self.state = "FAILED"
-        self.report = self.job.report("FAILED", error=str(exc))
-        scene = bpy.data.scenes.get(self.job.scene_name)
-        if scene is not None:  # (a failed write already stored the same report)
-            store_report(scene, self.report)
+        self.report = self.worker.run.fail(exc)  # (a failed write already stored the same report)
 
 
 def _unexpected(exc: BaseException) -> BakeError:

@@ -3,7 +3,7 @@
 :class:`BakeJob` drives an engine's ``iter_simulate`` generator; each engine's bridge subclasses it
 (:class:`~.rigid.job.RigidBakeJob`, :class:`~.soft.job.SoftBakeJob`, :class:`~.ipc.job.IpcBakeJob`) to
 export its scene (:meth:`BakeJob.start`), record each frame, write the results and add its part of the
-report. :mod:`.bake` picks the subclass from ``scene.contact_lab.engine``.
+report. :mod:`.driver` picks the subclass from ``scene.contact_lab.engine``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core.errors import DivergenceError
-from ..core.stop import SimulationStoppedError, StopRequest
-from .errors import BakeError
-from .output.transaction import describe_exception
+from ...core.errors import DivergenceError
+from ...core.stop import SimulationStoppedError, StopRequest
+from ..errors import BakeError
+from ..output.transaction import describe_exception
 
 
 def _now() -> float:
@@ -49,7 +49,7 @@ class BakeJob:
     """``scene.contact_lab.engine`` value of this kind of job."""
 
     shapes = frozenset({"BOX", "SPHERE", "CAPSULE", "PLANE", "MESH"})
-    """``obj.contact_lab.shape`` values this engine simulates (checked by :mod:`.bake` before the export; the
+    """``obj.contact_lab.shape`` values this engine simulates (checked by :mod:`.driver` before the export; the
     engine's own export decides which roles may use them)."""
 
     def __init__(self, scene, gathered):
@@ -64,7 +64,7 @@ class BakeJob:
         self.timings = dict(gathered.timings)
         self.timings.setdefault("simulate", 0.0)
         self.warnings: list[str] = []
-        """Warnings of the validation before the bake (:mod:`.validate`); the report lists them first."""
+        """Warnings of the validation before the bake (:mod:`..checks.validate`); the report lists them first."""
         self.compiled_kernels = 0
         """numba compilations while this job built and simulated (0 once the kernel cache is warm)."""
         self.stop = StopRequest()
@@ -97,7 +97,7 @@ class BakeJob:
     @classmethod
     def output_folders(cls, scene, owner: str | None = None) -> list[tuple[str, str, str]]:
         """``(setting name, value as stored, absolute folder)`` of every folder a bake of ``scene`` writes files
-        into, checked by :mod:`.bake` before the export (:mod:`.paths`); raises :class:`BakeError` for an unusable
+        into, checked by :mod:`.driver` before the export (:mod:`..paths`); raises :class:`BakeError` for an unusable
         setting."""
         return []
 

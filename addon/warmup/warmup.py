@@ -4,7 +4,7 @@ The first bake after installing or updating Contact Lab would otherwise spend mi
 Once the extension is enabled in Blender's UI, :func:`schedule` starts a second process (Blender itself in
 background mode, or the Python running the ``bpy`` module) at the lowest priority. It imports the extension under
 the same package name, so it writes the very cache entries the add-on reads (:mod:`.jitcache`), and bakes a
-set of tiny scenes covering every engine (:mod:`.warmup_scenes`). Its progress lines are read by a thread here and
+set of tiny scenes covering every engine (:mod:`.scenes`). Its progress lines are read by a thread here and
 shown in the Bake panel (:func:`status`); a stamp in the cache directory (:data:`STAMP`) records that it ran for
 this version of the core, so it runs once per version. Nothing in the user's file is touched.
 
@@ -33,7 +33,7 @@ PREFIX = "[contact_lab warm-up]"
 START_DELAY = 2.0
 """Seconds after enabling before the warm-up starts (Blender finishes starting up first)."""
 
-CHILD = Path(__file__).with_name("warmup_child.py")
+CHILD = Path(__file__).with_name("child.py")
 
 
 @dataclass
@@ -105,7 +105,7 @@ def command(cache_dir: str) -> tuple[list[str], dict]:
     import numba
 
     package = jitcache.root_package()
-    extension_dir = Path(__file__).resolve().parent.parent
+    extension_dir = Path(__file__).resolve().parents[2]
     numba_site = str(Path(numba.__file__).resolve().parent.parent)
     args = ["--package", package, "--repo-dir", str(extension_dir.parent), "--path", numba_site]
     if bpy.app.binary_path:  # a Blender binary: its own Python cannot import bpy, Blender itself runs the script

@@ -17,7 +17,7 @@ import threading
 import time
 
 FRAME_LINE = re.compile(r"\[contact_lab\] frame (\d+)/(\d+)")
-"""The line the single-file bake prints after every frame (``__main__.bake_file``): frames done, frame count."""
+"""The line the single-file bake prints after every frame (:func:`.single.bake_file`): frames done, frame count."""
 
 QUEUED, RUNNING, DONE = "queued", "running", "done"
 

@@ -1,7 +1,7 @@
 """Batch bakes on a Dask cluster (``--scheduler tcp://host:port``): one task per .blend file.
 
 Each task runs on a worker what ``--jobs`` runs locally: the single-file bake in a child process of the worker
-(:func:`.batch.run_child`), so a crash or a hang (``--timeout``) costs that file only and the worker lives on. The
+(:func:`.children.run_child`), so a crash or a hang (``--timeout``) costs that file only and the worker lives on. The
 task returns the result dict; progress travels as Dask events (``Worker.log_event`` → ``Client.subscribe_topic``)
 to the bars of the submitting machine; Ctrl-C there sets a Dask ``Event`` that the tasks poll.
 
@@ -26,8 +26,8 @@ import time
 import uuid
 from typing import cast
 
-from . import batch
-from .batch_progress import FRAME_LINE, ProgressBoard
+from . import children
+from .progress import FRAME_LINE, ProgressBoard
 
 CONNECT_TIMEOUT = 30.0
 """Seconds to reach the scheduler before giving up (exit code 2: nothing was baked)."""
@@ -37,11 +37,11 @@ CANCEL_POLL = 2.0
 
 
 def import_distributed():
-    """The ``distributed`` module, or a :class:`.batch.UsageError` saying how to install it into this Python."""
+    """The ``distributed`` module, or a :class:`.children.UsageError` saying how to install it into this Python."""
     try:
         import distributed
     except ImportError as exc:
-        raise batch.UsageError(
+        raise children.UsageError(
             f"--scheduler needs the Dask package 'distributed' in the Python that runs contact_lab "
             f"({sys.executable}); install it there (and the same version on the workers):\n"
             f'    "{sys.executable}" -m pip install "distributed"\n({exc})'
@@ -69,7 +69,7 @@ def worker_check(package: str, fingerprint: str):
 
         where = f"{socket.gethostname()}, {sys.executable}"
         try:
-            found = importlib.util.find_spec(f"{package}.addon.batch_cluster") is not None
+            found = importlib.util.find_spec(f"{package}.cli.cluster") is not None
         except ImportError:
             found = False
         if not found:
@@ -77,7 +77,7 @@ def worker_check(package: str, fingerprint: str):
         missing = [name for name in ("bpy", "numba") if importlib.util.find_spec(name) is None]
         if missing:
             return f"{where}: {' and '.join(missing)} missing; pip install them into this Python"
-        theirs = importlib.import_module(f"{package}.addon.jitcache").core_source_fingerprint()
+        theirs = importlib.import_module(f"{package}.addon.warmup.jitcache").core_source_fingerprint()
         if theirs != fingerprint:
             return (
                 f"{where}: another version of {package} (core {theirs}, here {fingerprint}); "
@@ -89,24 +89,25 @@ def worker_check(package: str, fingerprint: str):
 
 
 def check_workers(client) -> int:
-    """Ask every worker :func:`worker_check`; the number of workers. Raises :class:`.batch.UsageError` on problems."""
-    from .jitcache import core_source_fingerprint
+    """Ask every worker :func:`worker_check`; the number of workers. Raises :class:`.children.UsageError` on
+    problems."""
+    from ..addon.warmup.fingerprint import core_source_fingerprint
 
-    answers = client.run(worker_check(batch.ROOT_PACKAGE, core_source_fingerprint()), on_error="return")
+    answers = client.run(worker_check(children.ROOT_PACKAGE, core_source_fingerprint()), on_error="return")
     problems = [
         f"  {address}: {answer}" if isinstance(answer, str) else f"  {address}: {type(answer).__name__}: {answer}"
         for address, answer in sorted(answers.items())
         if answer is not None
     ]
     if problems:
-        raise batch.UsageError(
+        raise children.UsageError(
             "some Dask workers cannot bake (each needs bpy, numba and this contact_lab in the Python it runs):\n"
             + "\n".join(problems)
         )
     return len(answers)
 
 
-def worker_problem(task: batch.FileTask) -> str | None:
+def worker_problem(task: children.FileTask) -> str | None:
     """Why this worker cannot bake ``task`` (paths it does not see), or None."""
     host = socket.gethostname()
     if not os.path.isfile(task.input):
@@ -120,8 +121,8 @@ def worker_problem(task: batch.FileTask) -> str | None:
     return None
 
 
-def bake_task(task: batch.FileTask, topic: str, cancel_name: str) -> dict:
-    """Dask task (runs on a worker): bake ``task`` in a child process and return its result (``batch.run_child``).
+def bake_task(task: children.FileTask, topic: str, cancel_name: str) -> dict:
+    """Dask task (runs on a worker): bake ``task`` in a child process and return its result (``children.run_child``).
 
     Args:
         task: the file; its paths must exist on the worker.
@@ -141,12 +142,16 @@ def bake_task(task: batch.FileTask, topic: str, cancel_name: str) -> dict:
 
     problem = worker_problem(task)
     if problem is not None:
-        result = batch.cancelled_result(task) | {"status": batch.FAILED, "error": problem, "host": socket.gethostname()}
+        result = children.cancelled_result(task) | {
+            "status": children.FAILED,
+            "error": problem,
+            "host": socket.gethostname(),
+        }
         return result | {"worker": worker_name}
 
     cancel = Event(cancel_name)
     if _is_set(cancel):  # Ctrl-C on the submitting machine before this file started
-        return batch.cancelled_result(task) | {"worker": worker_name}
+        return children.cancelled_result(task) | {"worker": worker_name}
     # "where", not "worker": the scheduler adds a "worker" key (the address) to every event message
     send({"index": task.index, "event": "started", "where": f"{worker_name} ({socket.gethostname()})"})
     last_sent = [0.0]
@@ -169,7 +174,7 @@ def bake_task(task: batch.FileTask, topic: str, cancel_name: str) -> dict:
     if not os.environ.get("NUMBA_NUM_THREADS"):  # this worker runs nthreads bakes at once: share its cores
         threads = max(1, (os.cpu_count() or 1) // max(1, worker.state.nthreads))
         task = dataclasses.replace(task, env=(*task.env, ("NUMBA_NUM_THREADS", str(threads))))
-    result = batch.run_child(task, on_line=on_line, should_stop=should_stop)
+    result = children.run_child(task, on_line=on_line, should_stop=should_stop)
     return result | {"worker": worker_name}
 
 
@@ -181,20 +186,20 @@ def _is_set(event) -> bool:
 
 
 def run_on_cluster(
-    tasks: list[batch.FileTask], address: str, board: ProgressBoard, stop: threading.Event
+    tasks: list[children.FileTask], address: str, board: ProgressBoard, stop: threading.Event
 ) -> list[dict]:
     """Submit one :func:`bake_task` per file to the scheduler at ``address``; results in task order.
 
     Raises:
-        batch.UsageError: ``distributed`` is missing, the scheduler cannot be reached, or a worker lacks
+        children.UsageError: ``distributed`` is missing, the scheduler cannot be reached, or a worker lacks
             contact_lab, bpy or numba or has another core (:func:`check_workers`); nothing was baked.
-        batch.BatchInterruptedError: Ctrl-C; running bakes were asked to stop, queued ones come back CANCELLED.
+        children.BatchInterruptedError: Ctrl-C; running bakes were asked to stop, queued ones come back CANCELLED.
     """
     distributed = import_distributed()
     try:
         client = distributed.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise batch.UsageError(
+        raise children.UsageError(
             f"cannot reach the Dask scheduler at {address} ({exc}): start one with `dask scheduler` and workers "
             f"with `dask worker {address}`, or check the address"
         ) from None
@@ -242,15 +247,15 @@ def run_on_cluster(
         except Exception:  # the results are in: a closing connection does not matter
             pass
     if interrupted:
-        raise batch.BatchInterruptedError(results)
+        raise children.BatchInterruptedError(results)
     return cast("list[dict]", results)  # no None left: the loop ran until every task's future was done
 
 
-def _future_result(future, task: batch.FileTask) -> dict:
+def _future_result(future, task: children.FileTask) -> dict:
     if future.cancelled():
-        return batch.cancelled_result(task)
+        return children.cancelled_result(task)
     try:
         return future.result()
     except Exception as exc:  # e.g. KilledWorker: the worker itself died, not just the child
-        result = batch.cancelled_result(task)
-        return result | {"status": batch.CRASHED, "error": f"the Dask task failed: {type(exc).__name__}: {exc}"}
+        result = children.cancelled_result(task)
+        return result | {"status": children.CRASHED, "error": f"the Dask task failed: {type(exc).__name__}: {exc}"}

@@ -1,9 +1,9 @@
 """Entry point of the warm-up process (run as a script by :mod:`.warmup`; not imported by the add-on).
 
-``blender -b --factory-startup --python warmup_child.py -- --package P --repo-dir D --path S`` or
-``python warmup_child.py --package P ...`` (the ``bpy`` module). Imports the extension as package ``P`` from the
+``blender -b --factory-startup --python child.py -- --package P --repo-dir D --path S`` or
+``python child.py --package P ...`` (the ``bpy`` module). Imports the extension as package ``P`` from the
 repository folder ``D`` (the name the add-on uses, so the kernel cache entries are shared) with numba from the
-site folder ``S``, then bakes the warm-up scenes (:func:`.warmup_scenes.run`). Exit code 0 when every scene baked.
+site folder ``S``, then bakes the warm-up scenes (:func:`.scenes.run`). Exit code 0 when every scene baked.
 """
 
 import argparse
@@ -16,7 +16,7 @@ import types
 def _parse(argv):
     if "--" in argv:  # Blender passes its own arguments first
         argv = argv[argv.index("--") + 1 :]
-    parser = argparse.ArgumentParser(prog="warmup_child.py")
+    parser = argparse.ArgumentParser(prog="child.py")
     parser.add_argument("--package", required=True, help="the extension's package name, e.g. bl_ext.user_default.x")
     parser.add_argument("--repo-dir", required=True, help="the folder holding the extension's folder")
     parser.add_argument("--path", action="append", default=[], help="a folder to put first on sys.path (numba)")
@@ -50,7 +50,7 @@ def main(argv) -> int:
     import bpy  # noqa: F401  (Blender, or the bpy module: before the package, which needs it)
 
     package = _import_package(args.package, args.repo_dir)
-    scenes = importlib.import_module(package.__name__ + ".addon.warmup_scenes")
+    scenes = importlib.import_module(package.__name__ + ".addon.warmup.scenes")
     return scenes.run(package)
 
 

@@ -1,19 +1,22 @@
-"""Bake orchestration: pick the engine's job, export → simulate (frame by frame) → write the results; and clear.
+"""Driving a bake: pick the engine's job, gather → simulate (frame by frame) → write the results; and clear.
 
-Both operator paths use this module: the blocking ``execute`` calls :func:`bake_scene`; the modal
-``invoke`` calls :func:`start_bake` on Blender's main thread, hands the job to a worker thread that builds and
-simulates it (:mod:`.worker`) and, from a timer, calls :meth:`BakeJob.finish` on the main thread at the end (Esc
-cancels). The headless CLI calls :func:`bake_scene` too.
+One driver of the job protocol (:class:`JobRun`): a job is gathered on Blender's main thread (:func:`start_bake`),
+simulated on any thread (:meth:`JobRun.simulate`: build, then frame by frame, reporting progress and honouring a
+stop), then committed on the main thread (:meth:`JobRun.commit`: the write) or rolled back (:meth:`JobRun.fail`,
+:meth:`JobRun.interrupt`: a report, nothing written). Its callers are thin: scripts and the operator's blocking
+``execute`` call :func:`bake_scene`; the operator's modal ``invoke`` runs the simulation on a worker thread
+(:class:`.worker.BackgroundBake`) and commits from a timer; the command line's single-file bake
+(:mod:`...cli.single`) runs it in this process and saves the file.
 
 This module knows the engines only by name: :data:`ENGINE_JOBS` maps ``scene.contact_lab.engine`` to the
-engine's job class (:class:`~.job.BakeJob` subclasses in ``rigid/``, ``soft/`` and ``ipc/``), which exports
+engine's job class (:class:`~.job.BakeJob` subclasses in ``rigid/``, ``soft/`` and ``ipc/``), which gathers
 its scene, drives its core engine and writes its outputs (keyframes, shape keys or PC2 caches).
 
 Nothing is lost. Every check runs before the simulation: the scene's objects and settings, and the folders
 files will be written into (:func:`check_output_folders`: a folder read from the .blend must stay inside the
-.blend's folder unless allowed, module :mod:`.paths`, and must be writable or creatable). The results are written
+.blend's folder unless allowed, module :mod:`..paths`, and must be writable or creatable). The results are written
 only after the whole simulation finished with finite values, as one transaction
-(:mod:`.output.transaction`): new actions, meshes with the new shape keys and PC2 files are prepared beside the
+(:mod:`..output.transaction`): new actions, meshes with the new shape keys and PC2 files are prepared beside the
 old ones, then swapped in by reversible steps, and what they replaced is deleted only once every step succeeded.
 A cancel, a divergence or any exception, during the simulation or while writing (``MemoryError`` and a full disk
 included), leaves every object's animation, shape keys, modifiers, rotation mode and pose and every cache file
@@ -23,22 +26,24 @@ on disk as they were, and stores a FAILED (or CANCELLED) report on the scene say
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable
 
 import bpy
 
-from . import paths
-from .errors import BakeError
-from .ipc.job import IpcBakeJob
+from .. import paths
+from ..checks.validate import check_before_bake
+from ..errors import BakeError
+from ..ipc.job import IpcBakeJob
+from ..output import actions
+from ..output import deform as deform_output
+from ..paths import UnsafePathError
+from ..rigid.job import RigidBakeJob
+from ..scene import contact_objects, engine_shape_problems, raise_problems
+from ..soft.job import SoftBakeJob
 from .job import BakeJob, _now, store_report
-from .output import actions
-from .output import deform as deform_output
-from .paths import UnsafePathError
-from .rigid.job import RigidBakeJob
-from .scene import contact_objects, engine_shape_problems, raise_problems
-from .soft.job import SoftBakeJob
-from .validate import check_before_bake
-from .worker import CompileWatch
+from .threads import CompileWatch
 
 __all__ = [
     "ENGINE_JOBS",
@@ -71,7 +76,7 @@ def check_output_folders(
     """Check every folder a bake of ``scene`` would write into, before anything runs; creates nothing.
 
     Each folder must resolve inside the .blend file's folder or one of ``trusted_folders`` (unless
-    ``allow_outside_paths``; module :mod:`.paths`) and be writable or creatable. ``owner``: the .blend file the
+    ``allow_outside_paths``; module :mod:`..paths`) and be writable or creatable. ``owner``: the .blend file the
     bake is saved into (default: the open file); a ``//`` folder is relative to its folder, which is trusted when
     ``owner`` is given.
 
@@ -110,8 +115,8 @@ def start_bake(
     trusted_folders: Iterable[str] = (),
     owner: str | None = None,
 ) -> BakeJob:
-    """Validate (:func:`.validate.check_before_bake`) and gather ``scene`` for its engine (Blender's main thread:
-    everything is read from bpy here) and return a job ready to be built and stepped on any thread, carrying the
+    """Validate (:func:`..checks.validate.check_before_bake`) and gather ``scene`` for its engine (Blender's main
+    thread: everything is read from bpy here) and return a job ready to be built and stepped on any thread, carrying the
     validation's warnings. Changes nothing.
 
     Args:
@@ -140,7 +145,7 @@ def start_bake(
     gathered = job_class.gather(scene, frame_start=frame_start, frame_end=frame_end, owner=owner)
     gathered.timings["gather"] = _now() - t0
     job = job_class(scene, gathered)
-    job.warnings = warnings  # the validation's warnings lead the report's (addon.validate)
+    job.warnings = warnings  # the validation's warnings lead the report's (addon.checks.validate)
     return job
 
 
@@ -180,21 +185,99 @@ def bake_scene(
         trusted_folders=trusted_folders,
         owner=owner,
     )
-    watch = CompileWatch()
+    run = JobRun(job, progress)
     try:
-        with watch.listen():
-            try:
-                job.run(progress)
-            finally:
-                job.compiled_kernels = watch.count
-        return job.finish()
+        run.simulate()
+        return run.commit()
     except BakeError as exc:
-        store_report(scene, job.report("FAILED", error=str(exc)))
+        run.fail(exc, scene)
         raise
     except KeyboardInterrupt:  # Ctrl-C: passes on (a script stops); the report says where the bake ended
-        if not job.finished:  # during the simulation (a write rolls back and stores its FAILED report itself)
-            job.cancel("interrupted (Ctrl-C)")
+        run.interrupt("interrupted (Ctrl-C)")
         raise
+
+
+class JobRun:
+    """One bake job through the protocol, the same for every caller.
+
+    :meth:`simulate` (any thread, never bpy) builds the core world and steps it frame by frame, counting the numba
+    compiles, timing the frames and calling ``progress(frames_done, frame_count)`` after each, until the last frame
+    or :meth:`stop`. Then, on the main thread, :meth:`commit` writes the results (one transaction) and returns the
+    FINISHED report, or the bake ends without writing anything: :meth:`fail` stores the FAILED report,
+    :meth:`interrupt` the CANCELLED one.
+    """
+
+    def __init__(self, job: BakeJob, progress: Callable[[int, int], None] | None = None):
+        self.job = job
+        self.progress = progress
+        self.compiles = CompileWatch()
+        self.phase = "waiting"
+        """'waiting', 'building', 'simulating', 'done' or 'cancelled' (the background bake adds 'failed')."""
+        self.frame_seconds: list[float] = []
+        """Wall time of each simulated frame that compiled nothing [s] (the remaining-time estimate)."""
+        self.frame_started = 0.0
+        """``time.perf_counter()`` when the frame in progress started (0 before the first)."""
+        self._stop = threading.Event()
+
+    def stop(self, reason: str) -> None:
+        """Ask :meth:`simulate` to stop (from any thread): it ends after its compile or inside its frame, at the
+        engine's next check (raising :class:`~contact_lab.core.stop.SimulationStoppedError` there)."""
+        self._stop.set()
+        self.job.stop.set(reason)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def simulate(self) -> bool:
+        """Build, then simulate frame by frame until the end or :meth:`stop`; True when every frame ran.
+
+        Raises:
+            BakeError: the build or a frame failed (named); nothing was written.
+            SimulationStoppedError: :meth:`stop` reached inside a frame.
+        """
+        job = self.job
+        try:
+            with self.compiles.listen():
+                self.phase = "building"
+                job.build()
+                job.compiled_kernels = self.compiles.count
+                self.phase = "simulating"
+                while not self._stop.is_set():
+                    t0, compiled = time.perf_counter(), self.compiles.count
+                    self.frame_started = t0
+                    finished = job.step(max_frames=1)
+                    job.compiled_kernels = self.compiles.count
+                    if self.compiles.count == compiled:  # a frame that compiled says nothing about the next ones
+                        self.frame_seconds.append(time.perf_counter() - t0)
+                    if self.progress is not None:
+                        self.progress(job.frames_done, job.frame_count)
+                    if finished:
+                        break
+        finally:
+            job.compiled_kernels = self.compiles.count
+        self.phase = "cancelled" if self._stop.is_set() else "done"
+        return self.phase == "done"
+
+    def commit(self) -> dict:
+        """Write the results (main thread, one transaction); the stored FINISHED report (see
+        :meth:`.job.BakeJob.finish`: a failed write rolls back and stores the FAILED report itself)."""
+        return self.job.finish()
+
+    def fail(self, exc: BakeError, scene=None) -> dict:
+        """The bake failed before its write: store and return the FAILED report naming ``exc`` (on ``scene``,
+        default the job's scene if it still exists). Nothing was written."""
+        report = self.job.report("FAILED", error=str(exc))
+        scene = scene if scene is not None else bpy.data.scenes.get(self.job.scene_name)
+        if scene is not None:
+            store_report(scene, report)
+        return report
+
+    def interrupt(self, reason: str) -> None:
+        """Ctrl-C on this thread: stop the simulation and store the CANCELLED report, unless the write had begun
+        (it rolls back and stores its FAILED report itself)."""
+        if not self.job.finished:
+            self.job.cancel(reason)
 
 
 def clear_bake(scene, objects=None) -> list[str]:

@@ -1,8 +1,9 @@
 """The warm-up's scenes: tiny bakes that make numba compile what an artist's first bakes need.
 
-Run inside the warm-up process (:mod:`.warmup_child`), never in the artist's Blender. Each scene is a few frames
+Run inside the warm-up process (:mod:`.child`), never in the artist's Blender. Each scene is a few frames
 with contact from the first step (a kernel compiles only when it is called), baked through the same
-:func:`.bake.bake_scene` an artist's bake uses, so every kernel compiles for the argument types a real bake passes:
+:func:`..bake.driver.bake_scene` an artist's bake uses, so every kernel compiles for the argument types a real bake
+passes:
 
 - rigid: the primitives on a plane with an animated (kinematic) box, with each solver of the panel and with
   Sleeping; cylinders, cones, convex hulls, a compound and active and passive meshes; every friction model of the
@@ -224,7 +225,7 @@ def run(package) -> int:
     from numba.core import event
 
     cache_dir = jitcache.configure()  # before the core is imported: its kernels' cache location is fixed then
-    from . import bake
+    from ..bake import driver as bake
 
     compiled = [0]
 

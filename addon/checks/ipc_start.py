@@ -4,7 +4,7 @@ The IPC bake refuses a start whose surfaces intersect or touch (``core.ipc.frame
 checker of :mod:`contact_lab.core.ipc.intersection`, and a float distance of 0 between features of the barrier), but
 only in the worker thread, after the scene was read. This module names those starts in Check Scene, on Blender's
 main thread, so it is numpy only (no Numba: nothing may compile here). It covers the surfaces whose overlap
-:mod:`..validate_physics` can only estimate: soft meshes (each against itself and the others) and Mesh colliders
+:mod:`.physics` can only estimate: soft meshes (each against itself and the others) and Mesh colliders
 (against the soft meshes; colliders may overlap each other, as in the engine).
 
 Conventions follow the core's checker: triangles are closed sets, so touching counts as intersecting; two
@@ -456,8 +456,8 @@ def conflicting_pairs(vertices: np.ndarray, triangles: np.ndarray, skip: np.ndar
 def _surfaces(view) -> tuple[list, list]:
     """``(objects, [(world vertices (V, 3) [m], triangles (T, 3)), ...])``: the soft meshes as modelled (what IPC
     embeds) and the Mesh colliders' evaluated meshes at the start frame, in world space."""
+    from ..ipc.gather import read_evaluated_meshes
     from ..scene import mesh_arrays
-    from .export import read_evaluated_meshes
 
     m = view.matrices or {}
     soft = [o for o in view.soft if o.name in m and o.type == "MESH"]
@@ -475,7 +475,7 @@ def findings(view, reported: list) -> list:
     meshes, Mesh colliders) that pass through or touch each other at the start frame (:func:`conflicting_pairs`).
     ``reported``: findings already made, so a pair named there (by the overlap check) is not named twice.
     """
-    from ..validate import error
+    from .findings import error
 
     if view.engine != "IPC" or not view.matrices:
         return []

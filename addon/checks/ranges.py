@@ -17,7 +17,7 @@ Two kinds of range:
   - speed against size and step (:func:`_speed_findings`),
   - Young's modulus against the step (:func:`_stiffness_findings`),
   - IPC Newton iterations (:func:`_iteration_findings`),
-  - the soft contact thickness against the body's size is :mod:`.validate_physics`'s hover check (over 10 %: an
+  - the soft contact thickness against the body's size is :mod:`.physics`'s hover check (over 10 %: an
     error, as the README's Check Scene table says).
 
 A finite value of 1e30 is judged by these ranges, not called infinite (:data:`JUDGED_BY_RANGE`); Blender stores
@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from . import units
-from .scene import mesh_arrays
-from .validate import Finding, SceneView, error, warning
+from .. import units
+from ..scene import mesh_arrays
+from .findings import Finding, SceneView, error, warning
 
 BAKE = "Physics ▸ Contact Lab Bake"
 BODY = "Physics ▸ Contact Lab Body"
@@ -248,13 +248,13 @@ OBJECT_LIMITS = (
 ENGINE_CHECKED = frozenset(
     {
         "mass",  # scene.object_problems: an active body's mass must be positive
-        "youngs_modulus",  # soft.export._material_problems, with poisson_ratio, density, damping,
+        "youngs_modulus",  # soft.gather._material_problems, with poisson_ratio, density, damping,
         "poisson_ratio",  # friction (soft), volume_compressibility and lattice_resolution
         "density",
         "damping",
         "volume_compressibility",
         "lattice_resolution",
-        "ipc_dhat",  # ipc.export._settings_problems, with the other IPC settings
+        "ipc_dhat",  # ipc.gather._settings_problems, with the other IPC settings
         "ipc_kappa",
         "ipc_eps_v",
         "ipc_tolerance",
@@ -568,6 +568,6 @@ def _iteration_findings(view: SceneView) -> list[Finding]:
 
 
 def _length(metres: float) -> str:
-    from .validate_physics import _length as length
+    from .physics import _length as length
 
     return length(metres)
