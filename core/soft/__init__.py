@@ -21,8 +21,10 @@ Inside:
   projection), ``small_linalg`` (3x3 SVD, eigensolvers, PSD projection without BLAS), ``materials`` (the
   model enum and the batch kernels ``elastic_energy`` / ``elastic_gradient`` / ``elastic_hessian_blocks``);
 - meshes and scene: ``world`` (the builder and model), ``lattice`` (embedded lattice tetrahedralization),
-  ``volume`` (volume penalty), ``primitives`` (procedural test meshes);
-- ``reference_single_body``: seed 003's single-body solver, a reference for the tests, not used by the engine.
+  ``volume`` (volume penalty), ``primitives`` (procedural test meshes).
+
+Seed 003's single-body solver, a reference for the tests and not used by the engine, lives under tests/
+(``tests/core/soft_reference.py``).
 
 Conventions: float64, SI units; vertices ``x`` (vertex_count, 3) [m]; ``tet_indices``
 (tet_count, 4) int32; a 3x3 matrix ``F`` is flattened row-major, ``vec(F)[3*i + j] = F[i, j]``;

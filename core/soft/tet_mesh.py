@@ -97,7 +97,7 @@ def filled_vertex_mass(vertices, tet_indices, density, tet_fraction):
     embedded surface), and a massless node would leave the implicit step's matrix ``M + h² K`` resting on a
     projected stiffness that can be singular. All masses are then scaled by one factor so that the total stays
     exactly ``density * sum(fraction * V)``; the floor is small, so the centre of mass moves by a small fraction of
-    a cell (measured in ``tests/core/test_soft_mass.py``).
+    a cell (measured in ``tests/core/soft/test_mass.py``).
 
     Args:
         vertices: rest positions, shape (vertex_count, 3) [m].

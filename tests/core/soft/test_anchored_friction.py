@@ -2,7 +2,7 @@
 seed 003's block slide with the add-on's static friction speed eps_v = 1 cm/s stops where Coulomb friction stops it
 and then holds still, where the lagged smoothed friction with the same eps_v creeps at 0.94 eps_v forever.
 
-Setup and analytic reference as in test_soft_friction_stop.py (1-cell 0.1 m block, 10° slope, mu = 0.177, v0 =
+Setup and analytic reference as in test_friction_stop.py (1-cell 0.1 m block, 10° slope, mu = 0.177, v0 =
 0.1 m/s; t* = 15.38 s, d* = 0.769 m). A sticking contact is a spring to the point where it stuck, capped at the
 Coulomb force, so at rest nothing drives the creep the lagged friction needs to produce its static force.
 """
@@ -12,14 +12,14 @@ import math
 import numpy as np
 import pytest
 from contact_lab.addon.soft.export import SoftBakeSettings
-from test_soft_friction_stop import D_STOP, STILL, T_STOP, creep_speed, slide, stop
+from soft.test_friction_stop import D_STOP, STILL, T_STOP, creep_speed, slide, stop
 
 ADDON_EPS = SoftBakeSettings().friction_velocity
 """The add-on's default eps_v [m/s] (1e-2, tests/addon/test_soft_friction_setting.py)."""
 
 
 def _anchored(monkeypatch, anchor: bool):
-    import test_soft_friction_stop as base
+    import soft.test_friction_stop as base
 
     class Settings(base.SoftSettings):
         def __init__(self, *args, **kwargs):

@@ -11,7 +11,7 @@ from contact_lab.core.contact_solvers.dense import solve_prox_dense
 from contact_lab.core.contact_solvers.kernels import is_sweep_rejected
 from contact_lab.core.friction.models import project_disk
 
-FCLIB = Path(__file__).resolve().parents[1] / "data" / "fclib" / "local_problem_test.hdf5"
+FCLIB = Path(__file__).resolve().parents[2] / "data" / "fclib" / "local_problem_test.hdf5"
 """The FCLIB collection's 'Boxes Stack' local problem (W, q, μ, with its stored solution), shipped with the tests."""
 
 
@@ -119,7 +119,7 @@ def test_matrix_free_prox_matches_dense_prox(strategy):
     contacts share the load in more than one exact Coulomb solution (natural-map residuals below 1e-13), so the box's
     r of a solve over both (set by the ball) ends at another one, 5e-4 m/s away.
     """
-    from test_contact_solvers import _dense_system, _scene
+    from contact_solvers.test_against_dense_lcp import _dense_system, _scene
 
     model = _scene(0.35, 5)
     state_in, state_out = model.state(), model.state()

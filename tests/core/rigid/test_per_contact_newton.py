@@ -15,9 +15,9 @@ from contact_lab.core.contact_solvers.kernels_newton import (
     solve_contact_local,
     solve_fb_affine_scalar,
 )
+from contact_solvers.test_against_dense_lcp import _brute_force_lcp, _dense_system, _scene, _step
+from rigid.test_anisotropic_friction import _anisotropic_incline, critical_angle
 from scenes import G, box_stack, floor_box, incline_box
-from test_anisotropic_friction import _anisotropic_incline, critical_angle
-from test_contact_solvers import _brute_force_lcp, _dense_system, _scene, _step
 
 SETS = {
     "disk": (int(FrictionSet.CONE), np.full(4, 0.5)),

@@ -1,8 +1,8 @@
 """Write suzanne.npz: Blender's Suzanne (monkey) mesh, its holes filled (Suzanne's head is open where the eyes
 sit) and triangulated, as ``vertices`` (V, 3) float64 and ``triangles`` (T, 3) int32 (counter-clockwise seen
-from outside): three closed surfaces (head and eyes), for tests/core/test_mass_properties.py.
+from outside): three closed surfaces (head and eyes), for tests/core/rigid/test_mass_properties.py.
 
-    .venv/bin/python tests/core/data/make_suzanne.py
+    .venv/bin/python tests/data/make_suzanne.py
 
 Needs bpy (Blender as a Python module); the core tests only read the .npz and never import bpy.
 """

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 from contact_lab.core.soft.primitives import box_tet_mesh
-from contact_lab.core.soft.reference_single_body import SoftBody, SolverSoftImplicit
+from soft_reference import SoftBody, SolverSoftImplicit
 
 G = 9.81
 THETA = math.radians(10.0)

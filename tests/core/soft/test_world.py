@@ -608,7 +608,7 @@ def test_implicit_friction_equals_the_single_body_fully_implicit_solver(friction
     friction (fixed point on end-of-step normal forces) reproduces the single-body solver's fully
     implicit friction (seed 003 eq. 23, Newton on the non-symmetric system) to 1e-9 m; lagged friction
     visibly differs (the check that the comparison can fail)."""
-    from contact_lab.core.soft.reference_single_body import SoftBody, SolverSoftImplicit
+    from soft_reference import SoftBody, SolverSoftImplicit
 
     theta, mu, v0, kappa, delta, h = np.radians(10.0), 0.2, 0.3, 2e5, 0.001, 1.0 / 60.0
     rot = np.array([[np.cos(theta), 0, np.sin(theta)], [0, 1, 0], [-np.sin(theta), 0, np.cos(theta)]])

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from contact_lab.core import ModelBuilder, ModelError, simulate
 
-sys.path.insert(0, str(Path(__file__).parent / "data"))
+DATA = Path(__file__).resolve().parents[2] / "data"
+sys.path.insert(0, str(DATA))
 import make_rigid_reference  # noqa: E402  (the recorder of the reference trajectories)
 
 FPS, SUBSTEPS, FRAMES = 30, 4, 61
@@ -78,9 +79,9 @@ def test_model_carries_damping_per_body():
 def test_zero_damping_is_bit_identical_to_the_recorded_reference():
     """Reproduce, bit for bit, the inertia and trajectories recorded before damping and new shapes existed.
 
-    Like the demo hashes, a same-machine check: re-record with data/make_rigid_reference.py only on purpose.
+    Like the demo hashes, a same-machine check: re-record with tests/data/make_rigid_reference.py only on purpose.
     """
-    reference = np.load(Path(__file__).parent / "data" / "rigid_reference.npz")
+    reference = np.load(DATA / "rigid_reference.npz")
     now = make_rigid_reference.scenes()
     assert sorted(now) == sorted(reference.files)
     for key in reference.files:

@@ -1,8 +1,8 @@
 """Write rigid_reference.npz: inertia and free-flight trajectories of undamped primitive-shape bodies, recorded
-before damping and the new shape types existed, so tests/core/test_damping.py can prove that zero damping and the
+before damping and the new shape types existed, so tests/core/rigid/test_damping.py can prove that zero damping and the
 extended inertia code change no bit of them.
 
-    .venv/bin/python tests/core/data/make_rigid_reference.py
+    .venv/bin/python tests/data/make_rigid_reference.py
 
 The bodies touch nothing (no contact solver runs), so only the derived inertia and the free-motion integration
 (gravity, gyroscopic term, damping) decide the result. Re-record only on purpose; the test compares bit for bit,

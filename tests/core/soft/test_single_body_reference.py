@@ -1,4 +1,4 @@
-"""The single-body reference solver (core/soft/reference_single_body.py) against closed-form references."""
+"""The single-body reference solver (tests/core/soft_reference.py) against closed-form references."""
 
 import math
 
@@ -15,7 +15,7 @@ from contact_lab.core.soft.kernels_contact import (
 )
 from contact_lab.core.soft.materials import MaterialModel
 from contact_lab.core.soft.primitives import box_tet_mesh
-from contact_lab.core.soft.reference_single_body import SoftBody, SolverSoftImplicit
+from soft_reference import SoftBody, SolverSoftImplicit
 
 G = 9.81
 

@@ -21,7 +21,7 @@ from reference_geometry import rotation_from_vector
 
 trimesh = pytest.importorskip("trimesh")
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 REL = 1e-6
 """Agreement with trimesh (relative to the largest entry of each quantity)."""
 
@@ -32,7 +32,7 @@ def posed(vertices, rotvec=(0.4, -0.3, 0.8), shift=(1.5, -2.0, 0.7)) -> np.ndarr
 
 
 def suzanne() -> tuple[np.ndarray, np.ndarray]:
-    """Blender's Suzanne, holes filled and triangulated (made once by data/make_suzanne.py)."""
+    """Blender's Suzanne, holes filled and triangulated (made once by tests/data/make_suzanne.py)."""
     data = np.load(DATA / "suzanne.npz")
     return data["vertices"], data["triangles"]
 

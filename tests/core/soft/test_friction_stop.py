@@ -1,7 +1,7 @@
 """Seed 003's block slide on the soft *world* engine (the engine a bake runs) with the smoothed friction alone
 (``friction_anchor=False``) at a small static friction speed: it stops where Coulomb friction stops it and then
 creeps below 0.1 mm/s (issue 13). The add-on's anchored friction, which does not creep at any speed, is
-``test_soft_anchored_friction.py``.
+``test_anchored_friction.py``.
 
 Setup as in test_block_slide.py (the single-body reference solver): a 1-cell (6-tet) 0.1 m block, E = 1e8 Pa,
 nu = 0, rho = 1000 kg/m³, resting on the plane z = 0 inside its penalty layer (kappa = 1e6 N/m, delta = 1 mm),

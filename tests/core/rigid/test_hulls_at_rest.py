@@ -16,7 +16,7 @@ from contact_lab.core.rigid.mass_properties import hull_triangles, mesh_mass_pro
 G = 9.81
 BLENDER_DAMPING = {"linear_damping": 0.04, "angular_damping": 0.1}
 """Blender's rigid body defaults, which an artist's scene has: without any, a round hull rolls on forever."""
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def fibonacci_sphere(count):

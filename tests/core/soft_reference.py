@@ -1,12 +1,12 @@
 """Reference single-body soft solver (seed 003): kept for the tests, **not used by the engine**.
 
-The engine's soft step is :class:`~.world_solver.SoftWorldSolver` (the frame loop :mod:`.frame_loop` and the
-Blender bake use it). This module keeps seed 003's single-body solver because the tests use it as a
+The engine's soft step is ``core/soft/world_solver.py``'s ``SoftWorldSolver`` (the frame loop and the Blender
+bake use it). This module (under tests/, not shipped) keeps seed 003's single-body solver because the tests use it as a
 reference: its fully implicit friction (Newton on the non-symmetric system, seed 003 eq. 23) checks the world
 solver's fixed-point implicit friction to 1e-9 m, and its trapezoidal rule and the plane-contact block slide
 reproduce seed 003's analytic results. Both solvers share the Newton stopping rules and line searches of
-:mod:`.newton`; what is specific here is the single-body system (kinematic planes, CSR assembly, block-Jacobi
-PCG / BiCGSTAB).
+``core/soft/newton.py``; what is specific here is the single-body system (kinematic planes, CSR assembly,
+block-Jacobi PCG / BiCGSTAB).
 
 Implicit (backward Euler) soft-body step: tet FEM + cubic penalty contact with kinematic planes
 + optional lagged smoothed friction, solved by Newton with PSD-projected Hessians, CSR assembly,
@@ -60,12 +60,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from ..config import FLOAT, INDEX
-from ..linalg.bicgstab import bicgstab_solve_preconditioned
-from ..linalg.csr import CsrPattern, assemble_blocks
-from ..linalg.pcg import block3_jacobi_inverse, pcg_solve_preconditioned
-from .kernels_contact import (
+from contact_lab.core.config import FLOAT, INDEX
+from contact_lab.core.linalg.bicgstab import bicgstab_solve_preconditioned
+from contact_lab.core.linalg.csr import CsrPattern, assemble_blocks
+from contact_lab.core.linalg.pcg import block3_jacobi_inverse, pcg_solve_preconditioned
+from contact_lab.core.soft.kernels_contact import (
     axpy_velocity,
     finish_newton_matrix,
     flat_dot,
@@ -79,8 +78,8 @@ from .kernels_contact import (
     plane_penalty_gradient_hessian,
     positions_from_velocity,
 )
-from .materials import MaterialModel, elastic_energy, elastic_gradient, elastic_hessian_blocks
-from .newton import (
+from contact_lab.core.soft.materials import MaterialModel, elastic_energy, elastic_gradient, elastic_hessian_blocks
+from contact_lab.core.soft.newton import (
     ARMIJO_FRACTION,
     armijo_line_search,
     backtracking_line_search,
@@ -88,7 +87,7 @@ from .newton import (
     negligible_step,
     residual_scale,
 )
-from .tet_mesh import compute_rest_shape, lame_parameters, lumped_vertex_mass
+from contact_lab.core.soft.tet_mesh import compute_rest_shape, lame_parameters, lumped_vertex_mass
 
 
 class SoftBody:
