@@ -71,11 +71,11 @@ def build_scene() -> SceneBuilder:
 
     m_ground = make_material("Ground", "#d6d1c8", roughness=0.8, checker="#c5bfb5", scale=1.0)
     m_slab = make_material("Slab", "#3e4a5a", roughness=0.6)
-    m_rows = [
+    m_pyramid = [
         make_material(f"Pyramid row {i}", c)
         for i, c in enumerate(("#e4572e", "#f3a712", "#e9d758", "#76b041", "#2e86ab"))
     ]
-    m_ball = [
+    m_balls = [
         make_material("Ball A", "#f25f5c", checker="#fdfdfd", scale=3.0),
         make_material("Ball B", "#247ba0", checker="#fdfdfd", scale=3.0),
         make_material("Ball C", "#70c1b3", checker="#fdfdfd", scale=3.0),
@@ -86,8 +86,15 @@ def build_scene() -> SceneBuilder:
 
     # ground: infinite plane through the origin
     b.add("Ground", plane_mesh("Ground", 60.0), m_ground, (0, 0, 0), role="PASSIVE", shape="PLANE", friction=0.6)
+    add_pyramid(b, m_pyramid)
+    add_ramp(b, m_slab, m_balls, m_capsule)
+    add_lanes(b, m_slab, ((m_slides, 0.5, 0.3), (m_sticks, 0.7, 2.7)))
+    add_camera_and_light(scene)
+    return b
 
-    # box pyramid 5-4-3-2-1 (15 boxes of 0.5 m, 10 kg) ------------------------------------------
+
+def add_pyramid(b: SceneBuilder, m_rows) -> None:
+    """A 5-4-3-2-1 pyramid of 15 boxes of 0.5 m and 10 kg; ``m_rows`` a material per row."""
     s, gap = 0.5, 0.01
     for row, count in enumerate((5, 4, 3, 2, 1)):
         for i in range(count):
@@ -105,7 +112,9 @@ def build_scene() -> SceneBuilder:
                 restitution=0.05,
             )
 
-    # ramp (15°, descending toward +X), rolling spheres and capsules, backstop wall --------------
+
+def add_ramp(b: SceneBuilder, m_slab, m_ball, m_capsule) -> None:
+    """A 15° ramp descending toward +X with three spheres and two capsules rolling down, and a backstop wall."""
     ramp_size = (3.6, 1.8, 0.2)
     a = math.radians(RAMP_DEG)
     ramp_low_top = 0.04  # top face of the low end just above the ground
@@ -151,12 +160,15 @@ def build_scene() -> SceneBuilder:
         restitution=0.2,
     )
 
-    # friction threshold: two 30° lanes, μ = 0.5 (slides) in front, μ = 0.7 (sticks) behind -------
+
+def add_lanes(b: SceneBuilder, m_slab, lanes) -> None:
+    """The friction threshold: 30° lanes, each with a box of its friction; ``lanes`` (material, μ, y [m]) per
+    lane, μ = 0.5 (slides) in front, μ = 0.7 (sticks) behind."""
     lane_size = (4.0, 0.9, 0.2)
     a = math.radians(INCLINE_DEG)
     lane_z = 0.03 + 0.5 * lane_size[0] * math.sin(a) - 0.5 * lane_size[2] * math.cos(a)
     box = 0.4
-    for name, mu, y, mat in (("Slides", 0.5, 0.3, m_slides), ("Sticks", 0.7, 2.7, m_sticks)):
+    for (mat, mu, y), name in zip(lanes, ("Slides", "Sticks"), strict=True):
         lane_c = (5.4, y, lane_z)
         b.add(
             f"Lane mu {mu}",
@@ -181,9 +193,6 @@ def build_scene() -> SceneBuilder:
             restitution=0.0,
         )
         add_label(b, f"μ = {mu}", (3.35, y - 0.1, 0.01), mat)
-
-    add_camera_and_light(scene)
-    return b
 
 
 def add_label(b: SceneBuilder, text: str, location, material) -> None:

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from ..soft.kernels_world import world_elastic_energy, world_elastic_gradient
-from ..soft.world import AFFINE_STIFFNESS_FACTOR, SoftWorldState
+from ..fem.kernels_elastic import world_elastic_energy, world_elastic_gradient
+from ..fem.world import AFFINE_STIFFNESS_FACTOR, SoftWorldState
 from ..stop import StopRequest, check_stop
 from .barrier import initial_barrier_stiffness, update_barrier_stiffness
 from .block_sparse import BlockPattern, add_block_diagonal

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..jit import njit_kernel
 from ..linalg.pcg import apply_block3_inverse, serial_dot
-from ..soft.kernels_world import inverse3
+from ..math.small_linalg import inverse3
 from .block_sparse import block_matvec
 
 SOLVED = 0

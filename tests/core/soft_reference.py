@@ -61,6 +61,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from contact_lab.core.config import FLOAT, INDEX
+from contact_lab.core.fem.materials import MaterialModel, elastic_energy, elastic_gradient, elastic_hessian_blocks
+from contact_lab.core.fem.tet_mesh import compute_rest_shape, lame_parameters, lumped_vertex_mass
 from contact_lab.core.linalg.bicgstab import bicgstab_solve_preconditioned
 from contact_lab.core.linalg.csr import CsrPattern, assemble_blocks
 from contact_lab.core.linalg.pcg import block3_jacobi_inverse, pcg_solve_preconditioned
@@ -78,7 +80,6 @@ from contact_lab.core.soft.kernels_contact import (
     plane_penalty_gradient_hessian,
     positions_from_velocity,
 )
-from contact_lab.core.soft.materials import MaterialModel, elastic_energy, elastic_gradient, elastic_hessian_blocks
 from contact_lab.core.soft.newton import (
     ARMIJO_FRACTION,
     armijo_line_search,
@@ -87,7 +88,6 @@ from contact_lab.core.soft.newton import (
     negligible_step,
     residual_scale,
 )
-from contact_lab.core.soft.tet_mesh import compute_rest_shape, lame_parameters, lumped_vertex_mass
 
 
 class SoftBody:

@@ -19,12 +19,12 @@ strip whose free half is swung over its pinned half (self-contact only), 5 to 50
 
 import numpy as np
 import pytest
+from contact_lab.core.fem.lattice import tetrahedralize_lattice
+from contact_lab.core.fem.primitives import box_tet_mesh, icosphere
+from contact_lab.core.fem.world import SoftWorldBuilder
 from contact_lab.core.ipc.frame_loop import iter_simulate_ipc
 from contact_lab.core.ipc.ipc_solver import IpcSettings
 from contact_lab.core.ipc.ipc_world import IpcWorld
-from contact_lab.core.soft.lattice import tetrahedralize_lattice
-from contact_lab.core.soft.primitives import box_tet_mesh, icosphere
-from contact_lab.core.soft.world import SoftWorldBuilder
 
 ipctk = pytest.importorskip("ipctk")
 

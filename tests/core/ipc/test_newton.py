@@ -9,6 +9,11 @@ for the PSD projection.
 import numpy as np
 import pytest
 from contact_lab.core.enums import ShapeType
+from contact_lab.core.fem.kernels_elastic import world_elastic_gradient
+from contact_lab.core.fem.materials import MaterialModel, tet_hessian_block, tet_workspace
+from contact_lab.core.fem.primitives import box_tet_mesh
+from contact_lab.core.fem.tet_mesh import compute_rest_shape, deformation_gradient
+from contact_lab.core.fem.world import SoftWorldBuilder
 from contact_lab.core.ipc import distance as dist
 from contact_lab.core.ipc.barrier import barrier_first_derivative, barrier_second_derivative
 from contact_lab.core.ipc.block_sparse import BlockPattern, add_element_matrices, block_matvec, block_to_dense
@@ -18,11 +23,6 @@ from contact_lab.core.ipc.ipc_solver import IpcSettings, IpcSolver
 from contact_lab.core.ipc.ipc_world import BOX_TRIANGLES, IpcWorld
 from contact_lab.core.ipc.kernels import PAIR_PT, barrier_assemble
 from contact_lab.core.ipc.newton_system import NEGATIVE_CURVATURE, SOLVED, ipc_pcg
-from contact_lab.core.soft.kernels_world import world_elastic_gradient
-from contact_lab.core.soft.materials import MaterialModel, tet_hessian_block, tet_workspace
-from contact_lab.core.soft.primitives import box_tet_mesh
-from contact_lab.core.soft.tet_mesh import compute_rest_shape, deformation_gradient
-from contact_lab.core.soft.world import SoftWorldBuilder
 
 # --------------------------------------------------------------------------- elasticity
 

@@ -9,12 +9,12 @@ from collections import deque
 import numpy as np
 import pytest
 from contact_lab.core.enums import ShapeType
+from contact_lab.core.fem.primitives import box_tet_mesh
+from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder
 from contact_lab.core.ipc.distance import point_triangle_distance2
 from contact_lab.core.ipc.frame_loop import IpcInputError, check_state, iter_simulate_ipc
 from contact_lab.core.ipc.ipc_solver import IpcSettings, IpcSolver
 from contact_lab.core.ipc.ipc_world import IpcWorld, MeshCollider
-from contact_lab.core.soft.primitives import box_tet_mesh
-from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder
 
 G = 9.81
 
@@ -273,7 +273,7 @@ def test_active_box_lands_on_the_ground_and_carries_a_soft_cube():
     world = IpcWorld(b.finalize())
     frames = _run(world, 21, dhat=1e-3)
     x = frames[-1][1]
-    from contact_lab.core.soft.world import SoftWorldState
+    from contact_lab.core.fem.world import SoftWorldState
 
     state = SoftWorldState(x, np.zeros_like(x))
     centre, _ = world.soft.collider_pose(state, box)

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from contact_lab.core.soft.primitives import box_tet_mesh
+from contact_lab.core.fem.primitives import box_tet_mesh
 from soft_reference import SoftBody, SolverSoftImplicit
 
 G = 9.81

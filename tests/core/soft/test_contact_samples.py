@@ -7,9 +7,9 @@ reconstruction of each sample from its tet, and closed-form counts on a box.
 
 import numpy as np
 import pytest
+from contact_lab.core.fem.lattice import tetrahedralize_lattice
+from contact_lab.core.fem.primitives import icosphere
 from contact_lab.core.soft.contact_samples import embed_in_lattice, face_sample_points
-from contact_lab.core.soft.lattice import tetrahedralize_lattice
-from contact_lab.core.soft.primitives import icosphere
 
 
 def _box(size=(2.0, 2.0, 2.0)):

@@ -17,9 +17,9 @@ import math
 import numpy as np
 import pytest
 from contact_lab.core.enums import ShapeType
+from contact_lab.core.fem.primitives import box_tet_mesh
+from contact_lab.core.fem.world import SoftWorldBuilder
 from contact_lab.core.soft.frame_loop import SoftSettings, iter_simulate_soft
-from contact_lab.core.soft.primitives import box_tet_mesh
-from contact_lab.core.soft.world import SoftWorldBuilder
 
 G = 9.81
 THETA = math.radians(10.0)

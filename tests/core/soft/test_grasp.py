@@ -11,9 +11,9 @@ from collections import deque
 import numpy as np
 import pytest
 from contact_lab.core.enums import ShapeType
+from contact_lab.core.fem.primitives import box_tet_mesh
+from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder
 from contact_lab.core.soft.frame_loop import SoftSettings, iter_simulate_soft
-from contact_lab.core.soft.primitives import box_tet_mesh
-from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder
 
 HALF = 0.05  # box half size [m]
 MASS = 1.0  # box mass [kg]

@@ -8,12 +8,12 @@ the same steps solved with a fresh tangent at every iteration (full Newton).
 import numpy as np
 import pytest
 from contact_lab.core.enums import ShapeType
+from contact_lab.core.fem.primitives import box_tet_mesh
+from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder
 from contact_lab.core.soft import world_solver
 from contact_lab.core.soft.frame_loop import SoftSettings, iter_simulate_soft
 from contact_lab.core.soft.kernels_operator import build_group_preconditioner, build_group_preconditioner_from
 from contact_lab.core.soft.kernels_world import damping_csr_energy_gradient, damping_energy_gradient
-from contact_lab.core.soft.primitives import box_tet_mesh
-from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder
 from contact_lab.core.soft.world_solver import SoftWorldSolver
 
 H = 1.0 / 48.0

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from contact_lab.core.fem.materials import MaterialModel
+from contact_lab.core.fem.primitives import box_tet_mesh
 from contact_lab.core.linalg.bicgstab import bicgstab_solve
 from contact_lab.core.linalg.csr import dense_to_csr
 from contact_lab.core.soft.kernels_contact import (
@@ -13,8 +15,6 @@ from contact_lab.core.soft.kernels_contact import (
     plane_penalty_energy,
     plane_penalty_gradient_hessian,
 )
-from contact_lab.core.soft.materials import MaterialModel
-from contact_lab.core.soft.primitives import box_tet_mesh
 from soft_reference import SoftBody, SolverSoftImplicit
 
 G = 9.81

@@ -7,8 +7,8 @@ gradient, the closed-form pressure-volume laws (eqs. 18-20) and rigid-motion inv
 
 import numpy as np
 import pytest
-from contact_lab.core.soft import primitives
-from contact_lab.core.soft.volume import (
+from contact_lab.core.fem import primitives
+from contact_lab.core.fem.volume import (
     ATMOSPHERE,
     SERIES_THRESHOLD,
     VolumeModel,
@@ -59,7 +59,7 @@ def cube_mesh(side, origin=(0.0, 0.0, 0.0)):
 
 
 def icosphere(subdivisions, radius=1.0):
-    """Closed, outward-oriented icosphere (``contact_lab.core.soft.primitives.icosphere``)."""
+    """Closed, outward-oriented icosphere (``contact_lab.core.fem.primitives.icosphere``)."""
     return primitives.icosphere(radius, subdivisions)
 
 

@@ -9,12 +9,12 @@ from collections import deque
 import numpy as np
 import pytest
 from contact_lab.core.enums import ShapeType
+from contact_lab.core.fem.lattice import tetrahedralize_lattice
+from contact_lab.core.fem.primitives import box_tet_mesh, icosphere
+from contact_lab.core.fem.volume import VolumeModel, enclosed_volume, kappa_per_pa
+from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder, SoftWorldError
+from contact_lab.core.soft.contact_elements import closest_point_on_triangle, shape_signed_distance
 from contact_lab.core.soft.frame_loop import SoftSettings, iter_simulate_soft
-from contact_lab.core.soft.kernels_world import closest_point_on_triangle, shape_signed_distance
-from contact_lab.core.soft.lattice import tetrahedralize_lattice
-from contact_lab.core.soft.primitives import box_tet_mesh, icosphere
-from contact_lab.core.soft.volume import VolumeModel, enclosed_volume, kappa_per_pa
-from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder, SoftWorldError
 from contact_lab.core.soft.world_solver import SoftWorldSolver
 
 G = 9.81

@@ -10,7 +10,7 @@ log barrier: Bonet & Wood). Every kernel takes the Lamé parameters ``mu``, ``la
 import numpy as np
 
 from ..jit import njit_kernel
-from .small_linalg import add_det_hessian, cofactor3, det3, polar_rotation
+from ..math.small_linalg import add_det_hessian, cofactor3, det3, polar_rotation
 
 # --------------------------------------------------------------------------------------------
 # Stable neo-Hookean (Smith, de Goes, Kim 2018)

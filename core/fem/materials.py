@@ -1,6 +1,6 @@
 """Hyperelastic tet materials: energy density, PK1 stress, tangent, nodal gradient/Hessian, PSD projection.
 
-Notation (row-major flattening, see ``core/soft/__init__.py``):
+Notation (row-major flattening, see ``core/fem/__init__.py``):
 
 - ``F`` (3,3) deformation gradient, ``J = det F``, ``I_C = tr(F^T F) = ||F||_F^2``;
 - ``cof(F) = dJ/dF`` (3,3), columns ``[f1 x f2, f2 x f0, f0 x f1]`` for columns ``f_j`` of F;
@@ -71,7 +71,7 @@ definite, else a 3x3 Jacobi), and the projected modes go straight through the ch
 symmetric n x n matrix) on the explicit 9x9 tangent, is kept as the reference
 ``elastic_hessian_blocks_jacobi``; both agree to rounding relative to ``||dP/dF||``.
 
-Modules: :mod:`.energy_densities` (Psi, P, dP/dF per model and the dispatch), :mod:`.small_linalg`
+Modules: :mod:`.energy_densities` (Psi, P, dP/dF per model and the dispatch), :mod:`..math.small_linalg`
 (Jacobi eigensolvers, ``project_psd``, det/cofactor, SVD, polar), :mod:`.eigensystem` (the analytic
 eigensystem), :mod:`.tet_mesh` (F and the chain rule to nodal coordinates); this module holds the model enum
 and the batch kernels over all tets, and re-exports the per-tet kernels the tests and the IPC engine use.
@@ -85,6 +85,13 @@ import numpy as np
 
 from ..config import FLOAT
 from ..jit import njit_kernel, njit_parallel, prange
+from ..math.small_linalg import (
+    polar_rotation,
+    project_psd,
+    svd3_rotation_variant,
+    symmetric_eigen3,
+    symmetric_eigen_jacobi,
+)
 from .eigensystem import (
     eigen_modes,
     material_eigensystem,
@@ -95,7 +102,6 @@ from .eigensystem import (
     tet_hessian_from_eigensystem,
 )
 from .energy_densities import material_energy, pk1_stress, pk1_stress_derivative
-from .small_linalg import polar_rotation, project_psd, svd3_rotation_variant, symmetric_eigen3, symmetric_eigen_jacobi
 from .tet_mesh import (
     deformation_gradient,
     deformation_gradient_jacobian,

@@ -10,7 +10,7 @@ and 3 flip modes with closed-form eigenvalues and a 3x3 block ``d^2 psi / ds^2``
 import numpy as np
 
 from ..jit import njit_kernel
-from .small_linalg import svd3_rotation_variant, symmetric_eigen3
+from ..math.small_linalg import svd3_rotation_variant, symmetric_eigen3
 from .tet_mesh import tet_node_weights
 
 

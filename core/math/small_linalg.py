@@ -1,8 +1,10 @@
-"""Small dense linear algebra of the material kernels (hand-written, no BLAS: Blender ships no SciPy).
+"""Small dense linear algebra of the kernels (FEM materials, contact elements, the IPC Newton system),
+hand-written: no BLAS, as Blender ships no SciPy.
 
 - cyclic Jacobi eigensolvers for symmetric n x n (``symmetric_eigen_jacobi``) and 3x3
   (``symmetric_eigen3``) matrices, and the PSD projection ``project_psd`` (negative eigenvalues clamped to 0);
-- ``det3``, the cofactor matrix ``cof(F) = dJ/dF`` and ``H_J = d^2 J / dF^2`` (``add_det_hessian``);
+- ``inverse3`` (by cofactors), ``det3``, the cofactor matrix ``cof(F) = dJ/dF`` and ``H_J = d^2 J / dF^2``
+  (``add_det_hessian``);
 - the rotation-variant SVD ``F = U diag(sigma) V^T`` (McAdams et al. 2011) and the polar rotation.
 
 Matrices are float64; 3x3 matrices are flattened row-major where a 9-vector is needed,
@@ -387,3 +389,23 @@ def polar_rotation(F, R, sigma, V, work):
     for i in range(3):
         for j in range(3):
             R[i, j] = U[i, 0] * V[j, 0] + U[i, 1] * V[j, 1] + U[i, 2] * V[j, 2]
+
+
+@njit_kernel
+def inverse3(M, out):
+    """``out = M^-1`` (3x3) by cofactors; returns det(M)."""
+    c00 = M[1, 1] * M[2, 2] - M[1, 2] * M[2, 1]
+    c01 = M[1, 2] * M[2, 0] - M[1, 0] * M[2, 2]
+    c02 = M[1, 0] * M[2, 1] - M[1, 1] * M[2, 0]
+    det = M[0, 0] * c00 + M[0, 1] * c01 + M[0, 2] * c02
+    inv = 1.0 / det
+    out[0, 0] = c00 * inv
+    out[1, 0] = c01 * inv
+    out[2, 0] = c02 * inv
+    out[0, 1] = (M[0, 2] * M[2, 1] - M[0, 1] * M[2, 2]) * inv
+    out[1, 1] = (M[0, 0] * M[2, 2] - M[0, 2] * M[2, 0]) * inv
+    out[2, 1] = (M[0, 1] * M[2, 0] - M[0, 0] * M[2, 1]) * inv
+    out[0, 2] = (M[0, 1] * M[1, 2] - M[0, 2] * M[1, 1]) * inv
+    out[1, 2] = (M[0, 2] * M[1, 0] - M[0, 0] * M[1, 2]) * inv
+    out[2, 2] = (M[0, 0] * M[1, 1] - M[0, 1] * M[1, 0]) * inv
+    return det

@@ -11,7 +11,7 @@ parametrized tests feed it the non-inverted deformations of each list (``admissi
 
 import numpy as np
 import pytest
-from contact_lab.core.soft.materials import (
+from contact_lab.core.fem.materials import (
     WORK_MATRICES,
     MaterialModel,
     deformation_gradient_jacobian,
@@ -37,7 +37,7 @@ from contact_lab.core.soft.materials import (
     tet_hessian_from_tangent,
     tet_workspace,
 )
-from contact_lab.core.soft.tet_mesh import (
+from contact_lab.core.fem.tet_mesh import (
     compute_rest_shape,
     deformation_gradient,
     lame_parameters,
@@ -656,7 +656,7 @@ def test_analytic_projection_matches_jacobi_projection(material):
 @pytest.mark.parametrize("material", MATERIALS)
 def test_projected_hessian_blocks_match_jacobi_reference_on_a_deformed_mesh(material):
     """elastic_hessian_blocks(project=True) (analytic, LDL^T shortcut) vs the Jacobi batch kernel."""
-    from contact_lab.core.soft.primitives import box_tet_mesh
+    from contact_lab.core.fem.primitives import box_tet_mesh
 
     rng = np.random.default_rng(66 + material)
     vertices, tets = box_tet_mesh((4, 4, 4), (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))

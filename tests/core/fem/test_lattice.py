@@ -4,8 +4,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from contact_lab.core.soft import primitives
-from contact_lab.core.soft.lattice import compute_winding_numbers, extract_surface_triangles, tetrahedralize_lattice
+from contact_lab.core.fem import primitives
+from contact_lab.core.fem.lattice import compute_winding_numbers, extract_surface_triangles, tetrahedralize_lattice
 
 # ---------------------------------------------------------------------------------------------- meshes
 
@@ -30,7 +30,7 @@ def rotated(vertices, angles=(0.3, 0.5, 0.7)):
 
 
 def icosphere(subdivisions=2, radius=1.0):
-    """Closed, outward-oriented icosphere (``contact_lab.core.soft.primitives.icosphere``)."""
+    """Closed, outward-oriented icosphere (``contact_lab.core.fem.primitives.icosphere``)."""
     return primitives.icosphere(radius, subdivisions)
 
 
