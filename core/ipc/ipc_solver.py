@@ -32,9 +32,9 @@ import numpy as np
 
 from ..fem.kernels_elastic import world_elastic_energy, world_elastic_gradient
 from ..fem.world import AFFINE_STIFFNESS_FACTOR, SoftWorldState
+from ..linalg.block_sparse import BlockPattern, add_block_diagonal
 from ..stop import StopRequest, check_stop
 from .barrier import initial_barrier_stiffness, update_barrier_stiffness
-from .block_sparse import BlockPattern, add_block_diagonal
 from .broad_phase import collision_candidates
 from .ccd import max_collision_free_step
 from .elasticity import elastic_gradient_and_hessian

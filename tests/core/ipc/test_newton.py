@@ -16,13 +16,13 @@ from contact_lab.core.fem.tet_mesh import compute_rest_shape, deformation_gradie
 from contact_lab.core.fem.world import SoftWorldBuilder
 from contact_lab.core.ipc import distance as dist
 from contact_lab.core.ipc.barrier import barrier_first_derivative, barrier_second_derivative
-from contact_lab.core.ipc.block_sparse import BlockPattern, add_element_matrices, block_matvec, block_to_dense
 from contact_lab.core.ipc.elasticity import elastic_gradient_and_hessian
 from contact_lab.core.ipc.frame_loop import iter_simulate_ipc
 from contact_lab.core.ipc.ipc_solver import IpcSettings, IpcSolver
 from contact_lab.core.ipc.ipc_world import BOX_TRIANGLES, IpcWorld
 from contact_lab.core.ipc.kernels import PAIR_PT, barrier_assemble
 from contact_lab.core.ipc.newton_system import NEGATIVE_CURVATURE, SOLVED, ipc_pcg
+from contact_lab.core.linalg.block_sparse import BlockPattern, add_element_matrices, block_matvec, block_to_dense
 
 # --------------------------------------------------------------------------- elasticity
 

@@ -133,6 +133,19 @@ def test_pattern_and_assembly_are_deterministic():
     assert d1.tobytes() == d2.tobytes()
 
 
+def test_an_empty_element_group_adds_nothing_to_the_pattern():
+    """A group without elements (e.g. no springs in a world) leaves the pattern of the other groups as it is and
+    gets an empty scatter index of its own shape, (0, k * bs, k * bs), for block sizes 3 and 1 (node blocks)."""
+    tets = random_tets(np.random.default_rng(3), 20, 15)
+    for bs in (3, 1):
+        alone = CsrPattern.from_element_groups([tets], 20, bs)
+        both = CsrPattern.from_element_groups([tets, np.zeros((0, 2), dtype=np.int64)], 20, bs)
+        for a, b in [(alone.indptr, both.indptr), (alone.indices, both.indices), (alone.diag_index, both.diag_index)]:
+            assert np.array_equal(a, b)
+        assert np.array_equal(alone.scatter_index[0], both.scatter_index[0])
+        assert both.scatter_index[1].shape == (0, 2 * bs, 2 * bs)
+
+
 def test_csr_matvec_matches_dense():
     """Compare csr_matvec with the dense product on an assembled matrix and on a dense_to_csr matrix."""
     rng = np.random.default_rng(3)

@@ -1,4 +1,4 @@
-"""Symmetric matrices of 3x3 node blocks for the IPC Newton system: pattern, assembly, product.
+"""Symmetric matrices of 3x3 node blocks (the IPC Newton system): pattern, assembly, product.
 
 The IPC objective's Hessian couples the three coordinates of every pair of nodes that share an element, so it
 is stored as 3x3 blocks (block compressed rows, SciPy's ``bsr`` with ``blocksize=(3, 3)``) rather than scalar
@@ -10,8 +10,9 @@ product needs no transposed access and rows are independent.
 - ``column`` (B,) int64: the block column (node) of each stored block, increasing inside a row;
 - ``blocks`` (B, 3, 3) float64: the values, ``blocks[k, r, c]`` = entry (3 i + r, 3 column[k] + c).
 
-The pattern is built once from the element connectivity (:class:`BlockPattern`); per Newton iteration only
-``blocks`` changes, accumulated serially in a fixed element order (bitwise reproducible).
+The pattern is built once from the element connectivity (:class:`BlockPattern`): it is the scalar CSR pattern
+of :mod:`.csr` with one degree of freedom per node, read as blocks. Per Newton iteration only ``blocks``
+changes, accumulated serially in a fixed element order (bitwise reproducible).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..jit import njit_kernel
+from .csr import CsrPattern
 
 
 @dataclass(frozen=True)
@@ -50,29 +52,8 @@ class BlockPattern:
     def from_element_groups(cls, groups, node_count: int) -> BlockPattern:
         """Pattern of ``sum_e P_e^T A_e P_e`` over element groups (each (E_g, k_g) int node indices), plus the
         full block diagonal."""
-        n = int(node_count)
-        keys = [np.arange(n, dtype=np.int64) * (n + 1)]
-        node_groups = []
-        for nodes in groups:
-            nodes = np.asarray(nodes, dtype=np.int64)
-            if nodes.ndim != 2:
-                raise ValueError(f"element group must be (E, k), got shape {nodes.shape}")
-            if nodes.size and (nodes.min() < 0 or nodes.max() >= n):
-                raise ValueError("element node index out of range")
-            node_groups.append(nodes)
-            keys.append((nodes[:, :, None] * n + nodes[:, None, :]).ravel())
-        unique_keys = np.unique(np.concatenate(keys))
-        rows = unique_keys // n
-        row_start = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n), out=row_start[1:])
-        diagonal = np.searchsorted(unique_keys, np.arange(n, dtype=np.int64) * (n + 1)).astype(np.int64)
-        element_index = [
-            np.searchsorted(unique_keys, (nodes[:, :, None] * n + nodes[:, None, :]).ravel())
-            .reshape(nodes.shape[0], nodes.shape[1], nodes.shape[1])
-            .astype(np.int64)
-            for nodes in node_groups
-        ]
-        return cls(n, row_start, (unique_keys % n).astype(np.int64), diagonal, element_index)
+        nodes = CsrPattern.from_element_groups(groups, node_count, block_size=1)  # a node's row is a block row
+        return cls(int(node_count), nodes.indptr, nodes.indices, nodes.diag_index, nodes.scatter_index)
 
 
 @njit_kernel
