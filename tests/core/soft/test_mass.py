@@ -13,7 +13,7 @@ from contact_lab.core.fem.lattice import closed_mesh_volume, tet_sample_pattern,
 from contact_lab.core.fem.primitives import icosphere
 from contact_lab.core.fem.tet_mesh import MIN_NODE_MASS_FRACTION, lumped_vertex_mass
 from contact_lab.core.fem.world import SoftWorldBuilder
-from contact_lab.core.soft import lattice as lattice_module
+from contact_lab.core.fem import lattice as lattice_module
 from mesh_reference import suzanne
 
 DENSITY = 1050.0
