@@ -9,11 +9,11 @@ for the box; the icosphere's polyhedral volume), and the mass the fractions repl
 import numpy as np
 import pytest
 from contact_lab.core.errors import SoftWorldError
+from contact_lab.core.fem import lattice as lattice_module
 from contact_lab.core.fem.lattice import closed_mesh_volume, tet_sample_pattern, tetrahedralize_lattice
 from contact_lab.core.fem.primitives import icosphere
 from contact_lab.core.fem.tet_mesh import MIN_NODE_MASS_FRACTION, lumped_vertex_mass
 from contact_lab.core.fem.world import SoftWorldBuilder
-from contact_lab.core.fem import lattice as lattice_module
 from mesh_reference import suzanne
 
 DENSITY = 1050.0
