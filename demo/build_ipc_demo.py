@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
-import traceback
 from pathlib import Path
 
 import bpy
@@ -349,52 +347,26 @@ CHECKERS = {"bowl": check_bowl, "wall": check_wall, "knives": check_knives}
 # ---------------------------------------------------------------------------------------------
 
 
-def main(argv: list[str]) -> int:
-    args, keys = common.scene_keys(common.arguments(__doc__.splitlines()[0]), argv, BUILDERS)
+def after_bake(key: str, d: IpcScene, report: dict, checks: Checks) -> str:
+    """Print the bake's numbers, check the scene (the IPC guarantees, then its own checks); the summary line."""
+    st, s = report["stats"], report["settings"]
+    print(
+        f"Bake '{key}' ({report['frames']['count']} frames × {s['substeps']} substeps, dhat {s['dhat']:.2e} m): "
+        f"{st['tets']} tets, {st['vertices']} lattice and {st['render_vertices']} mesh vertices; Newton "
+        f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; up to "
+        f"{st['max_contacts']} contacts, κ up to {st['max_kappa']:.3g} Pa/m; {st['solver_steps']} steps "
+        f"({st['halved_steps']} halved for fast contacts); {report['wall_seconds']:.1f} s"
+    )
+    if report.get("warnings"):
+        print("  warnings: " + "; ".join(report["warnings"]))
+    line = summary(key, report)
+    check_ipc(key, report, checks)
+    CHECKERS[key](d, report, checks)
+    return line
 
-    t_start = time.perf_counter()
-    print(f"Contact Lab IPC demo: Blender {bpy.app.version_string} (bpy module), numpy {np.__version__}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    if not common.register_addon():
-        print("ERROR: the Contact Lab add-on could not be registered")
-        return 1
-    checks = Checks()
-    sheet: list[Path] = []
-    lines: list[str] = []
-    bake_seconds = 0.0
-    engine = ""
-    for key in keys:
-        d = BUILDERS[key]()
-        try:
-            report = common.bake_scene(d)
-        except Exception:
-            traceback.print_exc()
-            return common.save_unbaked(args.out, f"ipc_demo_{key}", f"the bake of '{key}'")
-        bake_seconds += report["wall_seconds"]
-        st, s = report["stats"], report["settings"]
-        print(
-            f"Bake '{key}' ({report['frames']['count']} frames × {s['substeps']} substeps, dhat {s['dhat']:.2e} m): "
-            f"{st['tets']} tets, {st['vertices']} lattice and {st['render_vertices']} mesh vertices; Newton "
-            f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; up to "
-            f"{st['max_contacts']} contacts, κ up to {st['max_kappa']:.3g} Pa/m; {st['solver_steps']} steps "
-            f"({st['halved_steps']} halved for fast contacts); {report['wall_seconds']:.1f} s"
-        )
-        if report.get("warnings"):
-            print("  warnings: " + "; ".join(report["warnings"]))
-        lines.append(summary(key, report))
-        print(lines[-1])
-        check_ipc(key, report, checks)
-        CHECKERS[key](d, report, checks)
-        common.save(args.out, f"ipc_demo_{key}")
-        if not args.no_render:
-            engine, paths = common.render_scene(d, args.out / "ipc_frames", args.samples, SHEET_FRAMES[key])
-            sheet += paths
-    if sheet and len(keys) == len(BUILDERS):
-        path = args.out / "ipc_demo_contact_sheet.png"
-        copy = common.publish_sheet(sheet, path, args.docs)  # three columns: the three frames of a scene per row
-        print(f"Contact sheet ({engine}): {path} and {copy}")
-    print("\n".join(lines))
-    return checks.report(f"IPC demo finished in {time.perf_counter() - t_start:.1f} s ({bake_seconds:.1f} s baking)")
+
+def main(argv: list[str]) -> int:
+    return common.run_scenes(argv, __doc__, "IPC", BUILDERS, SHEET_FRAMES, after_bake)
 
 
 if __name__ == "__main__":

@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
-import traceback
 from collections import deque
 from pathlib import Path
 
@@ -469,48 +467,24 @@ CHECKERS = {"ball": check_ball, "grasp": check_grasp, "jelly": check_jelly}
 # ---------------------------------------------------------------------------------------------
 
 
-def main(argv: list[str]) -> int:
-    args, keys = common.scene_keys(common.arguments(__doc__.splitlines()[0]), argv, BUILDERS)
+def after_bake(key: str, d: SoftScene, report: dict, checks: Checks) -> None:
+    """Print the bake's numbers and check the scene (every frame converged, then the scene's own checks)."""
+    st, s = report["stats"], report["settings"]
+    steps = f"{s.get('integrator', d.scene.contact_lab.soft_integrator)} × {s['substeps']} substeps"
+    print(
+        f"Bake '{key}' ({report['frames']['count']} frames, {steps}): {st['tets']} tets, {st['vertices']} "
+        f"lattice and {st['render_vertices']} mesh vertices; Newton "
+        f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; unconverged "
+        f"frames {st['unconverged_frames']}; up to {st['max_contacts']} contacts; {report['wall_seconds']:.1f} s"
+    )
+    if report.get("warnings"):
+        print("  warnings: " + "; ".join(report["warnings"]))
+    checks.expect(f"{key}: every frame converged", st["unconverged_frames"] == 0, f"{st['unconverged_frames']}")
+    CHECKERS[key](d, report, checks)
 
-    t_start = time.perf_counter()
-    print(f"Contact Lab soft demo: Blender {bpy.app.version_string} (bpy module), numpy {np.__version__}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    if not common.register_addon():
-        print("ERROR: the Contact Lab add-on could not be registered")
-        return 1
-    checks = Checks()
-    sheet: list[Path] = []
-    bake_seconds = 0.0
-    engine = ""
-    for key in keys:
-        d = BUILDERS[key]()
-        try:
-            report = common.bake_scene(d)
-        except Exception:
-            traceback.print_exc()
-            return common.save_unbaked(args.out, f"soft_demo_{key}", f"the bake of '{key}'")
-        bake_seconds += report["wall_seconds"]
-        st, s = report["stats"], report["settings"]
-        steps = f"{s.get('integrator', d.scene.contact_lab.soft_integrator)} × {s['substeps']} substeps"
-        print(
-            f"Bake '{key}' ({report['frames']['count']} frames, {steps}): {st['tets']} tets, {st['vertices']} "
-            f"lattice and {st['render_vertices']} mesh vertices; Newton "
-            f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; unconverged "
-            f"frames {st['unconverged_frames']}; up to {st['max_contacts']} contacts; {report['wall_seconds']:.1f} s"
-        )
-        if report.get("warnings"):
-            print("  warnings: " + "; ".join(report["warnings"]))
-        checks.expect(f"{key}: every frame converged", st["unconverged_frames"] == 0, f"{st['unconverged_frames']}")
-        CHECKERS[key](d, report, checks)
-        common.save(args.out, f"soft_demo_{key}")
-        if not args.no_render:
-            engine, paths = common.render_scene(d, args.out / "soft_frames", args.samples, SHEET_FRAMES[key])
-            sheet += paths
-    if sheet and len(keys) == len(BUILDERS):
-        path = args.out / "soft_demo_contact_sheet.png"
-        copy = common.publish_sheet(sheet, path, args.docs)  # three columns: the three frames of a scene per row
-        print(f"Contact sheet ({engine}): {path} and {copy}")
-    return checks.report(f"Soft demo finished in {time.perf_counter() - t_start:.1f} s ({bake_seconds:.1f} s baking)")
+
+def main(argv: list[str]) -> int:
+    return common.run_scenes(argv, __doc__, "soft", BUILDERS, SHEET_FRAMES, after_bake)
 
 
 if __name__ == "__main__":

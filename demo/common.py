@@ -14,6 +14,8 @@ import json
 import math
 import shutil
 import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import bpy
@@ -463,3 +465,50 @@ def publish_sheet(paths: list[Path], sheet: Path, docs: Path) -> Path:
     if (docs / sheet.name).resolve() != sheet.resolve():
         shutil.copyfile(sheet, docs / sheet.name)
     return docs / sheet.name
+
+
+def run_scenes(argv: list[str], doc: str, title: str, builders: dict, sheet_frames: dict, after_bake: Callable) -> int:
+    """The soft and IPC demos' run: build, bake, check and save every scene chosen with ``--only``, render its
+    ``sheet_frames[key]``, compose the contact sheet (one row per scene) when all were baked; the exit code.
+
+    ``builders[key]()`` returns a :class:`TitledScene`; ``after_bake(key, scene, report, checks)`` prints the
+    bake's numbers, adds the scene's expectations to ``checks`` and returns a summary line to repeat at the end
+    (or None). ``title`` names the demo ("soft", "IPC"): its files are ``<title>_demo_<key>.blend``.
+    """
+    args, keys = scene_keys(arguments(doc.splitlines()[0]), argv, builders)
+    stem = f"{title.lower()}_demo"
+    t_start = time.perf_counter()
+    print(f"Contact Lab {title} demo: Blender {bpy.app.version_string} (bpy module), numpy {np.__version__}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not register_addon():
+        print("ERROR: the Contact Lab add-on could not be registered")
+        return 1
+    checks = Checks()
+    sheet: list[Path] = []
+    lines: list[str] = []
+    bake_seconds = 0.0
+    engine = ""
+    for key in keys:
+        d = builders[key]()
+        try:
+            report = bake_scene(d)
+        except Exception:
+            traceback.print_exc()
+            return save_unbaked(args.out, f"{stem}_{key}", f"the bake of '{key}'")
+        bake_seconds += report["wall_seconds"]
+        line = after_bake(key, d, report, checks)
+        if line is not None:
+            lines.append(line)
+            print(line)
+        save(args.out, f"{stem}_{key}")
+        if not args.no_render:
+            engine, paths = render_scene(d, args.out / f"{title.lower()}_frames", args.samples, sheet_frames[key])
+            sheet += paths
+    if sheet and len(keys) == len(builders):
+        path = args.out / f"{stem}_contact_sheet.png"
+        copy = publish_sheet(sheet, path, args.docs)  # three columns: the three frames of a scene per row
+        print(f"Contact sheet ({engine}): {path} and {copy}")
+    if lines:
+        print("\n".join(lines))
+    name = title[:1].upper() + title[1:]
+    return checks.report(f"{name} demo finished in {time.perf_counter() - t_start:.1f} s ({bake_seconds:.1f} s baking)")
