@@ -8,6 +8,7 @@
 #   make typecheck    the pyright step alone (its first run installs pyright into .venv, the stubs into .typecheck/)
 #   make demo         build, bake and render the demo scenes (out/, docs/*_contact_sheet.png)
 #   make bench        every tests/benchmarks/bench_*.py (keyframe writing, rigid solvers vs pybullet)
+#   make golden       bake the five demos again and compare with tests/golden/demo_hashes.json (bit for bit)
 #   make validate     validate blender_manifest.toml with Blender's own blender_ext.py
 #   make build        download numba/llvmlite wheels (~300 MB) and build per-platform zips into dist/
 #   make clean        remove build outputs and caches (keeps the virtual environments)
@@ -33,7 +34,7 @@ H5PY_SPEC        := h5py>=3.10
 # test-only: the Flexible Collision Library and trimesh, references for the rigid shapes' contacts and mass properties
 FCL_SPEC         := python-fcl==0.7.0.11
 TRIMESH_SPEC     := trimesh==5.2.0
-# test-only: the IPC Toolkit, reference for the IPC distances, barrier and CCD (tests/core/test_ipc_*.py)
+# test-only: the IPC Toolkit, reference for the IPC distances, barrier and CCD (tests/core/ipc/test_*.py)
 IPCTK_SPEC       := ipctk==1.6.1
 # test-only in every Blender tier: Dask's scheduler and workers for the farm bake (tests/blender/test_batch.py);
 # optional for users (`--scheduler`). Pure Python; its compiled dependencies ship cp311 and cp313 wheels.
@@ -59,7 +60,7 @@ PIP_INSTALL = -m pip install --disable-pip-version-check --progress-bar off -q
 SERIAL := $(if $(shell command -v flock),flock $(CURDIR)/.setup.lock,)
 # OpenBLAS picks its kernels by CPU (numpy's 3×3 matrix products go through it), and kernels of different CPU
 # generations round differently in the last bit: pin one that every x86-64 CPU with AVX2 runs, so the bit-for-bit
-# reference checks (tests/core/data/rigid_reference.npz, tests/golden) hold on any test machine.
+# reference checks (tests/data/rigid_reference.npz, tests/golden) hold on any test machine.
 export OPENBLAS_CORETYPE ?= Haswell
 
 # Prints the absolute path of a Python interpreter of version $(1) (e.g. 3.11) that can create venvs, or nothing.
@@ -74,10 +75,10 @@ done; true
 endef
 
 .PHONY: help setup setup-blender42 setup-blender52 test lint typecheck test-core test-blender test-blender42 \
-        test-blender52 demo bench validate wheels build clean distclean
+        test-blender52 demo golden bench validate wheels build clean distclean
 
 help:
-	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- setup ----------------------------------------------------------------------------------
 setup: $(STAMP)
@@ -217,6 +218,10 @@ demo: setup
 	$(PY) demo/build_soft_demo.py
 	$(PY) demo/build_ipc_demo.py
 	$(PY) demo/build_rigid_mesh_demo.py
+
+# The demo bakes' fingerprints against tests/golden/demo_hashes.json: a refactor must leave every one unchanged.
+golden: setup
+	$(PY) tests/golden/demo_hashes.py check
 
 # Every tests/benchmarks/bench_*.py, each in its own process; peers they compare against are
 # installed into .venv on first use (pybullet ships cp311 wheels).

@@ -36,10 +36,8 @@ friction_model/friction_t/friction_b/structure_source/structure_attribute/struct
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import shutil
 import sys
 import time
 import traceback
@@ -50,15 +48,12 @@ import numpy as np
 from mathutils import Matrix, Vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build_demo as base  # noqa: E402  (shared materials, meshes, render and sheet helpers)
+import common  # noqa: E402  (materials, meshes, scene builder, light, render, sheet and checks)
+from common import FPS, FRAME_H, FRAME_W, Checks  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-
-FPS = 24
 FRAME_START = 1
 FRAME_END = 73  # 3 s
 SHEET_FRAMES = (FRAME_START, FRAME_END)
-FRAME_W, FRAME_H = 480, 270
 
 # a. sawtooth -------------------------------------------------------------------------------------
 SAW_ORIGIN = np.array([-14.0, 0.0, 0.0])
@@ -198,7 +193,7 @@ def sawtooth_image() -> bpy.types.Image:
 
 def sawtooth_material(image: bpy.types.Image) -> bpy.types.Material:
     """Normal map on UVs (what the physics reads) + coarse stripes every 8 ridges so the ridge direction shows."""
-    mat = base.make_material("Sawtooth ramp", "#5b6b7c", roughness=0.5)
+    mat = common.make_material("Sawtooth ramp", "#5b6b7c", roughness=0.5)
     nodes, links = mat.node_tree.nodes, mat.node_tree.links
     bsdf = next(n for n in nodes if n.type == "BSDF_PRINCIPLED")
     uv = nodes.new("ShaderNodeUVMap")
@@ -228,8 +223,8 @@ def sawtooth_material(image: bpy.types.Image) -> bpy.types.Material:
     links.new(frac.outputs[0], lt.inputs[0])
     mix = nodes.new("ShaderNodeMix")
     mix.data_type = "RGBA"
-    mix.inputs["A"].default_value = base._hex("#5b6b7c")
-    mix.inputs["B"].default_value = base._hex("#8fa3b8")
+    mix.inputs["A"].default_value = common.hex_color("#5b6b7c")
+    mix.inputs["B"].default_value = common.hex_color("#8fa3b8")
     links.new(lt.outputs[0], mix.inputs["Factor"])
     links.new(mix.outputs["Result"], bsdf.inputs["Base Color"])
     return mat
@@ -237,7 +232,7 @@ def sawtooth_material(image: bpy.types.Image) -> bpy.types.Material:
 
 def grain_material(name: str, color: str, stripe: str, scale: float = 6.0) -> bpy.types.Material:
     """Wood-like stripes along the object's local X (its structure axis), so the grain direction shows."""
-    mat = base.make_material(name, color, roughness=0.6)
+    mat = common.make_material(name, color, roughness=0.6)
     nodes, links = mat.node_tree.nodes, mat.node_tree.links
     bsdf = next(n for n in nodes if n.type == "BSDF_PRINCIPLED")
     coords = nodes.new("ShaderNodeTexCoord")
@@ -248,8 +243,8 @@ def grain_material(name: str, color: str, stripe: str, scale: float = 6.0) -> bp
     wave.inputs["Distortion"].default_value = 1.5
     wave.inputs["Detail"].default_value = 1.0
     ramp = nodes.new("ShaderNodeValToRGB")
-    ramp.color_ramp.elements[0].color = base._hex(color)
-    ramp.color_ramp.elements[1].color = base._hex(stripe)
+    ramp.color_ramp.elements[0].color = common.hex_color(color)
+    ramp.color_ramp.elements[1].color = common.hex_color(stripe)
     links.new(coords.outputs["Object"], wave.inputs["Vector"])
     links.new(wave.outputs["Fac"], ramp.inputs["Fac"])
     links.new(ramp.outputs["Color"], bsdf.inputs["Base Color"])
@@ -270,10 +265,10 @@ class Demo:
         self.scene.render.fps = FPS
         self.scene.frame_start, self.scene.frame_end = FRAME_START, FRAME_END
         self.scene.frame_set(FRAME_START)
-        self.builder = base.SceneBuilder(self.scene, "Contact Lab Friction Demo")
+        self.builder = common.SceneBuilder(self.scene, "Contact Lab Friction Demo")
         self.cameras: list[bpy.types.Object] = []
-        self.m_label = base.make_material("Label", "#1d2733", roughness=0.9)
-        self.m_marker = base.make_material("Start marker", "#1d2733", roughness=0.9)
+        self.m_label = common.make_material("Label", "#1d2733", roughness=0.9)
+        self.m_marker = common.make_material("Start marker", "#1d2733", roughness=0.9)
 
     def add(self, *args, **kwargs):
         return self.builder.add(*args, **kwargs)
@@ -283,7 +278,7 @@ class Demo:
         m = Matrix.LocRotScale(Vector(location), Matrix(base_rot(rotation)), None)
         self.add(
             f"Start {name}",
-            base.box_mesh(f"Start {name}", (0.12, 0.12, 0.004)),
+            common.box_mesh(f"Start {name}", (0.12, 0.12, 0.004)),
             self.m_marker,
             m.translation,
             tuple(m.to_euler()),
@@ -405,8 +400,8 @@ def build_sawtooth(d: Demo, ground_mu: float) -> dict:
         loc, rot = on_slope(m_slope, size[2] / 2, -1.2, y_lane, half + 0.002)
         obj = d.add(
             f"Cube {name.lower()}",
-            base.box_mesh(f"Cube {name}", (2 * half,) * 3),
-            base.make_material(f"Cube {name}", color),
+            common.box_mesh(f"Cube {name}", (2 * half,) * 3),
+            common.make_material(f"Cube {name}", color),
             loc,
             rot,
             role="ACTIVE",
@@ -431,11 +426,11 @@ def grain_direction(x_local: np.ndarray, length: float) -> np.ndarray:
 
 def build_logs(d: Demo) -> dict:
     size = LOGS_SIZE
-    m_field = base.make_material("Field slope", "#7c8b6f", roughness=0.8)
-    m_iso = base.make_material("Isotropic slope", "#8c8478", roughness=0.8)
-    m_dash = base.make_material("Grain dash", "#f4f1de", roughness=0.7)
+    m_field = common.make_material("Field slope", "#7c8b6f", roughness=0.8)
+    m_iso = common.make_material("Isotropic slope", "#8c8478", roughness=0.8)
+    m_dash = common.make_material("Grain dash", "#f4f1de", roughness=0.7)
     m_log = grain_material("Log", "#8d5a3b", "#b07a4f", scale=14.0)
-    m_box = base.make_material("Log box", "#3d5a80")
+    m_box = common.make_material("Log box", "#3d5a80")
     cam = d.camera("Camera b Logs", LOGS_ORIGIN + (-7.5, 0.0, 8.0), LOGS_ORIGIN + (0.9, 0.0, 0.0), lens=28)
     d.hud(cam, "b  Structure field steers sliding logs (Fig. 37)")
     bodies = {}
@@ -473,7 +468,7 @@ def build_logs(d: Demo) -> dict:
                     loc, rot = on_slope(m_slope, size[2] / 2, x, y, 0.003, yaw_deg=phi)
                     d.add(
                         f"Grain dash {x:.1f} {y:.1f}",
-                        base.box_mesh("Grain dash", (0.3, 0.035, 0.006)),
+                        common.box_mesh("Grain dash", (0.3, 0.035, 0.006)),
                         m_dash,
                         loc,
                         rot,
@@ -493,7 +488,7 @@ def build_logs(d: Demo) -> dict:
             loc, rot = on_slope(m_slope, size[2] / 2, x + 0.5 * dims[0] - 0.2, y, 0.5 * dims[2] + 0.002)
             obj = d.add(
                 f"{slope_name} {label}",
-                base.box_mesh(f"{slope_name} {label}", dims),
+                common.box_mesh(f"{slope_name} {label}", dims),
                 m_box if mat == "box" else m_log,
                 loc,
                 rot,
@@ -521,7 +516,7 @@ def build_matchstick(d: Demo) -> dict:
     )
     d.add(
         "Matchstick incline",
-        base.box_mesh("Matchstick incline", size),
+        common.box_mesh("Matchstick incline", size),
         grain_material("Matchstick incline", "#c8a97e", "#a8865a", scale=5.0),
         tuple(c),
         (0.0, math.radians(MATCH_DEG), 0.0),
@@ -532,8 +527,8 @@ def build_matchstick(d: Demo) -> dict:
     x_low = c[0] + 0.5 * size[0] * math.cos(math.radians(MATCH_DEG)) + 0.3
     d.add(
         "Matchstick bumper",
-        base.box_mesh("Matchstick bumper", (0.25, size[1], 0.35)),
-        base.make_material("Bumper", "#3e4a5a"),
+        common.box_mesh("Matchstick bumper", (0.25, size[1], 0.35)),
+        common.make_material("Bumper", "#3e4a5a"),
         (x_low, c[1], 0.175),
         role="PASSIVE",
         shape="BOX",
@@ -548,7 +543,7 @@ def build_matchstick(d: Demo) -> dict:
         loc, rot = on_slope(m_slope, size[2] / 2, -1.25, y, half + 0.002, yaw_deg=angle)
         obj = d.add(
             f"Matchstick box {angle:g} deg",
-            base.box_mesh(f"Matchstick box {angle:g}", (2 * half,) * 3),
+            common.box_mesh(f"Matchstick box {angle:g}", (2 * half,) * 3),
             grain_material(f"Matchstick box {angle:g}", color, "#f4f1de", scale=9.0),
             loc,
             rot,
@@ -566,14 +561,14 @@ def build_matchstick(d: Demo) -> dict:
 
 def build_scene() -> tuple[Demo, dict]:
     d = Demo()
-    ground = base.make_material("Ground", "#d6d1c8", roughness=0.8, checker="#c5bfb5", scale=1.0)
-    d.add("Ground", base.plane_mesh("Ground", 80.0), ground, (0, 0, 0), role="PASSIVE", shape="PLANE", friction=0.6)
+    ground = common.make_material("Ground", "#d6d1c8", roughness=0.8, checker="#c5bfb5", scale=1.0)
+    d.add("Ground", common.plane_mesh("Ground", 80.0), ground, (0, 0, 0), role="PASSIVE", shape="PLANE", friction=0.6)
     parts = {
         "sawtooth": build_sawtooth(d, 0.6),
         "logs": build_logs(d),
         "matchstick": build_matchstick(d),
     }
-    base.add_light_and_world(d.scene)
+    common.add_light_and_world(d.scene)
     return d, parts
 
 
@@ -605,29 +600,6 @@ def poses(obj, frames) -> list[np.ndarray]:
         out.append(np.array(obj.matrix_world))
     scene.frame_set(FRAME_START)
     return out
-
-
-class Checks:
-    def __init__(self):
-        self.rows: list[tuple[str, bool, str]] = []
-
-    def expect(self, what: str, ok: bool, detail: str) -> None:
-        self.rows.append((what, bool(ok), detail))
-
-    @property
-    def failed(self) -> list[str]:
-        return [w for w, ok, _ in self.rows if not ok]
-
-    def report(self, summary: str) -> int:
-        """Print every expectation and ``summary``; return the process exit code (1 if any failed)."""
-        print("Expected behaviours:")
-        for what, ok, detail in self.rows:
-            print(f"  [{'pass' if ok else 'FAIL'}] {what}: {detail}")
-        print(summary)
-        if self.failed:
-            print(f"ERROR: {len(self.failed)} expected behaviour(s) failed: {'; '.join(self.failed)}")
-            return 1
-        return 0
 
 
 def slope_axes(angle_deg: float) -> tuple[np.ndarray, np.ndarray]:
@@ -713,7 +685,7 @@ def render(d: Demo, out: Path, samples: int) -> tuple[str, list[Path]]:
     scene = d.scene
     frames_dir = out / "friction_frames"
     frames_dir.mkdir(parents=True, exist_ok=True)
-    engines = base.configure_render(scene, samples)
+    engines = common.configure_render(scene, samples)
     engine = engines[0]
     scene.render.engine = engine
     paths = []
@@ -738,13 +710,9 @@ def render(d: Demo, out: Path, samples: int) -> tuple[str, list[Path]]:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=REPO / "out", help="output folder (default: out/)")
-    ap.add_argument("--docs", type=Path, default=REPO / "docs", help="where the README's sheet copy goes")
-    ap.add_argument("--samples", type=int, default=12, help="Cycles samples per pixel (default 12)")
+    ap = common.arguments(__doc__.splitlines()[0])
     ap.add_argument("--substeps", type=int, default=8, help="solver substeps per frame (default 8)")
     ap.add_argument("--solver", default="PROX", choices=("PROX", "PGS"))
-    ap.add_argument("--no-render", action="store_true", help="skip the contact sheet")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
@@ -752,7 +720,7 @@ def main(argv: list[str]) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     d, parts = build_scene()
     scene = d.scene
-    if not base.register_addon():
+    if not common.register_addon():
         print("ERROR: the Contact Lab add-on could not be registered")
         return 1
     d.builder.apply_physics()
@@ -763,10 +731,7 @@ def main(argv: list[str]) -> int:
         info = bake(scene, args.substeps, args.solver)
     except Exception:
         traceback.print_exc()
-        blend = args.out / "friction_demo_unbaked.blend"
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-        print(f"ERROR: the bake failed (traceback above); the unbaked scene is in {blend}")
-        return 1
+        return common.save_unbaked(args.out, "friction_demo", "the bake")
     frames = FRAME_END - FRAME_START + 1
     rep = info["report"]
     print(
@@ -779,19 +744,15 @@ def main(argv: list[str]) -> int:
     checks = Checks()
     check(parts, checks)
 
-    blend = args.out / "friction_demo.blend"
     scene.frame_set(FRAME_START)
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-    print(f"Saved {blend}")
+    common.save(args.out, "friction_demo")
 
     if not args.no_render:
         t0 = time.perf_counter()
         engine, paths = render(d, args.out, args.samples)
         sheet = args.out / "friction_demo_contact_sheet.png"
-        base.compose_sheet(paths, sheet)
-        args.docs.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(sheet, args.docs / sheet.name)
-        print(f"Contact sheet ({engine}, {time.perf_counter() - t0:.1f} s): {sheet} and {args.docs / sheet.name}")
+        copy = common.publish_sheet(paths, sheet, args.docs)
+        print(f"Contact sheet ({engine}, {time.perf_counter() - t0:.1f} s): {sheet} and {copy}")
 
     return checks.report(f"Friction demo finished in {time.perf_counter() - t_start:.1f} s")
 

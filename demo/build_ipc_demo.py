@@ -30,23 +30,16 @@ and ``bpy.ops.contact_lab.bake()``.
 
 from __future__ import annotations
 
-import argparse
 import math
-import shutil
 import sys
-import time
-import traceback
 from pathlib import Path
 
 import bpy
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build_demo as base  # noqa: E402  (materials, meshes, scene builder, light, render and sheet helpers)
-import build_soft_demo as soft  # noqa: E402  (camera with title and clock, bake, trajectories)
-from build_friction_demo import Checks  # noqa: E402
-
-FPS = soft.FPS
+import common  # noqa: E402  (materials, meshes, titled scenes, bake, read-back, render, sheet and checks)
+from common import FPS, Checks, TitledScene, ground, subdivided_box_mesh, trajectory  # noqa: E402
 
 # a. cubes into a bowl -----------------------------------------------------------------------------
 BOWL_RADIUS = 0.2  # inner radius of the hemisphere [m]; its bottom is at z = 0, its rim at z = BOWL_RADIUS
@@ -111,13 +104,11 @@ def wedge_mesh(name: str, height: float, base_width: float, length: float) -> bp
 # scenes
 
 
-class IpcScene(soft.SoftScene):
-    """One scene of the demo: the soft demo's scene (light, camera with title and clock), IPC engine."""
+class IpcScene(TitledScene):
+    """One scene of the demo: the demos' titled scene (light, camera with title and clock), IPC engine."""
 
     def __init__(self, key: str, title: str, frame_end: int):
-        super().__init__(key, title, frame_end)
-        self.scene.name = f"IPC demo {key}"
-        self.builder.collection.name = f"Contact Lab IPC Demo {key}"
+        super().__init__(key, title, frame_end, f"IPC demo {key}", f"Contact Lab IPC Demo {key}")
 
     def configure(self, substeps: int) -> None:
         s = self.scene.contact_lab
@@ -129,11 +120,11 @@ class IpcScene(soft.SoftScene):
 
 def build_bowl() -> IpcScene:
     d = IpcScene("bowl", "a  Three soft cubes dropped into a bowl (Mesh collider)", BOWL_FRAMES)
-    soft.ground(d, mu=0.5)
+    ground(d, mu=0.5)
     bowl = d.add(
         "Bowl",
         hemisphere_mesh("Bowl", BOWL_RADIUS),
-        base.make_material("Bowl", "#c9d6df", roughness=0.25),
+        common.make_material("Bowl", "#c9d6df", roughness=0.25),
         (0.0, 0.0, BOWL_RADIUS),
         role="PASSIVE",
         shape="MESH",
@@ -145,8 +136,8 @@ def build_bowl() -> IpcScene:
         cubes.append(
             d.add(
                 f"Cube {k + 1}",
-                soft.subdivided_box_mesh(f"Cube {k + 1}", (CUBE,) * 3, 3),
-                base.make_material(f"Cube {k + 1}", colour, roughness=0.4),
+                subdivided_box_mesh(f"Cube {k + 1}", (CUBE,) * 3, 3),
+                common.make_material(f"Cube {k + 1}", colour, roughness=0.4),
                 (x, y, z),
                 (0.0, 0.0, turn),
                 role="SOFT",
@@ -162,11 +153,11 @@ def build_bowl() -> IpcScene:
 
 def build_wall() -> IpcScene:
     d = IpcScene("wall", f"b  Rubber ball thrown at {BALL_SPEED:g} m/s against a 1.5 cm wall", WALL_FRAMES)
-    soft.ground(d, mu=0.5)
+    ground(d, mu=0.5)
     wall = d.add(
         "Wall",
-        base.box_mesh("Wall", (WALL_THICKNESS, WALL_WIDTH, WALL_HEIGHT)),
-        base.make_material("Wall", "#3e4a5a", roughness=0.6),
+        common.box_mesh("Wall", (WALL_THICKNESS, WALL_WIDTH, WALL_HEIGHT)),
+        common.make_material("Wall", "#3e4a5a", roughness=0.6),
         (0.0, 0.0, 0.5 * WALL_HEIGHT),
         role="PASSIVE",
         shape="BOX",
@@ -174,8 +165,8 @@ def build_wall() -> IpcScene:
     )
     ball = d.add(
         "Ball",
-        base.sphere_mesh("Ball", BALL_RADIUS),
-        base.make_material("Ball", "#f25f5c", checker="#fdfdfd", scale=12.0),
+        common.sphere_mesh("Ball", BALL_RADIUS),
+        common.make_material("Ball", "#f25f5c", checker="#fdfdfd", scale=12.0),
         BALL_START,
         role="SOFT",
         soft_preset="RUBBER",
@@ -190,8 +181,8 @@ def build_wall() -> IpcScene:
 
 def build_knives() -> IpcScene:
     d = IpcScene("knives", "c  Gel mat dropped on three knife blades (Mesh colliders)", KNIVES_FRAMES)
-    soft.ground(d, mu=0.5)
-    m_blade = base.make_material("Blade", "#aab4be", roughness=0.2)
+    ground(d, mu=0.5)
+    m_blade = common.make_material("Blade", "#aab4be", roughness=0.2)
     blades = [
         d.add(
             f"Blade {k + 1}",
@@ -209,8 +200,8 @@ def build_knives() -> IpcScene:
     )  # the lattice's cell: the mat's contact surface lies up to a cell outside its mesh
     mat = d.add(
         "Mat",
-        soft.subdivided_box_mesh("Mat", MAT_SIZE, 7),
-        base.make_material("Mat", "#8cc63f", roughness=0.3),
+        subdivided_box_mesh("Mat", MAT_SIZE, 7),
+        common.make_material("Mat", "#8cc63f", roughness=0.3),
         (0.0, 0.0, BLADE_HEIGHT + MAT_DROP + cell),
         role="SOFT",
         soft_preset="GEL",
@@ -257,7 +248,7 @@ def check_ipc(key: str, report: dict, checks: Checks) -> None:
 
 def check_bowl(d: IpcScene, report: dict, checks: Checks) -> None:
     cubes = d.checked["cubes"]
-    xs = [soft.trajectory(c, BOWL_FRAMES) for c in cubes]  # (F, V, 3) each
+    xs = [trajectory(c, BOWL_FRAMES) for c in cubes]  # (F, V, 3) each
     rim = BOWL_RADIUS
     top = max(float(x[-1, :, 2].max()) for x in xs)
     # inside the sphere of the bowl: the distance from its centre never exceeds the radius (the bowl is the wall)
@@ -284,7 +275,7 @@ def check_bowl(d: IpcScene, report: dict, checks: Checks) -> None:
 
 def check_wall(d: IpcScene, report: dict, checks: Checks) -> None:
     ball = d.checked["ball"]
-    x = soft.trajectory(ball, WALL_FRAMES)
+    x = trajectory(ball, WALL_FRAMES)
     near = -0.5 * WALL_THICKNESS
     front = float(x[..., 0].max())
     centre = x.mean(axis=1)
@@ -312,7 +303,7 @@ def check_wall(d: IpcScene, report: dict, checks: Checks) -> None:
 
 def check_knives(d: IpcScene, report: dict, checks: Checks) -> None:
     mat, cell = d.checked["mat"], d.checked["cell"]
-    x = soft.trajectory(mat, KNIVES_FRAMES)
+    x = trajectory(mat, KNIVES_FRAMES)
     end = x[-1]
     lowest = float(x[..., 2].min())
     rest = np.empty(3 * len(mat.data.vertices))
@@ -353,77 +344,29 @@ CHECKERS = {"bowl": check_bowl, "wall": check_wall, "knives": check_knives}
 # render
 
 
-def render(d: IpcScene, frames_dir: Path, samples: int) -> tuple[str, list[Path]]:
-    """Render this scene's sheet frames the way the soft demo does."""
-    return soft.render(d, frames_dir, samples, SHEET_FRAMES[d.key])
-
-
 # ---------------------------------------------------------------------------------------------
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=soft.REPO / "out", help="output folder (default: out/)")
-    ap.add_argument("--docs", type=Path, default=soft.REPO / "docs", help="where the README's sheet copy goes")
-    ap.add_argument("--samples", type=int, default=12, help="Cycles samples per pixel (default 12)")
-    ap.add_argument("--no-render", action="store_true", help="skip the contact sheet")
-    ap.add_argument("--only", default=",".join(BUILDERS), help="comma-separated scenes (the sheet needs all)")
-    args = ap.parse_args(argv)
-    keys = [k.strip() for k in args.only.split(",") if k.strip()]
-    unknown = sorted(set(keys) - set(BUILDERS))
-    if unknown:
-        ap.error(f"unknown scene(s) {', '.join(unknown)}; choose from {', '.join(BUILDERS)}")
+def after_bake(key: str, d: IpcScene, report: dict, checks: Checks) -> str:
+    """Print the bake's numbers, check the scene (the IPC guarantees, then its own checks); the summary line."""
+    st, s = report["stats"], report["settings"]
+    print(
+        f"Bake '{key}' ({report['frames']['count']} frames × {s['substeps']} substeps, dhat {s['dhat']:.2e} m): "
+        f"{st['tets']} tets, {st['vertices']} lattice and {st['render_vertices']} mesh vertices; Newton "
+        f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; up to "
+        f"{st['max_contacts']} contacts, κ up to {st['max_kappa']:.3g} Pa/m; {st['solver_steps']} steps "
+        f"({st['halved_steps']} halved for fast contacts); {report['wall_seconds']:.1f} s"
+    )
+    if report.get("warnings"):
+        print("  warnings: " + "; ".join(report["warnings"]))
+    line = summary(key, report)
+    check_ipc(key, report, checks)
+    CHECKERS[key](d, report, checks)
+    return line
 
-    t_start = time.perf_counter()
-    print(f"Contact Lab IPC demo: Blender {bpy.app.version_string} (bpy module), numpy {np.__version__}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    if not base.register_addon():
-        print("ERROR: the Contact Lab add-on could not be registered")
-        return 1
-    checks = Checks()
-    sheet: list[Path] = []
-    lines: list[str] = []
-    bake_seconds = 0.0
-    engine = ""
-    for key in keys:
-        d = BUILDERS[key]()
-        try:
-            report = soft.bake(d)
-        except Exception:
-            traceback.print_exc()
-            blend = args.out / f"ipc_demo_{key}_unbaked.blend"
-            bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-            print(f"ERROR: the bake of '{key}' failed (traceback above); the unbaked scene is in {blend}")
-            return 1
-        bake_seconds += report["wall_seconds"]
-        st, s = report["stats"], report["settings"]
-        print(
-            f"Bake '{key}' ({report['frames']['count']} frames × {s['substeps']} substeps, dhat {s['dhat']:.2e} m): "
-            f"{st['tets']} tets, {st['vertices']} lattice and {st['render_vertices']} mesh vertices; Newton "
-            f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; up to "
-            f"{st['max_contacts']} contacts, κ up to {st['max_kappa']:.3g} Pa/m; {st['solver_steps']} steps "
-            f"({st['halved_steps']} halved for fast contacts); {report['wall_seconds']:.1f} s"
-        )
-        if report.get("warnings"):
-            print("  warnings: " + "; ".join(report["warnings"]))
-        lines.append(summary(key, report))
-        print(lines[-1])
-        check_ipc(key, report, checks)
-        CHECKERS[key](d, report, checks)
-        blend = args.out / f"ipc_demo_{key}.blend"
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-        print(f"Saved {blend}")
-        if not args.no_render:
-            engine, paths = render(d, args.out / "ipc_frames", args.samples)
-            sheet += paths
-    if sheet and len(keys) == len(BUILDERS):
-        path = args.out / "ipc_demo_contact_sheet.png"
-        base.compose_sheet(sheet, path)  # three columns: the three frames of a scene per row
-        args.docs.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, args.docs / path.name)
-        print(f"Contact sheet ({engine}): {path} and {args.docs / path.name}")
-    print("\n".join(lines))
-    return checks.report(f"IPC demo finished in {time.perf_counter() - t_start:.1f} s ({bake_seconds:.1f} s baking)")
+
+def main(argv: list[str]) -> int:
+    return common.run_scenes(argv, __doc__, "IPC", BUILDERS, SHEET_FRAMES, after_bake)
 
 
 if __name__ == "__main__":

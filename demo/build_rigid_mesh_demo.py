@@ -26,10 +26,8 @@ Outputs: ``out/rigid_mesh_demo.blend`` (baked), ``out/rigid_mesh_frames/*.png``,
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import shutil
 import sys
 import time
 import traceback
@@ -41,13 +39,11 @@ from mathutils import Matrix
 from mathutils.bvhtree import BVHTree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build_demo as base  # noqa: E402  (materials, meshes, light, render and sheet helpers)
-import build_soft_demo as soft  # noqa: E402  (scene with a titled, clocked camera; bake; render)
-from build_friction_demo import Checks  # noqa: E402
+import common  # noqa: E402  (materials, meshes, titled scene, bake, render, sheet and checks)
+from common import FPS, Checks, TitledScene  # noqa: E402
 
-bmesh = base.bmesh
+bmesh = common.bmesh
 
-FPS = soft.FPS
 FRAME_END = 120  # 5 s
 SHEET_FRAMES = (1, 12, 18, 24, 36, FRAME_END)
 SUBSTEPS = 8  # Blender's Substeps per Frame, carried over by the import
@@ -117,13 +113,13 @@ def bowl_mesh(name: str) -> bpy.types.Mesh:
     bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-7)  # the rings on the axis collapse to a point
     bmesh.ops.dissolve_degenerate(bm, edges=bm.edges[:], dist=1e-7)
     bmesh.ops.recalc_face_normals(bm, faces=bm.faces[:])
-    return base._mesh_from_bmesh(name, bm, smooth=True)
+    return common.mesh_from_bmesh(name, bm, smooth=True)
 
 
 def suzanne_mesh(name: str) -> bpy.types.Mesh:
     bm = bmesh.new()
     bmesh.ops.create_monkey(bm, matrix=Matrix.Scale(SUZANNE_WIDTH / 2.734375, 4))
-    return base._mesh_from_bmesh(name, bm, smooth=True)
+    return common.mesh_from_bmesh(name, bm, smooth=True)
 
 
 def rock_mesh(name: str, rng: np.random.Generator) -> bpy.types.Mesh:
@@ -137,7 +133,7 @@ def rock_mesh(name: str, rng: np.random.Generator) -> bpy.types.Mesh:
         v.co.x *= stretch[0]
         v.co.y *= stretch[1]
         v.co.z *= stretch[2]
-    return base._mesh_from_bmesh(name, bm)
+    return common.mesh_from_bmesh(name, bm)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,25 +164,29 @@ def drop_poses(rng: np.random.Generator) -> list[tuple[tuple, tuple]]:
     return poses
 
 
-def build_scene() -> soft.SoftScene:
-    d = soft.SoftScene("rigid_mesh", "Into a bowl (a passive Mesh)", FRAME_END)
+def build_scene() -> TitledScene:
+    d = TitledScene(
+        "rigid_mesh",
+        "Into a bowl (a passive Mesh)",
+        FRAME_END,
+        "Contact Lab rigid mesh demo",
+        "Contact Lab Rigid Mesh Demo",
+    )
     scene = d.scene
-    scene.name = "Contact Lab rigid mesh demo"
-    d.builder.collection.name = "Contact Lab Rigid Mesh Demo"
     rng = np.random.default_rng(SEED)
 
     ground = d.add(
         "Ground",
-        base.box_mesh("Ground", (14.0, 14.0, 0.5)),
-        base.make_material("Ground", "#d6d1c8", roughness=0.8, checker="#c5bfb5", scale=1.0),
+        common.box_mesh("Ground", (14.0, 14.0, 0.5)),
+        common.make_material("Ground", "#d6d1c8", roughness=0.8, checker="#c5bfb5", scale=1.0),
         (0.0, 0.0, -0.25),
     )
     with_rigid_body(ground, type="PASSIVE", collision_shape="BOX", friction=0.8)
-    bowl = d.add("Bowl", bowl_mesh("Bowl"), base.make_material("Bowl", "#c9d6df", roughness=0.25), (0.0, 0.0, 0.0))
+    bowl = d.add("Bowl", bowl_mesh("Bowl"), common.make_material("Bowl", "#c9d6df", roughness=0.25), (0.0, 0.0, 0.0))
     with_rigid_body(bowl, type="PASSIVE", collision_shape="MESH", friction=0.8, restitution=0.3)
 
-    m_suzanne = [base.make_material(f"Suzanne {c}", c, roughness=0.4) for c in ("#f25f5c", "#ffb400", "#247ba0")]
-    m_rock = [base.make_material(f"Rock {c}", c, roughness=0.9) for c in ("#6b6259", "#8a7f72", "#4f4a45")]
+    m_suzanne = [common.make_material(f"Suzanne {c}", c, roughness=0.4) for c in ("#f25f5c", "#ffb400", "#247ba0")]
+    m_rock = [common.make_material(f"Rock {c}", c, roughness=0.9) for c in ("#6b6259", "#8a7f72", "#4f4a45")]
     poses = drop_poses(rng)
     kinds = ["Suzanne"] * SUZANNES + ["Rock"] * ROCKS
     order = rng.permutation(len(kinds))  # Suzannes and rocks mixed over the rings
@@ -235,17 +235,6 @@ def import_rigid_body(scene) -> dict:
     return report
 
 
-def bake(scene) -> dict:
-    t0 = time.perf_counter()
-    result = bpy.ops.contact_lab.bake()
-    wall = time.perf_counter() - t0
-    if result != {"FINISHED"}:
-        raise RuntimeError(f"bpy.ops.contact_lab.bake() returned {result}")
-    report = json.loads(scene.contact_lab.last_report)
-    report["wall_seconds"] = wall
-    return report
-
-
 def local_vertices(obj) -> np.ndarray:
     co = np.empty(3 * len(obj.data.vertices))
     obj.data.vertices.foreach_get("co", co)
@@ -272,7 +261,7 @@ def depth_behind(tree: BVHTree, points: np.ndarray) -> float:
     return deepest
 
 
-def check(d: soft.SoftScene, report: dict, checks: Checks) -> None:
+def check(d: TitledScene, report: dict, checks: Checks) -> None:
     bowl, bodies = d.checked["bowl"], d.checked["bodies"]
     frames = np.arange(1, FRAME_END + 1)
     depsgraph = bpy.context.evaluated_depsgraph_get()
@@ -347,17 +336,12 @@ def check(d: soft.SoftScene, report: dict, checks: Checks) -> None:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=soft.REPO / "out", help="output folder (default: out/)")
-    ap.add_argument("--docs", type=Path, default=soft.REPO / "docs", help="where the README's sheet copy goes")
-    ap.add_argument("--samples", type=int, default=12, help="Cycles samples per pixel (default 12)")
-    ap.add_argument("--no-render", action="store_true", help="skip the contact sheet")
-    args = ap.parse_args(argv)
+    args = common.arguments(__doc__.splitlines()[0]).parse_args(argv)
 
     t_start = time.perf_counter()
     print(f"Contact Lab rigid mesh demo: Blender {bpy.app.version_string} (bpy module), numpy {np.__version__}")
     args.out.mkdir(parents=True, exist_ok=True)
-    if not base.register_addon():
+    if not common.register_addon():
         print("ERROR: the Contact Lab add-on could not be registered")
         return 1
     d = build_scene()
@@ -368,13 +352,10 @@ def main(argv: list[str]) -> int:
     )
     try:
         import_rigid_body(scene)
-        report = bake(scene)
+        report = common.run_bake(scene)
     except Exception:
         traceback.print_exc()
-        blend = args.out / "rigid_mesh_demo_unbaked.blend"
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-        print(f"ERROR: the import or the bake failed (traceback above); the unbaked scene is in {blend}")
-        return 1
+        return common.save_unbaked(args.out, "rigid_mesh_demo", "the import or the bake")
     st, s = report["stats"], report["settings"]
     print(
         f"Bake ({report['frames']['count']} frames × {s['substeps']} substeps, {s['solver']}, friction "
@@ -385,18 +366,13 @@ def main(argv: list[str]) -> int:
     )
     checks = Checks()
     check(d, report, checks)
-    blend = args.out / "rigid_mesh_demo.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-    print(f"Saved {blend}")
+    common.save(args.out, "rigid_mesh_demo")
     if not args.no_render:
-        engine, paths = soft.render(d, args.out / "rigid_mesh_frames", args.samples, SHEET_FRAMES)
+        engine, paths = common.render_scene(d, args.out / "rigid_mesh_frames", args.samples, SHEET_FRAMES)
         path = args.out / "rigid_mesh_demo_contact_sheet.png"
-        base.compose_sheet(paths, path)
-        args.docs.mkdir(parents=True, exist_ok=True)
-        if (args.docs / path.name).resolve() != path.resolve():
-            shutil.copyfile(path, args.docs / path.name)
+        copy = common.publish_sheet(paths, path, args.docs)
         frames = ", ".join(map(str, SHEET_FRAMES))
-        print(f"Contact sheet ({engine}, frames {frames}): {path} and {args.docs / path.name}")
+        print(f"Contact sheet ({engine}, frames {frames}): {path} and {copy}")
     return checks.report(
         f"Rigid mesh demo finished in {time.perf_counter() - t_start:.1f} s ({report['wall_seconds']:.1f} s baking)"
     )

@@ -34,28 +34,28 @@ squeeze force from the core (:func:`squeeze_forces`): the bake report has no con
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import shutil
 import sys
-import time
-import traceback
 from collections import deque
 from pathlib import Path
 
 import bpy
 import numpy as np
-from mathutils import Vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build_demo as base  # noqa: E402  (materials, meshes, scene builder, light, render and sheet helpers)
-from build_friction_demo import Checks  # noqa: E402
+import common  # noqa: E402  (materials, meshes, titled scenes, bake, read-back, render, sheet and checks)
+from common import (  # noqa: E402
+    FPS,
+    Checks,
+    TitledScene,
+    ground,
+    icosphere_mesh,
+    subdivided_box_mesh,
+    trajectory,
+)
 
-bmesh = base.bmesh
+bmesh = common.bmesh
 
-REPO = Path(__file__).resolve().parent.parent
-FPS = 24
 G = 9.81
 
 # a. ball on steps ----------------------------------------------------------------------------------
@@ -100,26 +100,11 @@ SHEET_FRAMES = {  # frames rendered per scene: one row of the contact sheet each
 # geometry
 
 
-def icosphere_mesh(name: str, radius: float, subdivisions: int) -> bpy.types.Mesh:
-    bm = bmesh.new()
-    bmesh.ops.create_icosphere(bm, subdivisions=subdivisions, radius=radius)
-    return base._mesh_from_bmesh(name, bm, smooth=True)
-
-
-def subdivided_box_mesh(name: str, size, cuts: int) -> bpy.types.Mesh:
-    """Box of ``size`` centred on the origin, every edge cut ``cuts`` times (the vertices are the contact points)."""
-    bm = bmesh.new()
-    bmesh.ops.create_cube(bm, size=1.0)
-    bmesh.ops.subdivide_edges(bm, edges=bm.edges[:], cuts=cuts, use_grid_fill=True)
-    bmesh.ops.scale(bm, vec=size, verts=bm.verts)
-    return base._mesh_from_bmesh(name, bm)
-
-
 def rectangle_mesh(name: str, size_x: float, size_y: float) -> bpy.types.Mesh:
     bm = bmesh.new()
     bmesh.ops.create_grid(bm, x_segments=1, y_segments=1, size=0.5)
     bmesh.ops.scale(bm, vec=(size_x, size_y, 1.0), verts=bm.verts)
-    return base._mesh_from_bmesh(name, bm)
+    return common.mesh_from_bmesh(name, bm)
 
 
 def bowl_mesh(name: str, segments: int = 64) -> bpy.types.Mesh:
@@ -154,62 +139,18 @@ def bowl_mesh(name: str, segments: int = 64) -> bpy.types.Mesh:
     bm.from_mesh(me)
     bpy.data.meshes.remove(me)
     bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-7)  # the rings on the axis collapse to a point
-    return base._mesh_from_bmesh(name, bm, smooth=True)
+    return common.mesh_from_bmesh(name, bm, smooth=True)
 
 
 # ---------------------------------------------------------------------------------------------
 # scenes
 
 
-class SoftScene:
-    """One scene of the demo: a fresh factory file, a light, a camera with a title and a clock, the Soft engine."""
+class SoftScene(TitledScene):
+    """One scene of the demo: the demos' titled scene, Soft engine."""
 
     def __init__(self, key: str, title: str, frame_end: int):
-        bpy.ops.wm.read_factory_settings(use_empty=True)
-        self.key = key
-        self.title = title
-        self.scene = scene = bpy.context.scene
-        scene.name = f"Soft demo {key}"
-        scene.render.fps = FPS
-        scene.frame_start, scene.frame_end = 1, frame_end
-        scene.frame_set(1)
-        self.builder = base.SceneBuilder(scene, f"Contact Lab Soft Demo {key}")
-        self.checked: dict = {}
-        """What the scene's check needs (objects, directions)."""
-        self.clock = None
-        base.add_light_and_world(scene)
-
-    def add(self, *args, **kwargs):
-        return self.builder.add(*args, **kwargs)
-
-    def camera(self, location, target, lens: float = 35.0) -> None:
-        """The scene camera, with the title (top left) and a clock (bottom right) parented to it."""
-        data = bpy.data.cameras.new("Camera")
-        data.lens = lens
-        data.clip_start = 0.01
-        cam = bpy.data.objects.new("Camera", data)
-        cam.location = location
-        cam.rotation_euler = (Vector(target) - Vector(location)).to_track_quat("-Z", "Y").to_euler()
-        self.scene.collection.objects.link(cam)
-        self.scene.camera = cam
-        m_text = base.make_material("Caption", "#1d2733", roughness=0.9)
-        depth = 0.05  # nearer than anything in the scene
-        half_w = depth * 18.0 / lens  # sensor 36 mm wide
-        half_h = half_w * base.FRAME_H / base.FRAME_W
-        for text, local, align in (
-            (self.title, (-half_w * 0.95, half_h * 0.80, -depth), "LEFT"),
-            ("t = 0.00 s", (half_w * 0.95, -half_h * 0.90, -depth), "RIGHT"),
-        ):
-            curve = bpy.data.curves.new(f"Caption {text}", type="FONT")
-            curve.body = text
-            curve.size = 0.075 * half_w
-            curve.align_x = align
-            obj = bpy.data.objects.new(f"Caption {text}", curve)
-            obj.parent = cam
-            obj.location = local
-            curve.materials.append(m_text)
-            self.builder.collection.objects.link(obj)
-        self.clock = curve
+        super().__init__(key, title, frame_end, f"Soft demo {key}", f"Contact Lab Soft Demo {key}")
 
     def configure(self, substeps: int, thickness: float, integrator: str = "BE") -> None:
         s = self.scene.contact_lab
@@ -221,26 +162,21 @@ class SoftScene:
         s.soft_contact_thickness = thickness
 
 
-def ground(d: SoftScene, mu: float) -> None:
-    mat = base.make_material("Ground", "#d6d1c8", roughness=0.8, checker="#c5bfb5", scale=1.0)
-    d.add("Ground", base.plane_mesh("Ground", 20.0), mat, (0, 0, 0), role="PASSIVE", shape="PLANE", friction=mu)
-
-
 def build_ball() -> SoftScene:
     d = SoftScene("ball", "a  Rubber ball dropped on steps", BALL_FRAMES)
     ground(d, mu=0.8)
-    m_step = base.make_material("Step", "#3e4a5a", roughness=0.6)
+    m_step = common.make_material("Step", "#3e4a5a", roughness=0.6)
     steps = []
     for k in range(STEP_COUNT):
         top = STEP_RISE * (STEP_COUNT - k)
         size = (STEP_TREAD, STEP_WIDTH, top)
         loc = ((k + 0.5) * STEP_TREAD, 0.0, 0.5 * top)
-        mesh = base.box_mesh(f"Step {k + 1}", size)
+        mesh = common.box_mesh(f"Step {k + 1}", size)
         steps.append(d.add(f"Step {k + 1}", mesh, m_step, loc, role="PASSIVE", shape="BOX", friction=0.8))
     ball = d.add(
         "Ball",
         icosphere_mesh("Ball", BALL_RADIUS, 4),  # 642 vertices
-        base.make_material("Ball", "#f25f5c", checker="#fdfdfd", scale=6.0),
+        common.make_material("Ball", "#f25f5c", checker="#fdfdfd", scale=6.0),
         (STEP_TREAD + BALL_OVERHANG, 0.0, STEP_RISE * STEP_COUNT + BALL_RADIUS + BALL_DROP),
         role="SOFT",
         soft_preset="RUBBER",
@@ -257,14 +193,14 @@ def add_grasp(d: SoftScene, name: str, mu: float, x0: float) -> dict:
     bowl = d.add(
         f"{name} bowl",
         bowl_mesh(f"{name} bowl"),
-        base.make_material(f"{name} bowl", "#e07a5f" if mu > 0.2 else "#81b29a", roughness=0.2),
+        common.make_material(f"{name} bowl", "#e07a5f" if mu > 0.2 else "#81b29a", roughness=0.2),
         (x0, 0.0, 0.0005),
         role="ACTIVE",
         shape="BOX",
         mass=BOWL_MASS,
         friction=mu,
     )
-    m_pad = base.make_material(f"{name} pad", "#3d5a80", roughness=0.7)
+    m_pad = common.make_material(f"{name} pad", "#3d5a80", roughness=0.7)
     thickness, width, _ = PAD_SIZE
     finger_y = 0.5 * (width + FINGER_GAP)
     pads = {}
@@ -314,7 +250,7 @@ def build_jelly() -> SoftScene:
     d.add(
         "Incline",
         rectangle_mesh("Incline", INCLINE_LEN, INCLINE_WIDTH),
-        base.make_material("Incline", "#7c8b6f", roughness=0.7, checker="#6d7b61", scale=6.0),
+        common.make_material("Incline", "#7c8b6f", roughness=0.7, checker="#6d7b61", scale=6.0),
         tuple(centre),
         (0.0, a, 0.0),
         role="PASSIVE",
@@ -325,7 +261,7 @@ def build_jelly() -> SoftScene:
     jelly = d.add(
         "Jelly",
         subdivided_box_mesh("Jelly", (JELLY_SIZE,) * 3, 7),
-        base.make_material("Jelly", "#8cc63f", roughness=0.15),
+        common.make_material("Jelly", "#8cc63f", roughness=0.15),
         tuple(start),
         (0.0, a, 0.0),
         role="SOFT",
@@ -342,39 +278,6 @@ BUILDERS = {"ball": build_ball, "grasp": build_grasp, "jelly": build_jelly}
 
 # ---------------------------------------------------------------------------------------------
 # bake and checks
-
-
-def bake(d: SoftScene) -> dict:
-    d.builder.apply_physics()
-    t0 = time.perf_counter()
-    result = bpy.ops.contact_lab.bake()
-    wall = time.perf_counter() - t0
-    if result != {"FINISHED"}:
-        raise RuntimeError(f"bpy.ops.contact_lab.bake() returned {result}")
-    report = json.loads(d.scene.contact_lab.last_report)
-    report["wall_seconds"] = wall
-    return report
-
-
-def evaluated_world(obj, frame: int) -> np.ndarray:
-    """World positions (V, 3) of the evaluated mesh (baked shape keys applied) at ``frame``."""
-    bpy.context.scene.frame_set(int(frame))
-    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    mesh = ev.to_mesh()
-    try:
-        co = np.empty(3 * len(mesh.vertices), np.float32)
-        mesh.vertices.foreach_get("co", co)
-    finally:
-        ev.to_mesh_clear()
-    m = np.array(obj.matrix_world)
-    return co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
-
-
-def trajectory(obj, frame_count: int) -> np.ndarray:
-    """(F, V, 3) world positions of the evaluated mesh at frames 1..frame_count."""
-    out = np.stack([evaluated_world(obj, f) for f in range(1, frame_count + 1)])
-    bpy.context.scene.frame_set(1)
-    return out
 
 
 def box_distance(points: np.ndarray, obj) -> np.ndarray:
@@ -562,97 +465,26 @@ def check_jelly(d: SoftScene, report: dict, checks: Checks) -> None:
 CHECKERS = {"ball": check_ball, "grasp": check_grasp, "jelly": check_jelly}
 
 # ---------------------------------------------------------------------------------------------
-# render
 
 
-def render(d: SoftScene, frames_dir: Path, samples: int, sheet_frames=None) -> tuple[str, list[Path]]:
-    """Render the scene's sheet frames with the demos' render settings (Cycles on the CPU, else the next engine).
-
-    ``sheet_frames``: the frames to render (default: this demo's ``SHEET_FRAMES[d.key]``; the IPC demo passes its own).
-    """
-    scene = d.scene
-    frames_dir.mkdir(parents=True, exist_ok=True)
-    engine = base.configure_render(scene, samples)[0]
-    scene.render.engine = engine
-    paths = []
-    for f in SHEET_FRAMES[d.key] if sheet_frames is None else sheet_frames:
-        t0 = time.perf_counter()
-        d.clock.body = f"t = {(f - 1) / FPS:.2f} s"
-        scene.frame_set(f)
-        path = frames_dir / f"{d.key}_{f:04d}.png"
-        scene.render.filepath = str(path)
-        bpy.ops.render.render(write_still=True)
-        if not path.is_file():
-            raise RuntimeError(f"{engine} wrote no image for {d.key}, frame {f}")
-        paths.append(path)
-        print(f"  rendered {d.key}, frame {f} with {engine} in {time.perf_counter() - t0:.1f} s")
-    d.clock.body = "t = 0.00 s"
-    scene.frame_set(1)
-    return engine, paths
-
-
-# ---------------------------------------------------------------------------------------------
+def after_bake(key: str, d: SoftScene, report: dict, checks: Checks) -> None:
+    """Print the bake's numbers and check the scene (every frame converged, then the scene's own checks)."""
+    st, s = report["stats"], report["settings"]
+    steps = f"{s.get('integrator', d.scene.contact_lab.soft_integrator)} × {s['substeps']} substeps"
+    print(
+        f"Bake '{key}' ({report['frames']['count']} frames, {steps}): {st['tets']} tets, {st['vertices']} "
+        f"lattice and {st['render_vertices']} mesh vertices; Newton "
+        f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; unconverged "
+        f"frames {st['unconverged_frames']}; up to {st['max_contacts']} contacts; {report['wall_seconds']:.1f} s"
+    )
+    if report.get("warnings"):
+        print("  warnings: " + "; ".join(report["warnings"]))
+    checks.expect(f"{key}: every frame converged", st["unconverged_frames"] == 0, f"{st['unconverged_frames']}")
+    CHECKERS[key](d, report, checks)
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=REPO / "out", help="output folder (default: out/)")
-    ap.add_argument("--docs", type=Path, default=REPO / "docs", help="where the README's sheet copy goes")
-    ap.add_argument("--samples", type=int, default=12, help="Cycles samples per pixel (default 12)")
-    ap.add_argument("--no-render", action="store_true", help="skip the contact sheet")
-    ap.add_argument("--only", default=",".join(BUILDERS), help="comma-separated scenes (the sheet needs all)")
-    args = ap.parse_args(argv)
-    keys = [k.strip() for k in args.only.split(",") if k.strip()]
-    unknown = sorted(set(keys) - set(BUILDERS))
-    if unknown:
-        ap.error(f"unknown scene(s) {', '.join(unknown)}; choose from {', '.join(BUILDERS)}")
-
-    t_start = time.perf_counter()
-    print(f"Contact Lab soft demo: Blender {bpy.app.version_string} (bpy module), numpy {np.__version__}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    if not base.register_addon():
-        print("ERROR: the Contact Lab add-on could not be registered")
-        return 1
-    checks = Checks()
-    sheet: list[Path] = []
-    bake_seconds = 0.0
-    engine = ""
-    for key in keys:
-        d = BUILDERS[key]()
-        try:
-            report = bake(d)
-        except Exception:
-            traceback.print_exc()
-            blend = args.out / f"soft_demo_{key}_unbaked.blend"
-            bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-            print(f"ERROR: the bake of '{key}' failed (traceback above); the unbaked scene is in {blend}")
-            return 1
-        bake_seconds += report["wall_seconds"]
-        st, s = report["stats"], report["settings"]
-        steps = f"{s.get('integrator', d.scene.contact_lab.soft_integrator)} × {s['substeps']} substeps"
-        print(
-            f"Bake '{key}' ({report['frames']['count']} frames, {steps}): {st['tets']} tets, {st['vertices']} "
-            f"lattice and {st['render_vertices']} mesh vertices; Newton "
-            f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; unconverged "
-            f"frames {st['unconverged_frames']}; up to {st['max_contacts']} contacts; {report['wall_seconds']:.1f} s"
-        )
-        if report.get("warnings"):
-            print("  warnings: " + "; ".join(report["warnings"]))
-        checks.expect(f"{key}: every frame converged", st["unconverged_frames"] == 0, f"{st['unconverged_frames']}")
-        CHECKERS[key](d, report, checks)
-        blend = args.out / f"soft_demo_{key}.blend"
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-        print(f"Saved {blend}")
-        if not args.no_render:
-            engine, paths = render(d, args.out / "soft_frames", args.samples)
-            sheet += paths
-    if sheet and len(keys) == len(BUILDERS):
-        path = args.out / "soft_demo_contact_sheet.png"
-        base.compose_sheet(sheet, path)  # three columns: the three frames of a scene per row
-        args.docs.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, args.docs / path.name)
-        print(f"Contact sheet ({engine}): {path} and {args.docs / path.name}")
-    return checks.report(f"Soft demo finished in {time.perf_counter() - t_start:.1f} s ({bake_seconds:.1f} s baking)")
+    return common.run_scenes(argv, __doc__, "soft", BUILDERS, SHEET_FRAMES, after_bake)
 
 
 if __name__ == "__main__":

@@ -82,14 +82,29 @@ def listing(folder: Path, folders: bool = True) -> list[str]:
     return sorted(names + [p.name + "/" for p in folder.iterdir() if folders and (p / "__init__.py").is_file()])
 
 
+def imported_classes(path: Path, body: list[ast.stmt]) -> dict[str, ast.ClassDef]:
+    """The top-level classes a module imports by relative ``from`` imports from module files beside it or above
+    (an engine's builder may live in a shared piece, e.g. core/fem/), by name."""
+    found = {}
+    for node in body:
+        if isinstance(node, ast.ImportFrom) and node.level and node.module:
+            source = path.parents[node.level - 1].joinpath(*node.module.split(".")).with_suffix(".py")
+            if source.is_file():
+                names = {a.name for a in node.names}
+                tree = ast.parse(source.read_text(encoding="utf-8")).body
+                found |= {n.name: n for n in tree if isinstance(n, ast.ClassDef) and n.name in names}
+    return found
+
+
 def engine_shape(folder: Path) -> tuple[str, str, str] | None:
     """(builder, model, result) of an engine folder, read from its ``iter_simulate``; None if it has none."""
-    classes = {}  # every top-level class of the folder, and the first top-level iter_simulate
+    classes = {}  # every top-level class of the folder or imported into it, and the first top-level iter_simulate
     funcs = []
     for path in sorted(folder.rglob("*.py")):
         body = ast.parse(path.read_text(encoding="utf-8")).body
         funcs += [n for n in body if isinstance(n, ast.FunctionDef) and n.name == "iter_simulate"]
         classes |= {n.name: n for n in body if isinstance(n, ast.ClassDef)}
+        classes |= imported_classes(path, body)
     if not funcs:
         return None
     argument, returns = funcs[0].args.args[0].annotation, funcs[0].returns

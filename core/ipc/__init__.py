@@ -2,8 +2,9 @@
 
 The same shape as its siblings :mod:`..rigid` and :mod:`..soft`:
 
-- the model is an :class:`IpcWorld` over a finalized soft world (:class:`~..soft.world.SoftWorldBuilder`
-  validates the bodies; ``IpcWorld`` adds the collision surface and mesh colliders);
+- the model is an :class:`IpcWorld` over a finalized world of FEM bodies (:class:`~..fem.world.SoftWorldBuilder`
+  validates the bodies; ``IpcWorld`` adds the collision surface and mesh colliders); the FEM layer
+  :mod:`..fem` (meshes, materials, the world, the frame loop's set-up) is shared with the soft engine;
 - ``frame_loop``: the generator :func:`iter_simulate` yields after every frame; :func:`simulate` runs it out;
 - ``trajectory``: the result, :class:`IpcTrajectory` (positions and per-frame statistics).
 

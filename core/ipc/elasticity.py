@@ -2,7 +2,7 @@
 
 IPC's soft tets are classical neo-Hookean (course §4, ``Psi = mu/2 (I_C - 3) - mu log J + lam/2 (log J)^2``;
 its energy is infinite at inversion, which the line search needs). Its exact tangent (the ``dP/dF`` of
-:func:`..soft.energy_densities.neohookean_hessian`, with ``A = F^-T`` and ``beta = lam log J - mu``)
+:func:`..fem.energy_densities.neohookean_hessian`, with ``A = F^-T`` and ``beta = lam log J - mu``)
 
     dP_ij / dF_kl = mu delta_ik delta_jl + lam A_ij A_kl - beta A_il A_kj
 
@@ -20,11 +20,11 @@ through the generic per-tet kernel either way.
 
 import numpy as np
 
+from ..fem.energy_densities import pk1_stress
+from ..fem.materials import WORK_MATRICES, MaterialModel, tet_hessian_block
+from ..fem.tet_mesh import deformation_gradient, tet_node_weights
 from ..jit import njit_kernel
-from ..soft.energy_densities import pk1_stress
-from ..soft.materials import WORK_MATRICES, MaterialModel, tet_hessian_block
-from ..soft.small_linalg import cofactor3, det3
-from ..soft.tet_mesh import deformation_gradient, tet_node_weights
+from ..math.small_linalg import cofactor3, det3
 
 NEOHOOKEAN = int(MaterialModel.NEOHOOKEAN)
 """The material with the closed-form exact Hessian (IPC's soft tets)."""

@@ -13,8 +13,8 @@ from collections.abc import Callable, Generator, Iterator
 import numpy as np
 
 from ..errors import IpcInputError
-from ..soft.frame_loop import check_finite, start_run, substep_targets
-from ..soft.world import SoftWorldState
+from ..fem.stepping import check_finite, start_run, substep_targets
+from ..fem.world import SoftWorldState
 from ..stop import StopRequest, check_stop
 from .intersection import check_frame
 from .ipc_solver import IpcSettings, IpcSolver, IpcStats

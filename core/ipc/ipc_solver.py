@@ -30,11 +30,12 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from ..soft.kernels_world import world_elastic_energy, world_elastic_gradient
-from ..soft.world import AFFINE_STIFFNESS_FACTOR, SoftWorldState
+from ..fem.kernels_elastic import world_elastic_energy, world_elastic_gradient
+from ..fem.world import AFFINE_STIFFNESS_FACTOR, SoftWorldState
+from ..linalg.block_sparse import BlockPattern, add_block_diagonal
+from ..math.quat import rotation_matrix
 from ..stop import StopRequest, check_stop
 from .barrier import initial_barrier_stiffness, update_barrier_stiffness
-from .block_sparse import BlockPattern, add_block_diagonal
 from .broad_phase import collision_candidates
 from .ccd import max_collision_free_step
 from .elasticity import elastic_gradient_and_hessian
@@ -339,8 +340,6 @@ class IpcSolver:
 
     def set_collider_axes(self, orientations) -> None:
         """Anisotropic colliders' structure axes in the world for the friction lag (orientations (K, 4))."""
-        from .ipc_world import _rotation
-
         w = self.world
         self.surface_axis[:] = 0.0
         for k in range(w.collider_count):
@@ -348,7 +347,7 @@ class IpcSolver:
             if an[0] <= 0.0 and an[1] <= 0.0:
                 continue
             s, e = w.collider_vertex_range[k]
-            self.surface_axis[s:e] = _rotation(orientations[k]) @ an[3:6]
+            self.surface_axis[s:e] = rotation_matrix(orientations[k]) @ an[3:6]
             self.surface_mu_ab[s:e] = an[0:2]
 
     def begin_step(self, state: SoftWorldState, h: float, target: np.ndarray) -> None:

@@ -1,7 +1,7 @@
 """The IPC view of a soft world: one surface of vertices, triangles and edges over the Newton unknowns.
 
 IPC (course §5.3) needs every colliding thing as a triangle surface. :class:`IpcWorld` wraps a
-:class:`~contact_lab.core.soft.world.SoftWorld` (soft bodies, materials, pins and dynamic boxes as
+:class:`~contact_lab.core.fem.world.SoftWorld` (soft bodies, materials, pins and dynamic boxes as
 affine bodies, built exactly as for the soft engine) and adds:
 
 - **Unknowns** (``dof_count`` nodes, 3 coordinates each): the soft world's nodes (soft vertices and
@@ -32,10 +32,10 @@ import numpy as np
 
 from ..config import FLOAT, INDEX
 from ..enums import ShapeType
-from ..math.quat import quat_to_matrix
-from ..soft.materials import MaterialModel
-from ..soft.primitives import icosphere
-from ..soft.world import ColliderKind, SoftWorld, SoftWorldState
+from ..fem.materials import MaterialModel
+from ..fem.primitives import icosphere
+from ..fem.world import ColliderKind, SoftWorld, SoftWorldState
+from ..math.quat import rotation_matrix
 from .broad_phase import build_edges
 
 BOX_TRIANGLES = np.array(
@@ -94,12 +94,6 @@ def tessellate_shape(shape: ShapeType, params, plane_half_size: float) -> tuple[
         v = np.stack([R * np.cos(angles), R * np.sin(angles), np.zeros(3)], axis=1)
         return v, np.array([[0, 1, 2]], dtype=INDEX)
     raise ValueError(f"cannot tessellate collider shape {shape!r}")
-
-
-def _rotation(q) -> np.ndarray:
-    R = np.empty((3, 3))
-    quat_to_matrix(np.asarray(q, dtype=FLOAT), R)
-    return R
 
 
 @dataclass
@@ -288,7 +282,7 @@ class IpcWorld:
 
     def _pose_vertices(self, k: int, position, orientation) -> np.ndarray:
         c = self._colliders[k]
-        return c.local_vertices @ _rotation(orientation).T + np.asarray(position, dtype=FLOAT)
+        return c.local_vertices @ rotation_matrix(orientation).T + np.asarray(position, dtype=FLOAT)
 
     def collider_vertices(self, k: int, position, orientation) -> np.ndarray:
         """World positions (V_k, 3) [m] of collider ``k``'s vertices at the given pose."""

@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
+from ..fem.materials import project_psd
 from ..jit import njit_kernel
-from ..soft.materials import project_psd
 from .barrier import barrier, barrier_first_derivative, barrier_second_derivative
 from .distance import (
     edge_edge_distance2,

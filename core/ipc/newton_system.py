@@ -1,6 +1,6 @@
 """The IPC Newton system ``H dx = -g``: operator, block-Jacobi preconditioner and a truncated PCG.
 
-``H`` is a node-block matrix (:mod:`.block_sparse`: mass, springs, elasticity) plus the contact and friction
+``H`` is a node-block matrix (:mod:`..linalg.block_sparse`: mass, springs, elasticity) plus the contact and friction
 pairs' 12x12 blocks, applied matrix-free through the surface map (``x_s = sum_j w_sj x[n_sj]``): a pair's block
 acts on its four surface vertices, each a weighted sum of up to four nodes.
 
@@ -17,9 +17,9 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
+from ..linalg.block_sparse import block_matvec
 from ..linalg.pcg import apply_block3_inverse, serial_dot
-from ..soft.kernels_world import inverse3
-from .block_sparse import block_matvec
+from ..math.small_linalg import inverse3
 
 SOLVED = 0
 """PCG outcome: the relative residual reached the tolerance."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..soft.trajectory import SoftTrajectory
+from ..fem.trajectory import SoftTrajectory
 
 
 class IpcTrajectory(SoftTrajectory):

@@ -76,7 +76,9 @@ class CsrPattern:
                 raise ValueError(f"element group must be (E, k), got shape {nodes.shape}")
             if nodes.size and (nodes.min() < 0 or nodes.max() >= node_count):
                 raise ValueError("element node index out of range")
-            d = (nodes[:, :, None] * bs + np.arange(bs, dtype=np.int64)[None, None, :]).reshape(nodes.shape[0], -1)
+            d = (nodes[:, :, None] * bs + np.arange(bs, dtype=np.int64)[None, None, :]).reshape(
+                nodes.shape[0], nodes.shape[1] * bs
+            )
             dofs.append(d)
         # Keys row*n + col of all entries, plus the full diagonal; unique() sorts them row-major.
         keys = [np.arange(n, dtype=np.int64) * (n + 1)]

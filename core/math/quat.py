@@ -49,6 +49,13 @@ def quat_to_matrix(q, out):
     out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
+def rotation_matrix(q) -> np.ndarray:
+    """The rotation matrix (3, 3) of unit quaternion ``q`` (4,) wxyz as a new array (set-up code, not kernels)."""
+    R = np.empty((3, 3))
+    quat_to_matrix(np.asarray(q, dtype=np.float64), R)
+    return R
+
+
 @njit_kernel
 def quat_rotate(q, v):
     """Rotate 3-vector ``v`` by unit quaternion ``q``: ``R(q) v``."""

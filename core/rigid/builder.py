@@ -9,6 +9,7 @@ from ..enums import BodyKind, CombineMode, ShapeType
 from ..errors import ModelError
 from ..friction.lookup import pack_surfaces
 from ..friction.surface import StructureSource, SurfaceFriction, SurfaceFrictionModel
+from ..math.quat import rotation_matrix
 from .hull import convex_hull, pack_hulls
 from .mass_properties import primitive_mass_properties, shape_inertia, shape_volume
 from .mesh import mesh_bounding_radius, pack_meshes, validated_mesh
@@ -25,17 +26,6 @@ def _as_quat(q) -> np.ndarray:
     if not np.isfinite(n) or n < 1e-12:
         raise ModelError(f"invalid quaternion {q}")
     return q / n
-
-
-def _rotation(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = q
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
 
 
 def _validated_surface(label: str, surface: SurfaceFriction):
@@ -405,7 +395,7 @@ class ModelBuilder:
         inertia = np.zeros((3, 3))
         for shape, vol in zip(shapes, volumes, strict=True):
             m_s = mass * vol / total
-            rot = _rotation(_as_quat(shape["quat"]))
+            rot = rotation_matrix(_as_quat(shape["quat"]))
             d = shape["pos"]
             if shape["type"] in _CENTRED_SHAPES:
                 i_local = rot @ shape_inertia(shape["type"], shape["params"], m_s) @ rot.T

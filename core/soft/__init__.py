@@ -6,32 +6,31 @@ The same shape as its siblings :mod:`..rigid` and :mod:`..ipc`:
 - ``frame_loop``: the generator :func:`iter_simulate` yields after every frame; :func:`simulate` runs it out;
 - ``trajectory``: the result, :class:`SoftTrajectory` (node positions and per-frame statistics).
 
+The world, the meshes and the materials are the FEM layer the IPC engine shares, :mod:`..fem`; ``world``,
+``lattice``, ``volume`` and ``trajectory`` here give the soft engine's names for its pieces.
+
 Inside:
 
 - the step: ``world_solver`` (one implicit step of the whole world: the Newton loop, contact, friction, the
   Dual formulation through :mod:`..contact_solvers`), ``newton`` (line search and stopping tests),
-  ``integrators`` (backward Euler, BDF2), ``kernels_world`` (elastic terms over all tets),
+  ``integrators`` (backward Euler, BDF2), ``kernels_world`` (damping, the dynamic boxes' inertia),
   ``kernels_operator`` (the matrix-free Newton operator, block-Jacobi PCG);
 - contact: ``contact_collection`` (candidate pairs), ``contact_elements`` (signed distances),
   ``kernels_contact`` (the cubic penalty and smoothed friction as functions), ``kernels_penalty``,
-  ``kernels_friction``;
-- materials: ``tet_mesh`` (rest shape ``tet_Dm_inv``/``tet_rest_volume``, lumped masses, ``F = Ds Dm^-1``, Lamé
-  parameters, the chain rule to a tet's 12 coordinates), ``energy_densities`` (stable neo-Hookean, fixed
-  corotated, classical neo-Hookean: ``Psi``, ``P = dPsi/dF``, ``dP/dF`` 9x9), ``eigensystem`` (analytic PSD
-  projection), ``small_linalg`` (3x3 SVD, eigensolvers, PSD projection without BLAS), ``materials`` (the
-  model enum and the batch kernels ``elastic_energy`` / ``elastic_gradient`` / ``elastic_hessian_blocks``);
-- meshes and scene: ``world`` (the builder and model), ``lattice`` (embedded lattice tetrahedralization),
-  ``volume`` (volume penalty), ``primitives`` (procedural test meshes);
-- ``reference_single_body``: seed 003's single-body solver, a reference for the tests, not used by the engine.
+  ``kernels_friction``; ``contact_samples`` (a body's contact points on its mesh, embedded in the lattice);
+- ``solver_settings`` (the step's settings and statistics).
+
+Seed 003's single-body solver, a reference for the tests and not used by the engine, lives under tests/
+(``tests/core/soft_reference.py``).
 
 Conventions: float64, SI units; vertices ``x`` (vertex_count, 3) [m]; ``tet_indices``
 (tet_count, 4) int32; a 3x3 matrix ``F`` is flattened row-major, ``vec(F)[3*i + j] = F[i, j]``;
 the 12 nodal coordinates of a tet are ordered ``[x0, y0, z0, x1, ..., z3]``.
 """
 
+from ..fem.trajectory import SoftTrajectory
+from ..fem.world import ColliderKind, SoftWorld, SoftWorldBuilder, SoftWorldState
 from .frame_loop import SoftSettings, SoftWorldStats, iter_simulate, iter_simulate_soft, simulate, simulate_soft
-from .trajectory import SoftTrajectory
-from .world import ColliderKind, SoftWorld, SoftWorldBuilder, SoftWorldState
 
 __all__ = [
     "ColliderKind",

@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
+from ..math.small_linalg import inverse3
 
 KIND_POINT_COLLIDER = 0
 KIND_POINT_BOX = 1
@@ -98,26 +99,6 @@ def shape_signed_distance(shape, params, q, n_out):
         n_out[c] = 0.0
     n_out[axis] = 1.0 if q[axis] >= 0.0 else -1.0
     return inside
-
-
-@njit_kernel
-def inverse3(M, out):
-    """``out = M^-1`` (3x3) by cofactors; returns det(M)."""
-    c00 = M[1, 1] * M[2, 2] - M[1, 2] * M[2, 1]
-    c01 = M[1, 2] * M[2, 0] - M[1, 0] * M[2, 2]
-    c02 = M[1, 0] * M[2, 1] - M[1, 1] * M[2, 0]
-    det = M[0, 0] * c00 + M[0, 1] * c01 + M[0, 2] * c02
-    inv = 1.0 / det
-    out[0, 0] = c00 * inv
-    out[1, 0] = c01 * inv
-    out[2, 0] = c02 * inv
-    out[0, 1] = (M[0, 2] * M[2, 1] - M[0, 1] * M[2, 2]) * inv
-    out[1, 1] = (M[0, 0] * M[2, 2] - M[0, 2] * M[2, 0]) * inv
-    out[2, 1] = (M[0, 1] * M[2, 0] - M[0, 0] * M[2, 1]) * inv
-    out[0, 2] = (M[0, 1] * M[1, 2] - M[0, 2] * M[1, 1]) * inv
-    out[1, 2] = (M[0, 2] * M[1, 0] - M[0, 0] * M[1, 2]) * inv
-    out[2, 2] = (M[0, 0] * M[1, 1] - M[0, 1] * M[1, 0]) * inv
-    return det
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import FLOAT, INDEX
-from .lattice import LatticeMesh, embed_points
+from ..fem.lattice import LatticeMesh, embed_points
 
 
 def _lengths(d: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@ convergence test, the inexact-Newton forcing of the linear solve, the negligible
 backtracking line search.
 
 Both :class:`~.world_solver.SoftWorldSolver` (the engine) and the single-body reference
-:class:`~.reference_single_body.SolverSoftImplicit` call these, so the stopping rules and the globalisation
+``SolverSoftImplicit`` (``tests/core/soft_reference.py``) call these, so the stopping rules and the globalisation
 are written once. Velocities ``v`` are (N, 3) [m/s], Newton directions ``dv`` flat (3N,) [m/s]; the merit
 of the line search is the incremental potential ``Phi`` [J] (Armijo) or the residual norm ``||r||`` [N s].
 """

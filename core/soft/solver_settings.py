@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .world import SoftWorld
+from ..fem.world import SoftWorld
 
 
 @dataclass

@@ -31,7 +31,18 @@ import numpy as np
 from ..config import FLOAT
 from ..contact_solvers.dense import solve_pgs_dense, solve_prox_dense
 from ..enums import RFactorStrategy
+from ..fem.kernels_elastic import world_elastic_energy, world_elastic_gradient, world_elastic_hessian_blocks
+from ..fem.volume import (
+    enclosed_volume,
+    enclosed_volume_gradient,
+    volume_penalty_local_hessian_blocks,
+    volume_work,
+    volume_work_first_derivative,
+    volume_work_second_derivative,
+)
+from ..fem.world import AFFINE_STIFFNESS_FACTOR, ColliderKind, SoftWorld, SoftWorldState
 from ..linalg.csr import CsrPattern, assemble_blocks, assemble_scaled_blocks
+from ..math.quat import rotation_matrix
 from ..stop import StopRequest, check_stop
 from .contact_collection import collect_contacts
 from .contact_elements import ELEMENT_NODES, KIND_POINT_COLLIDER, KIND_POINT_TRIANGLE
@@ -57,25 +68,9 @@ from .kernels_operator import (
     world_pcg,
 )
 from .kernels_penalty import contact_energy, contact_gradient, contact_normal_forces
-from .kernels_world import (
-    affine_inertia,
-    damping_csr_energy_gradient,
-    project_blocks_psd,
-    world_elastic_energy,
-    world_elastic_gradient,
-    world_elastic_hessian_blocks,
-)
+from .kernels_world import affine_inertia, damping_csr_energy_gradient, project_blocks_psd
 from .newton import armijo_line_search, linear_forcing, negligible_step, residual_scale, target_forcing
 from .solver_settings import SoftSettings, SoftWorldStats, check_settings, resolved_contact_thickness
-from .volume import (
-    enclosed_volume,
-    enclosed_volume_gradient,
-    volume_penalty_local_hessian_blocks,
-    volume_work,
-    volume_work_first_derivative,
-    volume_work_second_derivative,
-)
-from .world import AFFINE_STIFFNESS_FACTOR, ColliderKind, SoftWorld, SoftWorldState
 
 MAX_STIFFNESS_DOUBLINGS = 6
 """Re-solves of one step with a doubled penalty stiffness when the result penetrates a collider."""
@@ -212,7 +207,7 @@ class SoftWorldSolver:
         w = self.world
         C = w.collider_count
         self.col_pos0 = w.collider_position.copy()
-        self.col_rot0 = np.array([_rotation(q) for q in w.collider_orientation]).reshape(C, 3, 3)
+        self.col_rot0 = np.array([rotation_matrix(q) for q in w.collider_orientation]).reshape(C, 3, 3)
         self.col_pos1 = self.col_pos0.copy()
         self.col_rot1 = self.col_rot0.copy()
         self.aff_rest_center = w.collider_position[w.affine_collider].reshape(-1, 3).copy()
@@ -870,16 +865,10 @@ class SoftWorldSolver:
             self._residual(v, h, True, True)
 
 
-def _rotation(q) -> np.ndarray:
-    from .world import _rotation as rotation
-
-    return rotation(q)
-
-
 def rotations(quats) -> np.ndarray:
     """Rotation matrices (K, 3, 3) of unit quaternions (K, 4) wxyz."""
     q = np.asarray(quats, dtype=FLOAT).reshape(-1, 4)
-    return np.array([_rotation(qi) for qi in q]).reshape(-1, 3, 3)
+    return np.array([rotation_matrix(qi) for qi in q]).reshape(-1, 3, 3)
 
 
 __all__ = [

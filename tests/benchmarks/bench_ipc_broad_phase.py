@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "ipc"))
 
 
 def main(argv=None) -> None:
@@ -29,7 +29,7 @@ def main(argv=None) -> None:
 
     import numba
     from contact_lab.core.ipc.broad_phase import build_edges, collision_candidates
-    from test_ipc_broad_phase import sphere_pile
+    from test_broad_phase import sphere_pile
 
     if args.threads:
         numba.set_num_threads(args.threads)

@@ -96,7 +96,7 @@ def main(argv=None) -> None:
 
 def shell_scene(level, gap, rng):
     """Two concentric icospheres ``gap`` apart at the closest; returns (x (V, 3), faces (F, 3) int64)."""
-    from contact_lab.core.soft.primitives import icosphere
+    from contact_lab.core.fem.primitives import icosphere
 
     inner, faces = icosphere(1.0, level)
     unit, _ = icosphere(1.0, level)

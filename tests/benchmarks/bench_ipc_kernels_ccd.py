@@ -1,7 +1,7 @@
 """IPC CCD benchmark: throughput of ``max_collision_free_step`` and agreement with ipctk on many trajectories.
 
 Run: ``python tests/benchmarks/bench_ipc_kernels_ccd.py [--count 100000] [--tight 20000]``.
-Uses the random vertex-face / edge-edge trajectories of ``tests/core/test_ipc_ccd.py`` (45 % contacts
+Uses the random vertex-face / edge-edge trajectories of ``tests/core/ipc/test_ccd.py`` (45 % contacts
 by construction, 30 % near misses, 25 % random). Prints, per kind: pairs per second of the batch
 kernel (cold = first call with JIT compile or cache load, warm = best of three), ipctk's per-call
 throughput from Python, and how many of ipctk Tight-Inclusion's contacts on the first ``--tight``
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "ipc"))
 
 
 def main(argv=None) -> None:
@@ -27,7 +27,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
 
     import ipctk
-    import test_ipc_ccd as t
+    import test_ccd as t
     from contact_lab.core.ipc.ccd import DEFAULT_RESCALING, max_collision_free_step
 
     for edge_edge in (False, True):

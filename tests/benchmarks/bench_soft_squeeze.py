@@ -39,11 +39,11 @@ def _peak_rss_mb() -> float:
 
 def run_one(size: str, kappa_atm: float, frames: int) -> dict:
     from contact_lab.core.enums import ShapeType
+    from contact_lab.core.fem.lattice import tetrahedralize_lattice
+    from contact_lab.core.fem.primitives import icosphere
+    from contact_lab.core.fem.volume import VolumeModel, enclosed_volume, kappa_per_pa
+    from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder
     from contact_lab.core.soft.frame_loop import SoftSettings, iter_simulate_soft
-    from contact_lab.core.soft.lattice import tetrahedralize_lattice
-    from contact_lab.core.soft.primitives import icosphere
-    from contact_lab.core.soft.volume import VolumeModel, enclosed_volume, kappa_per_pa
-    from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder
 
     baseline = _peak_rss_mb()
     ball, tris = icosphere(0.1, 3)

@@ -92,10 +92,10 @@ def bowl_mesh(radius: float, segments: int = 48, rings: int = 16, *, inward: boo
 
 
 def suzanne():
-    """Blender's Suzanne, holes filled (three closed surfaces), from tests/core/data/suzanne.npz."""
+    """Blender's Suzanne, holes filled (three closed surfaces), from tests/data/suzanne.npz."""
     from pathlib import Path
 
-    data = np.load(Path(__file__).with_name("data") / "suzanne.npz")
+    data = np.load(Path(__file__).resolve().parents[1] / "data" / "suzanne.npz")
     return data["vertices"], data["triangles"].astype(np.int64)
 
 

@@ -10,8 +10,8 @@ import pytest
 from contact_lab.core import ipc, rigid, soft
 from contact_lab.core.enums import ShapeType
 from contact_lab.core.errors import DivergenceError
+from contact_lab.core.fem.primitives import box_tet_mesh
 from contact_lab.core.soft.frame_loop import check_finite
-from contact_lab.core.soft.primitives import box_tet_mesh
 
 
 def _dropped_cube(gap):

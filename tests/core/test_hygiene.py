@@ -38,6 +38,7 @@ PLAIN_PYTHON_MODULES = (
     "model.py",
     "trajectory.py",
     "frame_loop.py",
+    "stepping.py",
     "world.py",
     "world_solver.py",
     "primitives.py",

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from contact_lab.core import ModelBuilder
 from contact_lab.core import iter_simulate as iter_simulate_rigid
+from contact_lab.core.fem.primitives import box_tet_mesh
+from contact_lab.core.fem.world import SoftWorldBuilder
 from contact_lab.core.ipc.frame_loop import iter_simulate_ipc
 from contact_lab.core.ipc.ipc_solver import IpcSettings, IpcSolver
 from contact_lab.core.ipc.ipc_world import IpcWorld
 from contact_lab.core.soft.frame_loop import iter_simulate_soft
-from contact_lab.core.soft.primitives import box_tet_mesh
-from contact_lab.core.soft.world import SoftWorldBuilder
 from contact_lab.core.soft.world_solver import SoftSettings, SoftWorldSolver
 from contact_lab.core.stop import SimulationStoppedError, StopRequest
 
