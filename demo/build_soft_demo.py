@@ -337,7 +337,7 @@ def squeeze_forces(scene) -> dict[tuple[str, str], float]:
     Returns:
         ``{(soft object name, box object name): |force|}``.
     """
-    from contact_lab.addon.soft.export import export_soft_scene
+    from contact_lab.addon.soft.gather import export_soft_scene
     from contact_lab.core.soft.frame_loop import iter_simulate_soft
 
     ex = export_soft_scene(scene, frame_end=GRASP_KEYS[2])

@@ -114,7 +114,7 @@ default cube resting on a plane (tests/benchmarks/bench_default_cube.py, 6,000 t
 the Soft engine (0.19 s per frame) and, subdivided so that IPC's surface rests on its face, 9 us with IPC."""
 
 WINDING_SECONDS_PER_PAIR = 15.0e-9
-"""Lattice build: time per (cell, triangle) pair of the winding numbers [s] (``core.soft.lattice``)."""
+"""Lattice build: time per (cell, triangle) pair of the winding numbers [s] (``core.fem.lattice``)."""
 
 
 # lattice estimate ------------------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ WINDING_SECONDS_PER_PAIR = 15.0e-9
 
 @dataclass(frozen=True)
 class LatticeEstimate:
-    """The size of the lattice :func:`core.soft.lattice.tetrahedralize_lattice` would build, estimated."""
+    """The size of the lattice :func:`core.fem.lattice.tetrahedralize_lattice` would build, estimated."""
 
     cells: int
     """Occupied cells (each 6 tets)."""

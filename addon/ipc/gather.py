@@ -3,7 +3,7 @@ Blender's main thread (reads bpy, never writes it); :mod:`.build` turns it into 
 
 The IPC engine simulates the soft engine's scene: the same soft bodies (role, material, lattice, pins, output
 settings), passive colliders and active boxes, built by the same code into the same
-:class:`~contact_lab.core.soft.world.SoftWorld`. What it adds:
+:class:`~contact_lab.core.fem.world.SoftWorld`. What it adds:
 
 - **Mesh colliders**: passive objects with the Mesh shape stay out of the soft world and become
   :class:`~contact_lab.core.ipc.ipc_world.MeshCollider` entries: the object's evaluated mesh (modifiers applied)
@@ -25,8 +25,8 @@ from dataclasses import fields
 
 import numpy as np
 
+from ...core.fem.world import ColliderKind
 from ...core.ipc.ipc_world import MeshCollider
-from ...core.soft.world import ColliderKind
 from .. import units
 from ..friction.export import AXIS_VECTORS
 from ..scene import SCALE_TOLERANCE, SHEAR_TOLERANCE, evaluated_at, mesh_arrays, raise_first, raise_problems

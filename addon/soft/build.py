@@ -13,9 +13,9 @@ import numpy as np
 
 from ...core.enums import ShapeType
 from ...core.errors import SoftWorldError
+from ...core.fem.lattice import LatticeMesh, tetrahedralize_lattice
+from ...core.fem.world import ColliderKind, SoftWorld, SoftWorldBuilder
 from ...core.soft.contact_samples import embed_in_lattice, face_sample_points
-from ...core.soft.lattice import LatticeMesh, tetrahedralize_lattice
-from ...core.soft.world import ColliderKind, SoftWorld, SoftWorldBuilder
 from ..errors import BakeError
 
 SHAPES = {"BOX": ShapeType.BOX, "SPHERE": ShapeType.SPHERE, "CAPSULE": ShapeType.CAPSULE, "PLANE": ShapeType.PLANE}

@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.enums import ShapeType
-from ...core.soft.volume import VolumeModel, kappa_per_pa
-from ...core.soft.world import ColliderKind
+from ...core.fem.volume import VolumeModel, kappa_per_pa
+from ...core.fem.world import ColliderKind
 from .. import units
 from ..errors import BakeError
 from ..friction.export import AXIS_VECTORS

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from ...core.soft.trajectory import SoftTrajectory
+from ...core.fem.trajectory import SoftTrajectory
 from .. import units
 from ..bake.job import BakeJob, diverged, scene_object, unconverged
 from ..errors import BakeError
@@ -30,7 +30,7 @@ class SoftBakeJob(BakeJob):
     def __init__(self, scene, gathered):
         F = int(gathered.frames.shape[0])
         self.trajectory = SoftTrajectory(F, 0)
-        """The core's :class:`~contact_lab.core.soft.trajectory.SoftTrajectory` (positions, per-frame statistics);
+        """The core's :class:`~contact_lab.core.fem.trajectory.SoftTrajectory` (positions, per-frame statistics);
         an empty one until the first frame, so a report before then reads zeros."""
         self.box_position = np.empty((F, 0, 3))
         """Dynamic boxes' centre of mass per frame [m], (F, D, 3) (sized once built)."""

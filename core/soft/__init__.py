@@ -1,13 +1,10 @@
 """The soft engine: tetrahedral FEM soft bodies with frictional contact (course ch. 4, seed 003).
 
-The same shape as its siblings :mod:`..rigid` and :mod:`..ipc`:
-
-- ``world``: :class:`SoftWorldBuilder` validates input and finalizes an immutable :class:`SoftWorld`;
-- ``frame_loop``: the generator :func:`iter_simulate` yields after every frame; :func:`simulate` runs it out;
-- ``trajectory``: the result, :class:`SoftTrajectory` (node positions and per-frame statistics).
-
-The world, the meshes and the materials are the FEM layer the IPC engine shares, :mod:`..fem`; ``world``,
-``lattice``, ``volume`` and ``trajectory`` here give the soft engine's names for its pieces.
+The same shape as its siblings :mod:`..rigid` and :mod:`..ipc`: a builder, :class:`SoftWorldBuilder`, that
+validates input and finalizes an immutable :class:`SoftWorld`; ``frame_loop``, whose generator
+:func:`iter_simulate` yields after every frame (:func:`simulate` runs it out); the result, :class:`SoftTrajectory`
+(node positions and per-frame statistics). The world, the meshes, the lattice, the materials and the trajectory are
+the FEM layer the IPC engine shares, :mod:`..fem`; this package exports the soft engine's names for them.
 
 Inside:
 

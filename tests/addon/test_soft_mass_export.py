@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from contact_lab.addon import units
 from contact_lab.addon.soft import build as soft_export
-from contact_lab.core.soft.world import SoftWorldBuilder
+from contact_lab.core.fem.world import SoftWorldBuilder
 
 CUBE_VERTICES = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
 CUBE_QUADS = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]

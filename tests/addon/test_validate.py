@@ -11,8 +11,8 @@ from contact_lab.addon.checks import overlap, validate
 from contact_lab.addon.checks import physics as validate_physics
 from contact_lab.addon.errors import BakeError
 from contact_lab.core import config
+from contact_lab.core.fem.lattice import tetrahedralize_lattice
 from contact_lab.core.ipc import ipc_solver
-from contact_lab.core.soft.lattice import tetrahedralize_lattice
 from contact_lab.core.soft.world_solver import SoftSettings, resolved_contact_thickness
 
 RNG_SEED = 20260612

@@ -18,10 +18,10 @@ bpy = pytest.importorskip("bpy")
 
 from contact_lab.addon.errors import BakeError  # noqa: E402
 from contact_lab.addon.ipc import gather as ipc_export  # noqa: E402
+from contact_lab.core.fem.lattice import tetrahedralize_lattice  # noqa: E402
+from contact_lab.core.fem.world import ColliderKind  # noqa: E402
 from contact_lab.core.ipc.frame_loop import iter_simulate_ipc  # noqa: E402
 from contact_lab.core.ipc.ipc_solver import IpcSolver  # noqa: E402
-from contact_lab.core.soft.lattice import tetrahedralize_lattice  # noqa: E402
-from contact_lab.core.soft.world import ColliderKind  # noqa: E402
 from mesh_readback import evaluated_world  # noqa: E402
 
 pytestmark = pytest.mark.blender

@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("bpy")
 
 from contact_lab.addon.checks import ipc_start as start_check  # noqa: E402
+from contact_lab.core.fem import primitives  # noqa: E402
 from contact_lab.core.ipc.intersection import find_surface_intersections  # noqa: E402
-from contact_lab.core.soft import primitives  # noqa: E402
 
 pytestmark = pytest.mark.blender
 

@@ -23,7 +23,7 @@ def suzanne_arrays():
 
 
 def test_suzanne_tetrahedralizes_and_embeds_exactly(factory_scene):
-    from contact_lab.core.soft.lattice import compute_winding_numbers, tetrahedralize_lattice
+    from contact_lab.core.fem.lattice import compute_winding_numbers, tetrahedralize_lattice
 
     vertices, triangles = suzanne_arrays()
     assert vertices.shape == (507, 3) and len(triangles) == 968

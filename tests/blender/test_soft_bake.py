@@ -21,11 +21,11 @@ from contact_lab.addon.output.caches import cache_file_name  # noqa: E402
 from contact_lab.addon.soft import gather as soft_export  # noqa: E402
 from contact_lab.core import DivergenceError  # noqa: E402
 from contact_lab.core.enums import ShapeType  # noqa: E402
+from contact_lab.core.fem.lattice import tetrahedralize_lattice  # noqa: E402
+from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder  # noqa: E402
 from contact_lab.core.formats import pc2  # noqa: E402
 from contact_lab.core.soft import frame_loop as simulate_soft  # noqa: E402
 from contact_lab.core.soft.contact_samples import embed_in_lattice, face_sample_points  # noqa: E402
-from contact_lab.core.soft.lattice import tetrahedralize_lattice  # noqa: E402
-from contact_lab.core.soft.world import ColliderKind, SoftWorldBuilder  # noqa: E402
 from mesh_readback import evaluated_world  # noqa: E402
 
 pytestmark = pytest.mark.blender

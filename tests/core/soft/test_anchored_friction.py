@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from contact_lab.addon.soft.export import SoftBakeSettings
+from contact_lab.addon.soft.build import SoftBakeSettings
 from soft.test_friction_stop import D_STOP, STILL, T_STOP, creep_speed, slide, stop
 
 ADDON_EPS = SoftBakeSettings().friction_velocity
