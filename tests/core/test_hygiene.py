@@ -20,6 +20,22 @@ def test_core_import_loads_neither_bpy_nor_mathutils():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_module_names_are_python_identifiers():
+    """Every module and package of the repository has an importable name, whatever the checkout's folder is called
+    (ruff's N999 would also judge the folder, so it is off and this test checks the names below it). Reference: the
+    names are valid lower-case identifiers; a file named like ``bad-name.py`` fails."""
+    skip = {".venv", ".venv-blender42", ".venv-blender52", ".typecheck", "build", "dist", "out", "wheels", ".git"}
+    bad = []
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT).parts
+        if parts[0] in skip or parts[0].startswith("."):
+            continue
+        names = [*parts[:-1], path.stem]
+        bad += [str(path.relative_to(ROOT)) for name in names if not (name.isidentifier() and name == name.lower())]
+    assert not bad, bad
+    assert not "bad-name".isidentifier()  # the check above tells such a name apart
+
+
 def test_numba_decorators_only_in_jit_module():
     """Fail on any raw numba decorator or fastmath=True outside core/jit.py."""
     offenders = []
