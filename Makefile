@@ -194,21 +194,24 @@ typecheck: setup $(VENV)/.contact_lab-typecheck $(TYPECHECK_BLENDERS:%=$(TYPECHE
 	done; \
 	if [ $${#failed[@]} -ne 0 ]; then echo "typecheck: errors against Blender $${failed[*]}"; exit 1; fi
 
+# Every tier prints its slowest tests (where a lane's time goes).
+PYTEST_TIMES := --durations=15
+
 # Core physics (no Blender), the bridge against a mocked bpy and the packaging checks (Blender's
 # blender_ext.py validator, run as a plain script), in one process.
 # Exit code 5 (nothing collected) fails like any other non-zero code.
 test-core: setup
-	$(PY) -m pytest tests/core tests/addon tests/test_packaging.py
+	$(PY) -m pytest $(PYTEST_TIMES) tests/core tests/addon tests/test_packaging.py
 
 # Real Blender 5.0 (bpy module), separate process from the mocked-bpy tier.
 test-blender: setup
-	$(PY) -m pytest tests/blender
+	$(PY) -m pytest $(PYTEST_TIMES) tests/blender
 
 test-blender42: setup-blender42
-	$(PY42) -m pytest tests/blender
+	$(PY42) -m pytest $(PYTEST_TIMES) tests/blender
 
 test-blender52: setup-blender52
-	@if [ -x $(PY52) ] && [ -f $(STAMP52) ]; then $(PY52) -m pytest tests/blender; \
+	@if [ -x $(PY52) ] && [ -f $(STAMP52) ]; then $(PY52) -m pytest $(PYTEST_TIMES) tests/blender; \
 	else echo "NOTICE: Blender 5.2 tier skipped (no Python 3.13)"; fi
 
 # ---- demo / bench ---------------------------------------------------------------------------
