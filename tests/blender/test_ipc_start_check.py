@@ -87,6 +87,34 @@ def test_meshes_of_any_size_are_checked():
     mine = start_check.intersecting_pairs(points, triangles)
     np.testing.assert_array_equal(mine, find_surface_intersections(points, triangles, max_pairs=10**6))
     assert len(mine) > 0
+    # a flat mesh: a cube of 6 x 29 x 29 quads, turned, whose coplanar neighbours need exact arithmetic
+    vertices, faces = grid_cube(29)
+    turn = np.linalg.qr(np.random.default_rng(5).normal(size=(3, 3)))[0]
+    vertices = vertices @ turn.T + (0.02, -0.01, 0.27)
+    start = time.perf_counter()
+    assert len(start_check.conflicting_pairs(vertices, faces)) == 0
+    seconds = time.perf_counter() - start
+    print(f"flat: {len(faces)} triangles in {seconds:.2f} s, {1e6 * seconds / len(faces):.0f} µs per triangle")
+    assert len(find_surface_intersections(vertices, faces, max_pairs=10**6)) == 0
+
+
+def grid_cube(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """A unit cube of 6 x n x n quads (two triangles each), welded: vertices (V, 3), outward triangles (T, 3)."""
+    steps = np.linspace(-0.5, 0.5, n + 1)
+    index: dict[tuple, int] = {}
+    triangles = []
+    for axis in range(3):
+        for side in (-0.5, 0.5):
+            for i in range(n):
+                for j in range(n):
+                    quad = []
+                    for di, dj in ((0, 0), (1, 0), (1, 1), (0, 1)):
+                        point = [0.0, 0.0, 0.0]
+                        point[axis], point[(axis + 1) % 3], point[(axis + 2) % 3] = side, steps[i + di], steps[j + dj]
+                        quad.append(index.setdefault(tuple(point), len(index)))
+                    a, b, c, d = quad if side > 0 else quad[::-1]
+                    triangles += [(a, b, c), (a, c, d)]
+    return np.array(list(index), float), np.array(triangles, np.int64)
 
 
 def test_exact_signs_match_rational_arithmetic():
