@@ -178,14 +178,14 @@ def segment_meets_triangle(p, q, a, b, c) -> np.ndarray:
 # triangle pairs ----------------------------------------------------------------------------------------------
 
 
-def _edges_meet(P: np.ndarray, A: np.ndarray, B: np.ndarray, meets=segment_meets_triangle) -> np.ndarray:
-    """(N,) some edge of triangle A (N, 3 indices) meets triangle B, or the other way round, by the segment test
-    ``meets(p, q, a, b, c)`` (default: closed sets, touching counts)."""
+def _edges_meet(P: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """(N,) some edge of triangle A (N, 3 indices) meets triangle B, or the other way round (closed sets, touching
+    counts)."""
     hit = np.zeros(A.shape[0], bool)
     for S, T in ((A, B), (B, A)):
         a, b, c = P[T[:, 0]], P[T[:, 1]], P[T[:, 2]]
         for k in range(3):
-            hit |= meets(P[S[:, k]], P[S[:, (k + 1) % 3]], a, b, c)
+            hit |= segment_meets_triangle(P[S[:, k]], P[S[:, (k + 1) % 3]], a, b, c)
     return hit
 
 
