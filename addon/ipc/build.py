@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from ...core.ipc.builder import IpcWorldBuilder
 from ...core.ipc.ipc_solver import IpcSettings, resolved_dhat
 from ...core.ipc.ipc_world import IpcWorld, MeshCollider
 from ..errors import BakeError
@@ -102,7 +103,9 @@ def build_ipc_scene(inp: IpcSceneInput) -> IpcSceneExport:
     """
     base = build_soft_scene(inp, face_samples=False)  # the barrier acts on the triangles themselves
     try:
-        world = IpcWorld(base.world, mesh_colliders=[m.collider for m in inp.meshes])
+        builder = IpcWorldBuilder.around(base.world)
+        builder.add_mesh_colliders(m.collider for m in inp.meshes)
+        world = builder.finalize()
     except ValueError as exc:
         raise BakeError(f"the IPC world cannot be built: {exc}") from exc
     tracks = {}

@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...core import BodyKind, CombineMode, KinematicTrack, Model, ModelBuilder, ModelError, ShapeType
+from ...core import (
+    BodyKind,
+    CombineMode,
+    KinematicTrack,
+    Model,
+    ModelBuilder,
+    ModelError,
+    RigidSettings,
+    ShapeType,
+)
 from ...core.friction.surface import SurfaceFriction
 from .. import units
 from ..errors import BakeError
@@ -78,20 +87,26 @@ class SceneExport:
     def passive_bodies(self) -> list[ExportedBody]:
         return [b for b in self.bodies if b.role == "PASSIVE"]
 
+    def rigid_settings(self) -> RigidSettings:
+        """The core's solver settings record for this export."""
+        return RigidSettings(
+            substeps=self.substeps,
+            solver=self.solver,
+            iterations=self.iterations,
+            tolerance=self.tolerance,
+            sleeping=self.sleeping,
+            sleep_time=self.sleep_time,
+            sleep_linear_speed=self.sleep_linear_speed,
+            sleep_angular_speed=self.sleep_angular_speed,
+        )
+
     def simulate_kwargs(self) -> dict:
         """Keyword arguments of :func:`core.iter_simulate` / :func:`core.simulate` for this export."""
         return dict(
             frame_count=self.frame_count,
             fps=self.fps,
-            substeps=self.substeps,
-            solver=self.solver,
-            iterations=self.iterations,
-            tolerance=self.tolerance,
+            settings=self.rigid_settings(),
             kinematic_track=self.kinematic_track,
-            sleeping=self.sleeping,
-            sleep_time=self.sleep_time,
-            sleep_linear_speed=self.sleep_linear_speed,
-            sleep_angular_speed=self.sleep_angular_speed,
         )
 
     def object_transforms(self, trajectory) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -83,6 +83,7 @@ class RigidBakeJob(BakeJob):
             "max_penetration": traj.max_penetration[:done].tolist(),
             "contact_overflow": traj.contact_overflow[:done].tolist(),
             "solver_capped": traj.solver_capped[:done].tolist(),
+            "converged": traj.converged[:done].tolist(),
         }
 
     def _check_finite(self, traj) -> None:

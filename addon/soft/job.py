@@ -172,7 +172,8 @@ class SoftBakeJob(BakeJob):
                 "tets": int(sum(b.tet_count for b in bodies)),
                 "vertices": int(sum(b.tet_vertex_count for b in bodies)),
                 "render_vertices": int(sum(b.render_vertex_count for b in bodies)),
-                "max_newton_iterations": int(newton.max()) if newton.size else 0,
+                # the most Newton iterations of one step (every step counts, not only each frame's last one)
+                "max_newton_iterations": int(traj.solver_iterations[steps].max()) if newton.size else 0,
                 "mean_newton_iterations": float(newton.mean()) if newton.size else 0.0,
                 "unconverged_frames": int((~traj.converged[steps]).sum()),
                 "max_contacts": int(traj.contact_count[steps].max()) if newton.size else 0,
@@ -193,6 +194,7 @@ class SoftBakeJob(BakeJob):
         done, traj = self.frames_done, self.trajectory
         return {
             "frame": [int(f) for f in self.input.frames[:done]],
+            "solver_iterations": traj.solver_iterations[:done].tolist(),
             "newton_iterations": traj.newton_iterations[:done].tolist(),
             "pcg_iterations": traj.pcg_iterations[:done].tolist(),
             "contact_count": traj.contact_count[:done].tolist(),

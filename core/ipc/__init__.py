@@ -2,8 +2,8 @@
 
 The same shape as its siblings :mod:`..rigid` and :mod:`..soft`:
 
-- the model is an :class:`IpcWorld` over a finalized world of FEM bodies (:class:`~..fem.world.SoftWorldBuilder`
-  validates the bodies; ``IpcWorld`` adds the collision surface and mesh colliders); the FEM layer
+- ``builder``: :class:`IpcWorldBuilder` (the soft engine's builder plus mesh colliders) finalizes the immutable
+  :class:`IpcWorld`, a world of FEM bodies with the collision surface IPC works on; the FEM layer
   :mod:`..fem` (meshes, materials, the world, the frame loop's set-up) is shared with the soft engine;
 - ``frame_loop``: the generator :func:`iter_simulate` yields after every frame; :func:`simulate` runs it out;
 - ``trajectory``: the result, :class:`IpcTrajectory` (positions and per-frame statistics).
@@ -14,7 +14,8 @@ conservative time of impact), ``kernels`` (assembly), ``ipc_solver`` (projected 
 line search) and ``intersection`` (the independent exact checker).
 """
 
-from .frame_loop import check_state, iter_simulate, iter_simulate_ipc, simulate, simulate_ipc
+from .builder import IpcWorldBuilder
+from .frame_loop import check_state, iter_simulate, iter_simulate_ipc, simulate
 from .ipc_solver import IpcSettings, IpcStats
 from .ipc_world import IpcWorld, MeshCollider
 from .trajectory import IpcTrajectory
@@ -25,9 +26,9 @@ __all__ = [
     "IpcStats",
     "IpcTrajectory",
     "IpcWorld",
+    "IpcWorldBuilder",
     "iter_simulate",
     "iter_simulate_ipc",
     "MeshCollider",
     "simulate",
-    "simulate_ipc",
 ]

@@ -31,7 +31,6 @@ __all__ = [
     "iter_simulate",
     "iter_simulate_ipc",
     "simulate",
-    "simulate_ipc",
 ]
 
 
@@ -92,7 +91,7 @@ def iter_simulate_ipc(
     The state's ``x``/``v`` hold all unknowns (soft-world nodes first, then kinematic collider vertices);
     ``state.stats`` is the :class:`IpcStats` of the frame's last step, with the frame's totals over all its
     solves (``steps``, ``splits``, ``solves``, ``newton_total``, ``newton_max``, ``pcg_total``; ``converged``:
-    every accepted step of the frame converged) and the
+    every accepted step of the frame converged; ``contact_count``: the most contacts of an accepted step) and the
     checker's counts when ``settings.check_intersections``. Raises :class:`IpcInputError` if the start is not
     intersection-free with a positive gap, :class:`DivergenceError` if positions stop being finite.
     """
@@ -113,7 +112,7 @@ def iter_simulate_ipc(
     yield 0, state
     target = state.x.copy()
     for frame in range(frame_count - 1):
-        splits = steps = newton_total = newton_max = pcg_total = 0
+        splits = steps = newton_total = newton_max = pcg_total = contact_max = 0
         converged = True
         for sub in range(settings.substeps):
             # the substep [sub, sub + 1] / substeps of the frame, halved while a step's motion is not free
@@ -141,6 +140,7 @@ def iter_simulate_ipc(
                     on_step(saved[0], state.x.copy())
                 state.stats = stats
                 converged = converged and stats.converged  # a step thrown away by a halving does not count
+                contact_max = max(contact_max, stats.contact_count)
                 state.collider_position = end_pos
                 state.collider_orientation = end_quat
                 steps += 1
@@ -148,7 +148,7 @@ def iter_simulate_ipc(
         st = state.stats
         st.splits, st.steps, st.solves = splits, steps, steps + splits
         st.newton_total, st.newton_max, st.pcg_total = newton_total, newton_max, pcg_total
-        st.converged = converged
+        st.converged, st.contact_count = converged, contact_max
         if settings.check_intersections:
             _record_check(world, state)
         yield frame + 1, state
@@ -179,11 +179,6 @@ def _check_start(world: IpcWorld, solver: IpcSolver, x: np.ndarray) -> None:
             f"IPC needs a start without contact or intersection: {what}{inverted}"
             + (f" (involving {', '.join(names)})" if names else "")
         )
-
-
-def simulate_ipc(world: IpcWorld, **kwargs) -> list[np.ndarray]:
-    """Run :func:`iter_simulate_ipc` to the end; return the unknowns of every frame."""
-    return [state.x.copy() for _, state in iter_simulate_ipc(world, **kwargs)]
 
 
 def iter_simulate(world: IpcWorld, *, frame_count: int, **kwargs) -> Generator[tuple[int, IpcTrajectory], None, None]:

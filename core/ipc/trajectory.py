@@ -31,12 +31,13 @@ class IpcTrajectory(SoftTrajectory):
         self.newton_total = np.zeros(frame_count, dtype=np.int64)
         """Newton iterations of all the frame's solves (``newton_iterations`` holds only its last step's)."""
         self.newton_max = np.zeros(frame_count, dtype=np.int64)
-        """Most Newton iterations of one solve in the frame, shape (frame_count,)."""
+        """Most Newton iterations of one solve in the frame, shape (frame_count,) (as ``solver_iterations``)."""
         self.pcg_total = np.zeros(frame_count, dtype=np.int64)
         """PCG iterations of all the frame's solves, shape (frame_count,)."""
 
     def _record_stats(self, frame: int, stats) -> None:
         if frame > 0:
+            self.solver_iterations[frame] = stats.newton_max  # thrown-away solves of a halving count too
             self.newton_iterations[frame] = stats.newton_iterations
             self.pcg_iterations[frame] = stats.pcg_iterations
             self.contact_count[frame] = stats.contact_count

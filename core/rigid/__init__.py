@@ -3,6 +3,7 @@
 The same shape as its siblings :mod:`..soft` and :mod:`..ipc`:
 
 - ``builder``: :class:`ModelBuilder` validates input and finalizes an immutable :class:`Model`;
+- ``settings``: the solver settings record :class:`RigidSettings`;
 - ``frame_loop``: the generator :func:`iter_simulate` yields after every frame; :func:`simulate` runs it out;
 - ``trajectory``: the result, :class:`Trajectory` (poses and per-frame statistics).
 
@@ -32,6 +33,7 @@ from .mass_properties import (
 )
 from .mesh import MeshArrays, TriangleMesh, pack_meshes, validated_mesh
 from .model import Model
+from .settings import RigidSettings
 from .solvers import SOLVER_NAMES, SolverNewton, SolverPGS, SolverProx, make_solver
 from .state import State
 from .trajectory import Trajectory
@@ -56,6 +58,7 @@ __all__ = [
     "pack_hulls",
     "pack_meshes",
     "primitive_mass_properties",
+    "RigidSettings",
     "shape_inertia",
     "shape_volume",
     "simulate",

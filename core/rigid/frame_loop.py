@@ -18,13 +18,8 @@ from ..math.quat import quat_slerp
 from ..stop import StopRequest, check_stop
 from .collision.pipeline import CollisionPipeline
 from .model import Model
-from .sleeping import (
-    DEFAULT_SLEEP_ANGULAR_SPEED,
-    DEFAULT_SLEEP_LINEAR_SPEED,
-    DEFAULT_SLEEP_TIME,
-    freeze_sleeping,
-    update_sleep,
-)
+from .settings import RigidSettings, settings_from_keywords
+from .sleeping import freeze_sleeping, update_sleep
 from .solvers import make_solver
 from .trajectory import Trajectory
 
@@ -58,46 +53,38 @@ def iter_simulate(
     *,
     frame_count: int,
     fps: float = 24.0,
-    substeps: int = 4,
-    solver: str = "PROX",
-    iterations: int = 100,
-    tolerance: float = 1e-6,
+    settings: RigidSettings | None = None,
     kinematic_track: KinematicTrack | None = None,
-    sleeping: bool = False,
-    sleep_time: float = DEFAULT_SLEEP_TIME,
-    sleep_linear_speed: float = DEFAULT_SLEEP_LINEAR_SPEED,
-    sleep_angular_speed: float = DEFAULT_SLEEP_ANGULAR_SPEED,
     stop: StopRequest | None = None,
-    **solver_options,
+    **keywords,
 ) -> Generator[tuple[int, Trajectory], None, None]:
     """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, trajectory)`` per frame.
 
     Args:
         model: the scene.
         frame_count: number of output frames including the initial state (frame 0).
-        fps: output frame rate [1/s]; the time step is ``1 / (fps * substeps)`` [s].
-        substeps: solver steps per output frame.
-        solver: 'PGS' (box friction) or 'PROX' (Coulomb cone).
-        iterations: maximum solver sweeps per step.
-        tolerance: stop a solve when the largest impulse change of a sweep is below tolerance times
-            the largest impulse [dimensionless].
-        kinematic_track: poses of kinematic bodies per frame (None: they stay where they are).
-        sleeping: islands whose bodies all stayed below ``sleep_linear_speed`` [m/s] and ``sleep_angular_speed``
-            [rad/s] for ``sleep_time`` [s] keep still until something touches them (:mod:`.sleeping`). Off by default,
-            as Blender's Deactivation: a body barely sliding would stop.
+        fps: output frame rate [1/s]; the time step is ``1 / (fps * settings.substeps)`` [s].
+        settings: the solver settings (default ``RigidSettings()``).
+        kinematic_track: poses of kinematic bodies per frame (None: they stay where they are). The soft and IPC
+            engines take their tracks as dicts keyed by body or collider; a rigid scene keeps one object for all
+            its kinematic bodies, as the add-on and the scripts build it.
         stop: checked before every substep; once set, the loop raises
             :class:`~contact_lab.core.stop.SimulationStoppedError`.
-        solver_options: passed on to the solver class.
+        keywords: the older form, instead of ``settings``: its fields by name (``substeps=8, solver="PGS"``),
+            any other keyword a solver option. Both forms together are a TypeError.
 
     Yields:
         ``(frame, trajectory)`` after frame ``frame`` was recorded; frame 0 is yielded first.
         The trajectory is filled in place; after the last yield it is complete.
     """
-    _check_arguments(frame_count, fps, substeps, kinematic_track)
-    if sleeping and not (sleep_time > 0.0 and sleep_linear_speed > 0.0 and sleep_angular_speed > 0.0):
-        raise ValueError("sleep_time, sleep_linear_speed and sleep_angular_speed must be positive")
+    settings = settings_from_keywords(settings, keywords, "iter_simulate")
+    substeps = settings.substeps
+    _check_arguments(frame_count, fps, kinematic_track)
     dt = 1.0 / (fps * substeps)
-    step_solver = make_solver(model, solver, iterations=iterations, tolerance=tolerance, **solver_options)
+    step_solver = make_solver(
+        model, settings.solver, iterations=settings.iterations, tolerance=settings.tolerance,
+        **settings.solver_options,
+    )  # fmt: skip
     pipeline = CollisionPipeline(model)
     contacts = model.contacts()
     control = model.control()
@@ -105,7 +92,7 @@ def iter_simulate(
     if kinematic_track is not None:  # kinematic bodies start where their track does
         state_0.body_pos[kinematic_track.body_index] = kinematic_track.pos[0]
         state_0.body_quat[kinematic_track.body_index] = kinematic_track.quat[0]
-    rest = _Sleep(model.body_count, sleep_time, sleep_linear_speed, sleep_angular_speed) if sleeping else None
+    rest = _Sleep(model.body_count, settings) if settings.sleeping else None
     traj = Trajectory(frame_count, model.body_count)
     traj.record(0, state_0)
     yield 0, traj
@@ -131,8 +118,9 @@ def iter_simulate(
 class _Sleep:
     """The sleeping islands' bookkeeping (:mod:`.sleeping`): per body, how long its island has been at rest."""
 
-    def __init__(self, body_count: int, sleep_time: float, linear_speed: float, angular_speed: float):
-        self.time, self.linear_speed, self.angular_speed = sleep_time, linear_speed, angular_speed
+    def __init__(self, body_count: int, settings: RigidSettings):
+        self.time = settings.sleep_time
+        self.linear_speed, self.angular_speed = settings.sleep_linear_speed, settings.sleep_angular_speed
         self.rest_time, self.island = np.zeros(body_count), np.zeros(body_count, np.int64)
         self.island_rest, self.asleep = np.zeros(body_count), np.zeros(body_count, np.bool_)
         self.count = 0
@@ -153,11 +141,9 @@ class _Sleep:
         )  # fmt: skip
 
 
-def _check_arguments(frame_count: int, fps: float, substeps: int, kinematic_track: KinematicTrack | None) -> None:
+def _check_arguments(frame_count: int, fps: float, kinematic_track: KinematicTrack | None) -> None:
     if frame_count < 1:
         raise ValueError("frame_count must be at least 1")
-    if substeps < 1:
-        raise ValueError("substeps must be at least 1")
     if fps <= 0.0:
         raise ValueError("fps must be positive")
     if kinematic_track is not None and kinematic_track.pos.shape[0] < frame_count:
@@ -171,7 +157,9 @@ def _record_substep(traj: Trajectory, frame: int, contacts, step_solver) -> None
     traj.contact_overflow[frame] += contacts.contact_overflow
     traj.solver_iterations[frame] = max(traj.solver_iterations[frame], step_solver.last_iterations)
     traj.solver_residual[frame] = max(traj.solver_residual[frame], step_solver.last_residual)
-    traj.solver_capped[frame] += step_solver.last_status == SolverStatus.MAX_ITERATIONS
+    capped = step_solver.last_status == SolverStatus.MAX_ITERATIONS
+    traj.solver_capped[frame] += capped
+    traj.converged[frame] &= not capped
     if n:
         traj.max_penetration[frame] = max(traj.max_penetration[frame], -float(contacts.contact_gap[:n].min()))
 
@@ -190,7 +178,7 @@ def _check_finite(model: Model, state, frame: int) -> None:
 
 
 def simulate(model: Model, **kwargs) -> Trajectory:
-    """Run :func:`iter_simulate` to the end and return the complete trajectory."""
+    """Run :func:`iter_simulate` (same arguments) to the end and return the complete trajectory."""
     result = None
     for _, result in iter_simulate(model, **kwargs):  # noqa: B007 (the last yield is the result)
         pass

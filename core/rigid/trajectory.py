@@ -1,4 +1,9 @@
-"""Trajectory: what a simulation recorded, one entry per output frame."""
+"""Trajectory: what a simulation recorded, one entry per output frame.
+
+The statistics every engine's result has, by the same names and meanings: ``solver_iterations`` (the most
+iterations one step of the frame took; here contact-solver sweeps), ``contact_count`` (the most contacts of one
+step of the frame) and ``converged`` (every step of the frame met its tolerance). Frame 0 is the initial state.
+"""
 
 from __future__ import annotations
 
@@ -22,15 +27,18 @@ class Trajectory:
         self.body_omega = np.zeros((frame_count, body_count, 3))
         """Angular velocities [rad/s], shape (frame_count, body_count, 3)."""
         self.contact_count = np.zeros(frame_count, np.int64)
-        """Largest contact count over the frame's substeps, shape (frame_count,)."""
+        """Largest contact count over the frame's substeps, shape (frame_count,) (common statistic)."""
         self.contact_overflow = np.zeros(frame_count, np.int64)
         """Contacts dropped for lack of capacity over the frame's substeps, shape (frame_count,)."""
         self.solver_iterations = np.zeros(frame_count, np.int64)
-        """Largest iteration count over the frame's substeps, shape (frame_count,)."""
+        """Most contact-solver sweeps of one substep of the frame, shape (frame_count,) (common statistic)."""
         self.solver_residual = np.zeros(frame_count)
         """Largest final solver residual over the frame's substeps [N·s], shape (frame_count,)."""
         self.solver_capped = np.zeros(frame_count, np.int64)
         """Substeps of the frame whose contact solve stopped at its iteration cap above the tolerance."""
+        self.converged = np.ones(frame_count, dtype=bool)
+        """Whether every substep's contact solve of the frame met its tolerance (no ``solver_capped``), shape
+        (frame_count,) (common statistic)."""
         self.max_penetration = np.zeros(frame_count)
         """Deepest penetration (-min gap, 0 if none) over the frame's substeps [m], shape (frame_count,)."""
         self.sleeping_bodies = np.zeros(frame_count, np.int64)
@@ -49,7 +57,7 @@ class Trajectory:
         self.frames_done = max(self.frames_done, frame + 1)
 
     def save_npz(self, path) -> None:
-        """Write every array to an ``.npz`` file (golden files, reports)."""
+        """Write every array to an ``.npz`` file (golden files, reports); :meth:`load_npz` reads it back exactly."""
         np.savez_compressed(path, **{k: v for k, v in vars(self).items() if isinstance(v, np.ndarray)})
 
     @classmethod

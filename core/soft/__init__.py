@@ -27,14 +27,13 @@ the 12 nodal coordinates of a tet are ordered ``[x0, y0, z0, x1, ..., z3]``.
 
 from ..fem.trajectory import SoftTrajectory
 from ..fem.world import ColliderKind, SoftWorld, SoftWorldBuilder, SoftWorldState
-from .frame_loop import SoftSettings, SoftWorldStats, iter_simulate, iter_simulate_soft, simulate, simulate_soft
+from .frame_loop import SoftSettings, SoftWorldStats, iter_simulate, iter_simulate_soft, simulate
 
 __all__ = [
     "ColliderKind",
     "iter_simulate",
     "iter_simulate_soft",
     "simulate",
-    "simulate_soft",
     "SoftSettings",
     "SoftTrajectory",
     "SoftWorld",

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 
-import numpy as np
-
 from ..fem.stepping import check_finite, start_run, substep_targets
 from ..fem.trajectory import SoftTrajectory
 from ..fem.world import SoftWorld, SoftWorldState
@@ -25,7 +23,6 @@ __all__ = [
     "iter_simulate",
     "iter_simulate_soft",
     "simulate",
-    "simulate_soft",
 ]
 
 
@@ -56,7 +53,9 @@ def iter_simulate_soft(
             :class:`~contact_lab.core.stop.SimulationStoppedError` (the state is then mid-step).
 
     Yields the same state object every frame (copy what you keep). ``solver.stats`` of the last step
-    is available as ``state.stats``, its ``converged`` set to whether every step of the frame converged.
+    is available as ``state.stats``, its ``converged`` set to whether every step of the frame converged,
+    ``contact_count`` to the most contacts of one step of the frame and ``newton_max`` to the most Newton
+    iterations of one step of the frame.
     Raises :class:`~contact_lab.core.errors.DivergenceError` when positions stop being finite.
     """
     settings = settings or SoftSettings()
@@ -74,7 +73,7 @@ def iter_simulate_soft(
     pin_targets = state.x.copy()
     rot_start = rotations(quat[0])
     for frame in range(frame_count - 1):
-        converged = True
+        converged, newton_max, contact_max = True, 0, 0
         for sub in range(settings.substeps):
             check_stop(stop)
             alpha = (sub + 1) / settings.substeps
@@ -83,17 +82,15 @@ def iter_simulate_soft(
             solver.set_collider_poses(state.collider_position, rot_start, end_pos, rot_end)
             state.stats = solver.step(state, state, dt, pin_targets)
             converged = converged and state.stats.converged
+            newton_max = max(newton_max, state.stats.newton_iterations)
+            contact_max = max(contact_max, state.stats.contact_count)
             state.collider_position = end_pos
             state.collider_orientation = end_quat.reshape(C, 4)
             rot_start = rot_end
             check_finite(world, state, frame + 1)
-        state.stats.converged = converged  # the frame's verdict, not only its last step's
+        # the frame's verdicts and maxima, not only its last step's (the statistics every engine records alike)
+        state.stats.converged, state.stats.newton_max, state.stats.contact_count = converged, newton_max, contact_max
         yield frame + 1, state
-
-
-def simulate_soft(world: SoftWorld, **kwargs) -> list[np.ndarray]:
-    """Run :func:`iter_simulate_soft` to the end; return the node positions of every frame."""
-    return [state.x.copy() for _, state in iter_simulate_soft(world, **kwargs)]
 
 
 def iter_simulate(world: SoftWorld, *, frame_count: int, **kwargs) -> Generator[tuple[int, SoftTrajectory], None, None]:

@@ -72,6 +72,9 @@ class SoftWorldStats:
     converged: bool = False
     residual: float = 0.0
     contact_count: int = 0
+    """Contacts at the end of the step; the frame loop sets the frame's largest count of one step here."""
+    newton_max: int = 0
+    """Set by the frame loop: the most Newton iterations one step of the frame took."""
     max_penetration: float = 0.0
     """Largest ``-d`` over contact elements at the end of the step [m] (0 = none below the surface)."""
     friction_iterations: int = 0

@@ -39,6 +39,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -272,7 +273,9 @@ def run_core_tuned(scene, active, geometry, solver: str, options: dict) -> dict:
     job = bake.start_bake(scene)
     load = ps.load_line()
     t0 = time.perf_counter()
-    traj = simulate(job.export.model, **job.export.simulate_kwargs(), **options)
+    kwargs = job.export.simulate_kwargs()
+    kwargs["settings"] = replace(kwargs["settings"], solver_options=options)
+    traj = simulate(job.export.model, **kwargs)
     seconds = time.perf_counter() - t0
     transforms = job.export.object_transforms(traj)
     matrices = np.zeros((traj.body_pos.shape[0], len(active), 4, 4))

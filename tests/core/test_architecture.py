@@ -96,11 +96,12 @@ def test_picture_shows_every_engine_and_package_folder():
 
 def test_engine_builders_are_found_where_they_live():
     """Each engine's builder is read from its class with ``finalize()``, also when the engine imports it from a
-    shared piece (the soft engine's ``SoftWorldBuilder`` lives in core/fem/)."""
+    shared piece (the soft engine's ``SoftWorldBuilder`` lives in core/fem/), and not mistaken for another class's
+    (the IPC builder derives from the soft one, whose ``finalize()`` gives a SoftWorld)."""
     assert architecture().engines(ROOT) == {
         "rigid": ("ModelBuilder", "Model", "Trajectory"),
         "soft": ("SoftWorldBuilder", "SoftWorld", "SoftTrajectory"),
-        "ipc": ("IpcWorld(SoftWorld)", "IpcWorld", "IpcTrajectory"),
+        "ipc": ("IpcWorldBuilder", "IpcWorld", "IpcTrajectory"),
     }
 
 
