@@ -25,6 +25,8 @@ def test_headless_bake_saves_keyframes_and_report(lab, tmp_path):
     assert sorted(report["bodies"]["active"]) == ["Ball", "Box"]
     assert report["stats"]["max_contacts"] > 0
     assert len(report["per_frame"]["contact_count"]) == 10
+    # the statistics every engine records alike, per frame
+    assert all(len(report["per_frame"][k]) == 10 for k in ("solver_iterations", "contact_count", "converged"))
     assert {"load", "bake", "save", "total"} <= set(report["timings"])
 
     bpy.ops.wm.open_mainfile(filepath=str(out))

@@ -435,6 +435,9 @@ def test_headless_bake_of_a_soft_scene(lab, tmp_path):
     report = json.loads(report_path.read_text())
     assert report["status"] == "FINISHED" and report["engine"] == "SOFT"
     assert len(report["per_frame"]["newton_iterations"]) == 4
+    per_frame = report["per_frame"]
+    assert all(len(per_frame[k]) == 4 for k in ("solver_iterations", "contact_count", "converged"))
+    assert max(per_frame["solver_iterations"]) == report["stats"]["max_newton_iterations"] >= 1  # every step counts
     cache = out.parent / "contact_lab_cache" / cache_file_name(str(out), "Scene", "Jelly")  # the output owns it
     assert report["files"] == [str(cache)] and cache.is_file()
 
