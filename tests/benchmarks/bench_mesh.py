@@ -9,8 +9,8 @@ kernels, reduction) and the time per pair is printed in microseconds (best of ``
   bottom of a passive open bowl (radius 1 m, 1 488 triangles);
 - for scale, a box on a plane and a box on a box (the existing kernels).
 
-``--cold`` also times the first ``generate_contacts`` call of a fresh process with an empty Numba cache (the
-compile), for this tree. Not part of ``make test``.
+``--cold`` also times the first call of each narrow-phase pass (closed forms, GJK/EPA, meshes) in a fresh process
+with an empty Numba cache (the compile), for this tree. Not part of ``make test``.
 """
 
 from __future__ import annotations
@@ -116,27 +116,35 @@ def main() -> None:
         print(f"{name:42s} {us:9.1f} {contacts:9d}")
 
 
-def cold_compile() -> float:
-    """Seconds of the first ``generate_contacts`` call in a fresh process with an empty Numba cache."""
+def cold_compile() -> dict[str, float]:
+    """Seconds of the first call of each narrow-phase pass (closed forms, GJK/EPA, meshes) in a fresh process with
+    an empty Numba cache: what a first bake compiles for the shapes it has."""
     code = (
         "import time, numpy as np\n"
-        "from contact_lab.core.rigid.collision.narrow_phase import generate_contacts\n"
+        "from contact_lab.core.rigid.collision import narrow_phase as nph\n"
         "from contact_lab.core.rigid.hull import empty_hull_arrays\n"
         "from contact_lab.core.rigid.mesh import empty_mesh_arrays\n"
         "out = (np.zeros(4, np.int32), np.zeros((4, 3)), np.zeros((4, 3)), np.zeros(4), np.zeros(4, np.int32))\n"
-        "t = time.perf_counter()\n"
-        "generate_contacts(np.array([1, 4], np.int32), np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 3, 3)),\n"
-        "    empty_hull_arrays(), np.full(2, -1, np.int32), empty_mesh_arrays(), np.full(2, -1, np.int32),\n"
-        "    np.zeros((1, 2), np.int32), 1, 0.01, np.zeros(2), *out, np.zeros(2, np.int64))\n"
-        "print(time.perf_counter() - t)\n"
+        "shapes = (np.array([1, 4], np.int32), np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 3, 3)))\n"
+        "hulls, meshes, none = empty_hull_arrays(), empty_mesh_arrays(), np.full(2, -1, np.int32)\n"
+        "pairs = (np.zeros((1, 2), np.int32), 0, 0.01, np.zeros(2), *out, np.zeros(2, np.int64))\n"
+        "for name, call in (\n"
+        "    ('closed forms', lambda: nph.primitive_pair_contacts(*shapes, *pairs)),\n"
+        "    ('GJK/EPA', lambda: nph.convex_pair_contacts(*shapes, hulls, none, *pairs)),\n"
+        "    ('meshes', lambda: nph.mesh_pair_contacts(*shapes, hulls, none, meshes, none, *pairs)),\n"
+        "):\n"
+        "    t = time.perf_counter()\n"
+        "    call()\n"
+        "    print(name, '=', time.perf_counter() - t)\n"
     )
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    return float(done.stdout.split()[-1])
+    return {name.strip(): float(t) for name, t in (line.split("=") for line in done.stdout.splitlines() if "=" in line)}
 
 
 if __name__ == "__main__":
     main()
     if "--cold" in sys.argv:
-        print(f"cold compile of generate_contacts: {cold_compile():.1f} s")
+        for name, seconds in cold_compile().items():
+            print(f"cold compile of the narrow phase's {name} pass: {seconds:.1f} s")

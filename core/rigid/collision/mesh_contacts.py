@@ -32,7 +32,7 @@ a broad phase over the triangles, then contacts per feature pair), normal from t
    same triangle feature.
 
 ``collide_passive_mesh`` is inlined into the narrow phase, so the convex kernel it calls per triangle is linked
-(and optimised by Numba) once, in ``generate_contacts``, and not again in a wrapper.
+(and optimised by Numba) once, in the narrow phase's mesh pass, and not again in a wrapper.
 """
 
 import math

@@ -13,7 +13,7 @@ collection goes on, so any number of candidates costs bounded memory. Feature id
 source (triangle, sample or vertex number) and are made unique within the pair by probing upward, as in
 ``convex_contacts.emit_manifold``.
 
-:class:`MeshScratch` is allocated once per ``generate_contacts`` call (no allocation per pair or contact); its
+:class:`MeshScratch` is allocated once per mesh pass of ``generate_contacts`` (no allocation per pair or contact); its
 :class:`Candidates` arrays have the dtypes of the narrow phase's output, so the convex kernel writes into them
 directly. Compile time: the helpers take the few arrays they need (Numba re-optimises a callee's code in every
 caller it is linked into, and every array of a tuple argument costs code), and the small per-candidate steps

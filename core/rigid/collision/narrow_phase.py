@@ -1,7 +1,8 @@
 """Narrow phase: contact points, normals and gaps for every candidate pair (seed 000 §2.1).
 
 One job: ``generate_contacts`` dispatches each candidate pair (first shape = lower ``ShapeType``) to its pair
-kernel and ``compute_shape_aabbs`` bounds the shapes for the broad phase; this module holds the sphere, plane
+kernel, in one compiled pass per family of kernels that the scene's shapes need (so a first bake compiles only
+those), and ``compute_shape_aabbs`` bounds the shapes for the broad phase; this module holds the sphere, plane
 and capsule pair kernels, the box-box and box-capsule kernels live in ``box_contacts``, and every pair with a
 cylinder, cone or convex hull goes through the GJK/EPA manifold of ``convex_contacts``, and every pair with a
 triangle mesh through ``mesh_contacts`` (a passive mesh's BVH) or ``sdf_contacts`` (an active mesh's signed
@@ -13,7 +14,7 @@ distance field). Shapes are given by
 an index into a :class:`~..mesh.MeshArrays`; a mesh with a field (``mesh_sdf_dims > 0``) is active.
 
 Kernels work on tuples of three floats, which Numba keeps in registers: no heap allocation per pair; the clipping,
-GJK/EPA and manifold buffers are allocated once per ``generate_contacts`` call.
+GJK/EPA and manifold buffers are allocated once per pass.
 """
 
 import numpy as np
@@ -386,6 +387,126 @@ def _collide_primitives(ta, tb, pa, Ra, ga, pb, Rb, gb, margin, p, sgn, clip_pos
 
 
 @njit_kernel
+def _ordered_pair(pairs, p, shape_type):
+    """Pair ``p`` as ``(a, b, ta, tb, sgn)`` with the lower ShapeType first (same type: lower shape index, so
+    biased choices such as the box-box reference face do not depend on the pair order); ``sgn = -1`` when swapped,
+    and the kernels' normals are multiplied by it to restore the pair's order."""
+    a = pairs[p, 0]
+    b = pairs[p, 1]
+    ta = shape_type[a]
+    tb = shape_type[b]
+    if ta > tb or (ta == tb and a > b):
+        return b, a, tb, ta, -1.0
+    return a, b, ta, tb, 1.0
+
+
+@njit_kernel
+def primitive_pair_contacts(
+    shape_type,
+    shape_params,
+    shape_world_pos,
+    shape_world_rot,
+    pairs,
+    pair_count,
+    contact_margin,
+    shape_sweep,
+    out_pair,
+    out_point,
+    out_normal,
+    out_gap,
+    out_feature,
+    counts,
+):
+    """The pass of :func:`generate_contacts` over the pairs of spheres, boxes, capsules and planes (closed forms)."""
+    out = (out_pair, out_point, out_normal, out_gap, out_feature, counts)
+    clip_pos = np.empty((2, 8, 3))
+    clip_tag = np.empty((2, 8, 2), np.int64)
+    for p in range(pair_count):
+        a, b, ta, tb, sgn = _ordered_pair(pairs, p, shape_type)
+        if tb >= _CYLINDER:
+            continue
+        margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
+        pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
+        pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
+        _collide_primitives(ta, tb, pa, Ra, ga, pb, Rb, gb, margin, p, sgn, clip_pos, clip_tag, out)
+
+
+@njit_kernel
+def convex_pair_contacts(
+    shape_type,
+    shape_params,
+    shape_world_pos,
+    shape_world_rot,
+    hulls,
+    shape_hull,
+    pairs,
+    pair_count,
+    contact_margin,
+    shape_sweep,
+    out_pair,
+    out_point,
+    out_normal,
+    out_gap,
+    out_feature,
+    counts,
+):
+    """The pass of :func:`generate_contacts` over the pairs whose second shape is a cylinder, cone or hull: one
+    generic GJK/EPA manifold kernel (a plane against it: its support along the plane normal)."""
+    out = (out_pair, out_point, out_normal, out_gap, out_feature, counts)
+    scratch = allocate_convex_scratch()
+    for p in range(pair_count):
+        a, b, ta, tb, sgn = _ordered_pair(pairs, p, shape_type)
+        if not _CYLINDER <= tb <= _CONVEX:
+            continue
+        margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
+        pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
+        pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
+        if ta == _PLANE:
+            B = make_convex_shape(tb, gb, pb, Rb, int(shape_hull[b]), hulls)
+            collide_plane_convex(pa, Ra, B, hulls, margin, p, sgn, scratch, out)
+        elif norm3(sub3(pb, pa)) - bounding_radius(ta, ga) - bounding_radius(tb, gb) <= margin:
+            # (bounding spheres farther apart than the margin: no contact, skip the kernel's set-up)
+            A = make_convex_shape(ta, ga, pa, Ra, int(shape_hull[a]), hulls)
+            B = make_convex_shape(tb, gb, pb, Rb, int(shape_hull[b]), hulls)
+            collide_convex_convex(A, B, hulls, margin, p, sgn, scratch, out)
+
+
+@njit_kernel
+def mesh_pair_contacts(
+    shape_type,
+    shape_params,
+    shape_world_pos,
+    shape_world_rot,
+    hulls,
+    shape_hull,
+    meshes,
+    shape_mesh,
+    pairs,
+    pair_count,
+    contact_margin,
+    shape_sweep,
+    out_pair,
+    out_point,
+    out_normal,
+    out_gap,
+    out_feature,
+    counts,
+):
+    """The pass of :func:`generate_contacts` over the pairs with a triangle mesh (second shape, by type order)."""
+    out = (out_pair, out_point, out_normal, out_gap, out_feature, counts)
+    scratch = allocate_convex_scratch()
+    mesh_scratch = allocate_mesh_scratch(hulls, meshes)
+    for p in range(pair_count):
+        a, b, ta, tb, sgn = _ordered_pair(pairs, p, shape_type)
+        if tb != _MESH:
+            continue
+        margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
+        pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
+        pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
+        _collide_mesh(a, b, ta, tb, pa, Ra, ga, pb, Rb, gb, shape_hull, hulls, shape_mesh, meshes, margin, p, sgn,
+                      mesh_scratch, scratch, out)  # fmt: skip
+
+
 def generate_contacts(
     shape_type,
     shape_params,
@@ -406,7 +527,7 @@ def generate_contacts(
     out_feature,
     counts,
 ):
-    """Contacts (gap <= the pair's margin) of the first ``pair_count`` pairs, seed §2.1.
+    """Contacts (gap <= the pair's margin) of the first ``pair_count`` pairs, seed §2.1, in pair order.
 
     Args:
         shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes, shape_mesh: as in
@@ -422,42 +543,70 @@ def generate_contacts(
         out_normal: unit normal from ``pairs[p, 0]`` to ``pairs[p, 1]``, shape (contact_max, 3).
         out_gap: signed gap phi, shape (contact_max,) [m].
         out_feature: feature id in [0, FEATURE_MAX), shape (contact_max,), int32.
-        counts: [stored, overflowed], shape (2,), int64.
+        counts: [stored, overflowed], shape (2,), int64. When full, the first contacts in pair order are kept.
+
+    One compiled pass per family of pair kernels (closed forms, GJK/EPA, meshes), run only when the scene has shapes
+    of that family: a scene of boxes never compiles the mesh and hull kernels, and no kernel links all of them.
     """
     counts[0] = 0
     counts[1] = 0
-    out = (out_pair, out_point, out_normal, out_gap, out_feature, counts)
-    clip_pos = np.empty((2, 8, 3))
-    clip_tag = np.empty((2, 8, 2), np.int64)
-    scratch = allocate_convex_scratch()
-    mesh_scratch = allocate_mesh_scratch(hulls, meshes)
-    for p in range(pair_count):
-        a = pairs[p, 0]
-        b = pairs[p, 1]
-        ta = shape_type[a]
-        tb = shape_type[b]
-        sgn = 1.0
-        # Kernels take the lower ShapeType first (same type: lower shape index, so biased choices such as the
-        # box-box reference face do not depend on the pair order); negate their normal to restore the order.
-        if ta > tb or (ta == tb and a > b):
-            a, b = b, a
-            ta, tb = tb, ta
-            sgn = -1.0
-        pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
-        pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
-        margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
-        if tb == _MESH:
-            _collide_mesh(a, b, ta, tb, pa, Ra, ga, pb, Rb, gb, shape_hull, hulls, shape_mesh, meshes, margin, p, sgn,
-                          mesh_scratch, scratch, out)  # fmt: skip
-        elif _CYLINDER <= tb <= _CONVEX:
-            # Cylinder, cone or hull with anything convex: one generic GJK/EPA manifold kernel.
-            if ta == _PLANE:
-                B = make_convex_shape(tb, gb, pb, Rb, int(shape_hull[b]), hulls)
-                collide_plane_convex(pa, Ra, B, hulls, margin, p, sgn, scratch, out)
-            elif norm3(sub3(pb, pa)) - bounding_radius(ta, ga) - bounding_radius(tb, gb) <= margin:
-                # (bounding spheres farther apart than the margin: no contact, skip the kernel's set-up)
-                A = make_convex_shape(ta, ga, pa, Ra, int(shape_hull[a]), hulls)
-                B = make_convex_shape(tb, gb, pb, Rb, int(shape_hull[b]), hulls)
-                collide_convex_convex(A, B, hulls, margin, p, sgn, scratch, out)
-        else:
-            _collide_primitives(ta, tb, pa, Ra, ga, pb, Rb, gb, margin, p, sgn, clip_pos, clip_tag, out)
+    out = (out_pair, out_point, out_normal, out_gap, out_feature)
+    passes = _passes(shape_type)
+    if len(passes) > 1:  # contacts of several passes: merge them into pair order
+        _merge_passes(passes, shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
+                      shape_mesh, pairs, pair_count, contact_margin, shape_sweep, out, counts)  # fmt: skip
+    elif passes:
+        _run_pass(passes[0], shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
+                  shape_mesh, pairs, pair_count, contact_margin, shape_sweep, out, counts)  # fmt: skip
+
+
+def _passes(shape_type) -> tuple[str, ...]:
+    """The passes a scene of these shape types needs: a family's pairs exist only if its shapes do."""
+    types = np.asarray(shape_type)
+    primitive = int(np.count_nonzero(types < _CYLINDER)) >= 2
+    convex = bool(np.any((types >= _CYLINDER) & (types <= _CONVEX)))
+    mesh = bool(np.any(types == _MESH))
+    return tuple(name for name, used in (("primitive", primitive), ("convex", convex), ("mesh", mesh)) if used)
+
+
+def _run_pass(name, shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes, shape_mesh,
+              pairs, pair_count, contact_margin, shape_sweep, out, counts):  # fmt: skip
+    """Append the contacts of one pass to ``out`` (five arrays) and ``counts``."""
+    if name == "primitive":
+        primitive_pair_contacts(shape_type, shape_params, shape_world_pos, shape_world_rot, pairs, pair_count,
+                           contact_margin, shape_sweep, *out, counts)  # fmt: skip
+    elif name == "convex":
+        convex_pair_contacts(shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, pairs,
+                        pair_count, contact_margin, shape_sweep, *out, counts)  # fmt: skip
+    else:
+        mesh_pair_contacts(shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
+                      shape_mesh, pairs, pair_count, contact_margin, shape_sweep, *out, counts)  # fmt: skip
+
+
+def _merge_passes(passes, shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
+                  shape_mesh, pairs, pair_count, contact_margin, shape_sweep, out, counts):  # fmt: skip
+    """Run several passes and put their contacts in pair order (each pair's contacts come from one pass, in the
+    order its kernel emitted them): the same contacts, in the same order, as one loop over the pairs.
+
+    When ``out`` is too small, the passes run again into buffers that hold every contact, and the first ones in pair
+    order are kept (as one loop over the pairs keeps them).
+    """
+    cap = min(len(o) for o in out)
+    target = out
+    for _ in range(2):
+        counts[0] = 0
+        counts[1] = 0
+        for name in passes:
+            _run_pass(name, shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
+                      shape_mesh, pairs, pair_count, contact_margin, shape_sweep, target, counts)  # fmt: skip
+        if counts[1] == 0:
+            break
+        total = int(counts[0] + counts[1])
+        target = (np.zeros(total, np.int32), np.zeros((total, 3)), np.zeros((total, 3)), np.zeros(total),
+                  np.zeros(total, np.int32))  # fmt: skip
+    total = int(counts[0])
+    order = np.argsort(target[0][:total], kind="stable")[:cap]
+    for dst, src in zip(out, target, strict=True):
+        dst[: len(order)] = src[:total][order]
+    counts[0] = len(order)
+    counts[1] = total - len(order)

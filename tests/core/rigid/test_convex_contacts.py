@@ -668,3 +668,54 @@ def test_resting_shapes_stay_put():
     turn = np.abs(np.abs(np.einsum("bi,bi->b", traj.body_quat[-1], traj.body_quat[0])) - 1.0)
     assert turn.max() < 1e-5, turn
     assert traj.contact_count[1:].min() >= 21
+
+
+def mixed_row():
+    """A plane, then boxes, spheres, cube hulls and cylinders in a row on it, each touching its neighbours: pairs
+    of every kernel family (closed forms, GJK/EPA), listed in an order that interleaves the families."""
+    kinds = [ref.BOX, ref.SPHERE, ref.CONVEX, ref.CYLINDER, ref.BOX, ref.CONVEX, ref.SPHERE, ref.BOX]
+    types, params, pos, hull = [ref.PLANE], [[0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]], [-1]
+    for k, kind in enumerate(kinds):
+        types.append(kind)
+        params.append(
+            {ref.BOX: [0.5, 0.5, 0.5], ref.SPHERE: [0.5, 0, 0], ref.CYLINDER: [0.5, 0.5, 0]}.get(kind, [0.5] * 3)
+        )
+        pos.append([0.99 * k, 0.0, 0.495])
+        hull.append(0 if kind == ref.CONVEX else -1)
+    n = len(types)
+    pairs = [(b, a) if (a + b) % 3 == 0 else (a, b) for a in range(n) for b in range(a + 1, n) if b - a <= 2 or a == 0]
+    return types, params, pos, [I3] * n, hull, pairs
+
+
+def run_pairs(types, params, pos, rot, hull, pairs, cap):
+    """``generate_contacts`` into buffers of capacity ``cap``; returns the five arrays (stored rows) and counts."""
+    pairs = np.asarray(pairs, np.int32).reshape(-1, 2)
+    out = (np.zeros(cap, np.int32), np.zeros((cap, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap, np.int32))
+    counts = np.zeros(2, np.int64)
+    generate_contacts(np.asarray(types, np.int32), np.asarray(params, float), np.asarray(pos, float),
+                      np.asarray(rot, float), cube_hull(), np.asarray(hull, np.int32), empty_mesh_arrays(),
+                      np.full(len(types), -1, np.int32), pairs, len(pairs), MARGIN, np.zeros(len(types)), *out,
+                      counts)  # fmt: skip
+    return tuple(o[: int(counts[0])] for o in out), counts
+
+
+def test_kernel_families_merge_into_pair_order_and_keep_the_first_contacts_when_full():
+    """Pairs of several kernel families (each family a compiled pass of its own) give the contacts one loop over the
+    pairs gives: every pair run alone, in pair order (bit for bit); when the buffers are too small, the first
+    contacts in pair order are kept and the rest counted as overflow."""
+    types, params, pos, rot, hull, pairs = mixed_row()
+    alone = [run_pairs(types, params, pos, rot, hull, [pair], 64)[0] for pair in pairs]
+    reference = [np.concatenate([a[k] if k else np.full(len(a[0]), p, np.int32) for p, a in enumerate(alone)])
+                 for k in range(5)]  # fmt: skip
+    total = len(reference[0])
+    families = {("closed" if max(types[a], types[b]) <= ref.PLANE else "gjk") for a, b in pairs}
+    assert families == {"closed", "gjk"} and total > 20 and len(set(reference[0].tolist())) > 8
+    merged, counts = run_pairs(types, params, pos, rot, hull, pairs, 4 * total)
+    assert counts.tolist() == [total, 0]
+    for got, want in zip(merged, reference, strict=True):
+        np.testing.assert_array_equal(got, want)
+    cap = total // 2 + 1
+    kept, counts = run_pairs(types, params, pos, rot, hull, pairs, cap)
+    assert counts.tolist() == [cap, total - cap]
+    for got, want in zip(kept, reference, strict=True):
+        np.testing.assert_array_equal(got, want[:cap])

@@ -348,3 +348,16 @@ def test_contact_overflow_is_counted_without_writing_past_the_end():
         for b in buffers:
             assert np.all(b[cap:] == b.flat[-1]), "written past the end"
         np.testing.assert_array_equal(buffers[3][:cap], full[3][:cap])
+
+
+def test_only_the_passes_the_shapes_need_are_run():
+    """A pass (a compiled kernel family) runs only when pairs of its family can exist: two closed-form shapes for the
+    closed forms, a cylinder, cone or hull for GJK/EPA, a triangle mesh for the mesh kernels."""
+    from contact_lab.core.rigid.collision.narrow_phase import _passes
+
+    CYLINDER, CONVEX, MESH = 5, 7, 8
+    assert _passes(np.array([PLANE, BOX, BOX], np.int32)) == ("primitive",)
+    assert _passes(np.array([PLANE, BOX, CONVEX], np.int32)) == ("primitive", "convex")
+    assert _passes(np.array([BOX, CONVEX], np.int32)) == ("convex",)  # one closed-form shape: no closed-form pair
+    assert _passes(np.array([CYLINDER, MESH], np.int32)) == ("convex", "mesh")
+    assert _passes(np.array([MESH], np.int32)) == ("mesh",)
