@@ -11,6 +11,7 @@ Usage: .venv/bin/python docs/architecture.py [--check]
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import sys
 from pathlib import Path
@@ -48,12 +49,24 @@ def is_module(root: Path, parts: Parts) -> bool:
     return (bool(parts) and path.with_suffix(".py").is_file()) or (path / "__init__.py").is_file()
 
 
+def parse(path: Path) -> ast.Module:
+    """The syntax tree of the file at ``path``, parsed once per version of the file (the picture and its tests read
+    every module several times)."""
+    stat = path.stat()
+    return _parse(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _parse(path: Path, mtime_ns: int, size: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def imports(root: Path = ROOT) -> list[tuple[Parts, Parts]]:
     """(importing module, imported module or package) as path parts, for every in-package import, by ``ast``."""
     edges = set()
     for path in source_files(root):
         source = path.relative_to(root).with_suffix("").parts
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             if isinstance(node, ast.Import):
                 edges |= {
                     (source, tuple(a.name.split(".")[1:])) for a in node.names if a.name.startswith("contact_lab")
@@ -91,7 +104,7 @@ def imported_classes(path: Path, body: list[ast.stmt]) -> dict[str, ast.ClassDef
             source = path.parents[node.level - 1].joinpath(*node.module.split(".")).with_suffix(".py")
             if source.is_file():
                 names = {a.name for a in node.names}
-                tree = ast.parse(source.read_text(encoding="utf-8")).body
+                tree = parse(source).body
                 found |= {n.name: n for n in tree if isinstance(n, ast.ClassDef) and n.name in names}
     return found
 
@@ -101,7 +114,7 @@ def engine_shape(folder: Path) -> tuple[str, str, str] | None:
     classes = {}  # every top-level class of the folder or imported into it, and the first top-level iter_simulate
     funcs = []
     for path in sorted(folder.rglob("*.py")):
-        body = ast.parse(path.read_text(encoding="utf-8")).body
+        body = parse(path).body
         funcs += [n for n in body if isinstance(n, ast.FunctionDef) and n.name == "iter_simulate"]
         classes |= {n.name: n for n in body if isinstance(n, ast.ClassDef)}
         classes |= imported_classes(path, body)

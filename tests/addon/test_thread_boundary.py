@@ -5,6 +5,8 @@ under ``if TYPE_CHECKING:``.
 """
 
 import ast
+import functools
+from collections import deque
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,12 +26,15 @@ def batch_side(root: Path) -> list[Path]:
 
 
 def _runtime_imports(tree: ast.AST):
-    """Import nodes of ``tree`` that run: those under ``if TYPE_CHECKING:`` are left out."""
-    skipped = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in skipped]
+    """Import nodes of ``tree`` that run, in ``ast.walk`` order: those under ``if TYPE_CHECKING:`` are left out."""
+    found, todo = [], deque([tree])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        skipped = node.body if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) else ()
+        todo.extend(child for child in ast.iter_child_nodes(node) if not any(child is stmt for stmt in skipped))
+    return found
 
 
 def _module_path(root: Path, parts: tuple[str, ...]) -> Path | None:
@@ -40,7 +45,8 @@ def _module_path(root: Path, parts: tuple[str, ...]) -> Path | None:
     return file if file.is_file() else package if package.is_file() else None
 
 
-def _imports_of(root: Path, path: Path) -> tuple[list[str], list[tuple[str, ...]]]:
+@functools.cache
+def _imports_of(root: Path, path: Path) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
     """``(outside modules by full name, package modules as path parts)`` that the module at ``path`` imports; a
     package module brings its parent packages' ``__init__.py`` along (importing it runs them), except the package
     root's: Blender's entry point, which imports only inside ``register()``."""
@@ -60,7 +66,7 @@ def _imports_of(root: Path, path: Path) -> tuple[list[str], list[tuple[str, ...]
             targets = [tuple(f[1:]) for f in full if f[0] == "contact_lab"]
         for target in targets:
             inside += [target[:k] for k in range(len(target) + 1)]  # the root package, its subpackages, the module
-    return outside, inside
+    return tuple(outside), tuple(inside)
 
 
 def forbidden_reach(root: Path, start: Path) -> list[str]:

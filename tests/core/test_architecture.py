@@ -58,7 +58,7 @@ def violations(root: Path) -> dict[str, list[str]]:
         if source[:1] == ("cli",) and target[:1] in (("operators",), ("panels",)):
             found[CLI].append(edge)
     for path in sorted((root / "core").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(architecture().parse(path)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             names += [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
             bad = [n for n in names if n.split(".")[0] in ("bpy", "mathutils", "bmesh")]
