@@ -133,13 +133,7 @@ def bowl_mesh(name: str, segments: int = 64) -> bpy.types.Mesh:
     verts = [(r * radius[j] * c[j], r * radius[j] * s[j], z) for r, z in profile for j in range(segments)]
     ring = [(i * segments, ((i + 1) % len(profile)) * segments) for i in range(len(profile))]
     faces = [(a + j, a + (j + 1) % segments, b + (j + 1) % segments, b + j) for a, b in ring for j in range(segments)]
-    me = bpy.data.meshes.new(name)
-    me.from_pydata(verts, [], faces)
-    bm = bmesh.new()
-    bm.from_mesh(me)
-    bpy.data.meshes.remove(me)
-    bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-7)  # the rings on the axis collapse to a point
-    return common.mesh_from_bmesh(name, bm, smooth=True)
+    return common.mesh_from_bmesh(name, common.welded_bmesh(name, verts, faces), smooth=True)
 
 
 # ---------------------------------------------------------------------------------------------

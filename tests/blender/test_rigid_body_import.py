@@ -18,6 +18,7 @@ bpy = pytest.importorskip("bpy")
 bmesh = pytest.importorskip("bmesh")
 
 from contact_lab.core import ModelBuilder  # noqa: E402
+from mesh_readback import world_matrices  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -74,14 +75,10 @@ def assert_imported_as_in_blender(objects) -> None:
 
 
 def track(obj, frames) -> np.ndarray:
-    """World matrices (F, 4, 4) at ``frames``."""
-    scene = bpy.context.scene
-    out = []
-    for f in frames:
-        scene.frame_set(int(f))
-        out.append(np.array(obj.matrix_world))
-    scene.frame_set(1)
-    return np.stack(out)
+    """World matrices (F, 4, 4) at ``frames``; the scene back at frame 1."""
+    out = world_matrices(obj, frames)
+    bpy.context.scene.frame_set(1)
+    return out
 
 
 def world_vertices(obj) -> np.ndarray:
