@@ -339,6 +339,19 @@ def configure_render(scene: bpy.types.Scene, samples: int) -> list[str]:
     return order
 
 
+def print_lattice_bake(key: str, report: dict, setup: str, details: str) -> None:
+    """Print a soft or IPC bake's numbers from its report (``setup`` follows the frame count, ``details`` the
+    Newton iterations), then its warnings."""
+    st = report["stats"]
+    print(
+        f"Bake '{key}' ({report['frames']['count']} frames{setup}): {st['tets']} tets, {st['vertices']} lattice and "
+        f"{st['render_vertices']} mesh vertices; Newton iterations max {st['max_newton_iterations']}, mean "
+        f"{st['mean_newton_iterations']:.1f}; {details}; {report['wall_seconds']:.1f} s"
+    )
+    if report.get("warnings"):
+        print("  warnings: " + "; ".join(report["warnings"]))
+
+
 def render_still(scene: bpy.types.Scene, path: Path, engine: str, what: str, started: float) -> Path:
     """Render the scene's current frame with ``engine`` to the PNG ``path`` and print the seconds since
     ``started`` (a ``time.perf_counter()``); ``what`` names the image in the messages."""
