@@ -204,18 +204,22 @@ def test_active_closed_mesh_rests_on_its_lowest_vertex(factory_scene, lab):
 # bad input -----------------------------------------------------------------------------------------------
 
 
+def _shaped(obj, role, shape):
+    """``obj`` with Contact Lab's ``role`` and ``shape``."""
+    obj.contact_lab.role, obj.contact_lab.shape = role, shape
+    return obj
+
+
 def _shaped_empty(name, role, shape, z=2.0):
     """A new Empty named ``name`` at height ``z`` [m] with Contact Lab's ``role`` and ``shape``."""
     bpy.ops.object.empty_add(location=(0.0, 0.0, z))
     empty = bpy.context.object
     empty.name = name
-    empty.contact_lab.role, empty.contact_lab.shape = role, shape
-    return empty
+    return _shaped(empty, role, shape)
 
 
 def _flat_hull(lab):
-    card = lab.add_primitive("plane", "Card", size=1.0, location=(0.0, 0.0, 2.0))
-    card.contact_lab.role, card.contact_lab.shape = "ACTIVE", "CONVEX_HULL"
+    _shaped(lab.add_primitive("plane", "Card", size=1.0, location=(0.0, 0.0, 2.0)), "ACTIVE", "CONVEX_HULL")
     return "'Card': a Convex Hull needs at least 4 vertices that are not all in one plane"
 
 
@@ -228,7 +232,7 @@ def _open_active_mesh(lab):
     tube = lab.add_primitive(
         "cylinder", "Tube", radius=0.3, depth=1.0, end_fill_type="NOTHING", location=(0.0, 0.0, 2.0)
     )
-    tube.contact_lab.role, tube.contact_lab.shape = "ACTIVE", "MESH"
+    _shaped(tube, "ACTIVE", "MESH")
     return "'Tube': an active Mesh must be closed"
 
 
