@@ -28,7 +28,7 @@ bmesh = importlib.import_module("bmesh")  # importable only once bpy is imported
 REPO = Path(__file__).resolve().parent.parent
 # the read-back of a baked mesh is the one the Blender tests use (demos and tests stay in the repository)
 sys.path.insert(0, str(REPO / "tests" / "blender"))
-from mesh_readback import evaluated_world  # noqa: E402
+from mesh_readback import evaluated_world, world_matrices  # noqa: E402, F401  (world_matrices: the demos use it)
 
 FPS = 24
 FRAME_W, FRAME_H = 480, 270  # rendered frame [px]
