@@ -74,6 +74,19 @@ for cand in "python$(1)" "python3" \
 done; true
 endef
 
+# Canned recipe lines. new_venv311: create the venv $(1) with a Python 3.11 (what needs it: $(2)) unless it exists.
+define new_venv311
+@py=$$($(call find_python,3.11)); \
+if [ -z "$$py" ]; then echo "ERROR: Python 3.11 not found (needed for $(2))" >&2; exit 1; fi; \
+if [ ! -x $(1)/bin/python ]; then echo ">> creating $(1) with $$py"; "$$py" -m venv $(1); fi
+endef
+
+# install_self: this repository, editable, into the venv of interpreter $(1); then the target's stamp.
+define install_self
+$(SERIAL) $(1) $(PIP_INSTALL) -e . --no-deps
+@touch $@
+endef
+
 .PHONY: help setup setup-blender42 setup-blender52 test lint typecheck test-core test-blender test-blender42 \
         test-blender52 demo golden bench validate wheels build clean distclean
 
@@ -84,28 +97,22 @@ help:
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml Makefile
-	@py=$$($(call find_python,3.11)); \
-	if [ -z "$$py" ]; then echo "ERROR: Python 3.11 not found (needed for bpy $(BPY_VERSION))" >&2; exit 1; fi; \
-	if [ ! -x $(PY) ]; then echo ">> creating $(VENV) with $$py"; "$$py" -m venv $(VENV); fi
+	$(call new_venv311,$(VENV),bpy $(BPY_VERSION))
 	@echo ">> installing bpy==$(BPY_VERSION) numba==$(NUMBA_VERSION) pytest ruff into $(VENV)"
 	$(PY) $(PIP_INSTALL) "bpy==$(BPY_VERSION)" "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)" \
 	    "$(PYTEST_SPEC)" "$(RUFF_SPEC)" "$(H5PY_SPEC)" "$(IPCTK_SPEC)" \
 	    "$(FCL_SPEC)" "$(TRIMESH_SPEC)" "$(DISTRIBUTED_SPEC)"
-	$(SERIAL) $(PY) $(PIP_INSTALL) -e . --no-deps
-	@touch $@
+	$(call install_self,$(PY))
 
 # Blender 4.2 LTS: Python 3.11 like Blender 4.2 itself, numpy 1.x like Blender 4.2 ships.
 setup-blender42: $(STAMP42)
 
 $(STAMP42): pyproject.toml Makefile
-	@py=$$($(call find_python,3.11)); \
-	if [ -z "$$py" ]; then echo "ERROR: Python 3.11 not found (needed for bpy 4.2)" >&2; exit 1; fi; \
-	if [ ! -x $(PY42) ]; then echo ">> creating $(VENV42) with $$py"; "$$py" -m venv $(VENV42); fi
+	$(call new_venv311,$(VENV42),bpy 4.2)
 	@echo ">> installing $(BPY42_SPEC) numba pytest into $(VENV42)"
 	$(PY42) $(PIP_INSTALL) "$(BPY42_SPEC)" "numpy>=1.26,<2" "numba==$(NUMBA_VERSION)" \
 	    "llvmlite==$(LLVMLITE_VERSION)" "$(PYTEST_SPEC)" "$(DISTRIBUTED_SPEC)"
-	$(SERIAL) $(PY42) $(PIP_INSTALL) -e . --no-deps
-	@touch $@
+	$(call install_self,$(PY42))
 
 # Blender 5.2: Python 3.13, numpy 2. Skipped with a notice when no Python 3.13 is available.
 setup-blender52:
@@ -119,8 +126,7 @@ $(STAMP52): pyproject.toml Makefile
 	@echo ">> installing $(BPY52_SPEC) numba pytest into $(VENV52)"
 	$(PY52) $(PIP_INSTALL) "$(BPY52_SPEC)" "numba==$(NUMBA_VERSION)" "llvmlite==$(LLVMLITE_VERSION)" \
 	    "$(PYTEST_SPEC)" "$(DISTRIBUTED_SPEC)"
-	$(SERIAL) $(PY52) $(PIP_INSTALL) -e . --no-deps
-	@touch $@
+	$(call install_self,$(PY52))
 
 # ---- tests ----------------------------------------------------------------------------------
 # `make test` runs every step even after a failure, prints a summary and fails if any step failed.

@@ -438,6 +438,38 @@ def mesh_arrays(mesh) -> tuple[np.ndarray, np.ndarray]:
     return co.reshape(n, 3).astype(np.float64), tri.reshape(-1, 3).astype(np.int64)
 
 
+def used_vertices(vertices: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Only the vertices (V, 3) that a triangle (T, 3) uses, and the triangles renumbered onto them (T, 3) int64
+    (loose vertices and edges do not collide)."""
+    used, compact = np.unique(triangles, return_inverse=True)
+    return vertices[used], compact.reshape(-1, 3).astype(np.int64)
+
+
+def signed_volume(vertices: np.ndarray, triangles: np.ndarray) -> float:
+    """Volume enclosed by a triangle surface [units³]: positive when the triangles face outwards."""
+    if triangles.shape[0] == 0:
+        return 0.0
+    a, b, c = (vertices[triangles[:, i]] for i in range(3))
+    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+
+
+def read_evaluated(scene, objects: list, frame: int, read) -> list:
+    """``read(obj, mesh)`` of each object's evaluated mesh (modifiers applied, object space) at scene frame
+    ``frame``, in order; the temporary meshes are freed and the current frame is restored."""
+    out = []
+    if not objects:
+        return out
+    with evaluated_at(scene, frame) as depsgraph:
+        for obj in objects:
+            evaluated = obj.evaluated_get(depsgraph)
+            mesh = evaluated.to_mesh()
+            try:
+                out.append(read(obj, mesh))
+            finally:
+                evaluated.to_mesh_clear()
+    return out
+
+
 def evaluated_depsgraph(scene):
     """The evaluated dependency graph of ``scene`` (the context's when it is the context scene)."""
     import bpy

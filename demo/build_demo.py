@@ -302,13 +302,7 @@ def render_frames(scene: bpy.types.Scene, frames_dir: Path, samples: int) -> tup
             for f in SHEET_FRAMES:
                 t0 = time.perf_counter()
                 scene.frame_set(f)
-                path = frames_dir / f"frame_{f:04d}.png"
-                scene.render.filepath = str(path)
-                bpy.ops.render.render(write_still=True)
-                if not path.is_file():
-                    raise RuntimeError(f"{engine} wrote no image for frame {f}")
-                paths.append(path)
-                print(f"  rendered frame {f:4d} with {engine} in {time.perf_counter() - t0:.1f} s")
+                paths.append(common.render_still(scene, frames_dir / f"frame_{f:04d}.png", engine, f"frame {f}", t0))
             return engine, paths
         except Exception as exc:  # try the next engine: EEVEE/Workbench need a GPU context headless
             errors.append(f"{engine}: {exc}")

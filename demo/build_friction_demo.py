@@ -592,13 +592,10 @@ def bake(scene: bpy.types.Scene, substeps: int, solver: str) -> dict:
     return {"wall_seconds": wall, "report": report}
 
 
-def poses(obj, frames) -> list[np.ndarray]:
-    scene = bpy.context.scene
-    out = []
-    for f in frames:
-        scene.frame_set(f)
-        out.append(np.array(obj.matrix_world))
-    scene.frame_set(FRAME_START)
+def poses(obj, frames) -> np.ndarray:
+    """World matrices (F, 4, 4) of ``obj`` at ``frames``; the scene back at the first frame."""
+    out = common.world_matrices(obj, frames)
+    bpy.context.scene.frame_set(FRAME_START)
     return out
 
 
@@ -695,12 +692,7 @@ def render(d: Demo, out: Path, samples: int) -> tuple[str, list[Path]]:
             t0 = time.perf_counter()
             scene.camera = cam
             path = frames_dir / f"{cam.name.split()[1]}_{f:04d}.png"
-            scene.render.filepath = str(path)
-            bpy.ops.render.render(write_still=True)
-            if not path.is_file():
-                raise RuntimeError(f"{engine} wrote no image for {cam.name}, frame {f}")
-            paths.append(path)
-            print(f"  rendered {cam.name}, frame {f} with {engine} in {time.perf_counter() - t0:.1f} s")
+            paths.append(common.render_still(scene, path, engine, f"{cam.name}, frame {f}", t0))
     scene.frame_set(FRAME_START)
     scene.camera = d.cameras[0]
     return engine, paths

@@ -350,15 +350,13 @@ CHECKERS = {"bowl": check_bowl, "wall": check_wall, "knives": check_knives}
 def after_bake(key: str, d: IpcScene, report: dict, checks: Checks) -> str:
     """Print the bake's numbers, check the scene (the IPC guarantees, then its own checks); the summary line."""
     st, s = report["stats"], report["settings"]
-    print(
-        f"Bake '{key}' ({report['frames']['count']} frames × {s['substeps']} substeps, dhat {s['dhat']:.2e} m): "
-        f"{st['tets']} tets, {st['vertices']} lattice and {st['render_vertices']} mesh vertices; Newton "
-        f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; up to "
-        f"{st['max_contacts']} contacts, κ up to {st['max_kappa']:.3g} Pa/m; {st['solver_steps']} steps "
-        f"({st['halved_steps']} halved for fast contacts); {report['wall_seconds']:.1f} s"
+    common.print_lattice_bake(
+        key,
+        report,
+        f" × {s['substeps']} substeps, dhat {s['dhat']:.2e} m",
+        f"up to {st['max_contacts']} contacts, κ up to {st['max_kappa']:.3g} Pa/m; {st['solver_steps']} steps "
+        f"({st['halved_steps']} halved for fast contacts)",
     )
-    if report.get("warnings"):
-        print("  warnings: " + "; ".join(report["warnings"]))
     line = summary(key, report)
     check_ipc(key, report, checks)
     CHECKERS[key](d, report, checks)

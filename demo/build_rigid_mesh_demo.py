@@ -105,12 +105,7 @@ def bowl_mesh(name: str) -> bpy.types.Mesh:
         for i in range(len(profile) - 1)
         for j in range(n)
     ]
-    me = bpy.data.meshes.new(name)
-    me.from_pydata(verts, [], faces)
-    bm = bmesh.new()
-    bm.from_mesh(me)
-    bpy.data.meshes.remove(me)
-    bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-7)  # the rings on the axis collapse to a point
+    bm = common.welded_bmesh(name, verts, faces)
     bmesh.ops.dissolve_degenerate(bm, edges=bm.edges[:], dist=1e-7)
     bmesh.ops.recalc_face_normals(bm, faces=bm.faces[:])
     return common.mesh_from_bmesh(name, bm, smooth=True)
@@ -241,16 +236,6 @@ def local_vertices(obj) -> np.ndarray:
     return co.reshape(-1, 3)
 
 
-def poses(obj, frames) -> np.ndarray:
-    """World matrices (F, 4, 4) of ``obj`` at ``frames``."""
-    scene = bpy.context.scene
-    out = []
-    for f in frames:
-        scene.frame_set(int(f))
-        out.append(np.array(obj.matrix_world))
-    return np.stack(out)
-
-
 def depth_behind(tree: BVHTree, points: np.ndarray) -> float:
     """Deepest of ``points`` behind the surface in ``tree`` (inside the solid its faces point out of), or 0."""
     deepest = 0.0
@@ -269,7 +254,7 @@ def check(d: TitledScene, report: dict, checks: Checks) -> None:
     centre = np.array([0.0, 0.0, BOWL_CENTRE_Z])
     rows = []
     for obj in bodies:
-        m = poses(obj, frames)  # (F, 4, 4)
+        m = common.world_matrices(obj, frames)  # (F, 4, 4)
         verts = local_vertices(obj)
         world = np.einsum("fij,vj->fvi", m[:, :3, :3], verts) + m[:, None, :3, 3]  # (F, V, 3)
         c = world.mean(axis=1)  # (F, 3): the vertices' mean as the body's centre

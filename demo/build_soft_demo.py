@@ -133,13 +133,7 @@ def bowl_mesh(name: str, segments: int = 64) -> bpy.types.Mesh:
     verts = [(r * radius[j] * c[j], r * radius[j] * s[j], z) for r, z in profile for j in range(segments)]
     ring = [(i * segments, ((i + 1) % len(profile)) * segments) for i in range(len(profile))]
     faces = [(a + j, a + (j + 1) % segments, b + (j + 1) % segments, b + j) for a, b in ring for j in range(segments)]
-    me = bpy.data.meshes.new(name)
-    me.from_pydata(verts, [], faces)
-    bm = bmesh.new()
-    bm.from_mesh(me)
-    bpy.data.meshes.remove(me)
-    bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-7)  # the rings on the axis collapse to a point
-    return common.mesh_from_bmesh(name, bm, smooth=True)
+    return common.mesh_from_bmesh(name, common.welded_bmesh(name, verts, faces), smooth=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -471,14 +465,8 @@ def after_bake(key: str, d: SoftScene, report: dict, checks: Checks) -> None:
     """Print the bake's numbers and check the scene (every frame converged, then the scene's own checks)."""
     st, s = report["stats"], report["settings"]
     steps = f"{s.get('integrator', d.scene.contact_lab.soft_integrator)} × {s['substeps']} substeps"
-    print(
-        f"Bake '{key}' ({report['frames']['count']} frames, {steps}): {st['tets']} tets, {st['vertices']} "
-        f"lattice and {st['render_vertices']} mesh vertices; Newton "
-        f"iterations max {st['max_newton_iterations']}, mean {st['mean_newton_iterations']:.1f}; unconverged "
-        f"frames {st['unconverged_frames']}; up to {st['max_contacts']} contacts; {report['wall_seconds']:.1f} s"
-    )
-    if report.get("warnings"):
-        print("  warnings: " + "; ".join(report["warnings"]))
+    details = f"unconverged frames {st['unconverged_frames']}; up to {st['max_contacts']} contacts"
+    common.print_lattice_bake(key, report, f", {steps}", details)
     checks.expect(f"{key}: every frame converged", st["unconverged_frames"] == 0, f"{st['unconverged_frames']}")
     CHECKERS[key](d, report, checks)
 

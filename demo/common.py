@@ -13,6 +13,7 @@ import importlib.util
 import json
 import math
 import shutil
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -25,6 +26,10 @@ from mathutils import Vector
 bmesh = importlib.import_module("bmesh")  # importable only once bpy is imported
 
 REPO = Path(__file__).resolve().parent.parent
+# the read-back of a baked mesh is the one the Blender tests use (demos and tests stay in the repository)
+sys.path.insert(0, str(REPO / "tests" / "blender"))
+from mesh_readback import evaluated_world, world_matrices  # noqa: E402, F401  (world_matrices: the demos use it)
+
 FPS = 24
 FRAME_W, FRAME_H = 480, 270  # rendered frame [px]
 SHEET_COLUMNS = 3
@@ -77,6 +82,18 @@ def mesh_from_bmesh(name: str, bm: bmesh.types.BMesh, smooth: bool = False) -> b
         me.polygons.foreach_set("use_smooth", np.ones(len(me.polygons), dtype=bool))
     me.update()
     return me
+
+
+def welded_bmesh(name: str, verts, faces) -> bmesh.types.BMesh:
+    """A BMesh of the polygons ``faces`` over ``verts`` (V, 3) [m], vertices closer than 1e-7 m merged (the rings
+    of a profile turned about an axis collapse to a point there)."""
+    me = bpy.data.meshes.new(name)
+    me.from_pydata(verts, [], faces)
+    bm = bmesh.new()
+    bm.from_mesh(me)
+    bpy.data.meshes.remove(me)
+    bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-7)
+    return bm
 
 
 def box_mesh(name: str, size: tuple[float, float, float]) -> bpy.types.Mesh:
@@ -274,20 +291,6 @@ def bake_scene(d: TitledScene) -> dict:
     return run_bake(d.scene)
 
 
-def evaluated_world(obj, frame: int) -> np.ndarray:
-    """World positions (V, 3) of the evaluated mesh (baked shape keys applied) at ``frame``."""
-    bpy.context.scene.frame_set(int(frame))
-    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    mesh = ev.to_mesh()
-    try:
-        co = np.empty(3 * len(mesh.vertices), np.float32)
-        mesh.vertices.foreach_get("co", co)
-    finally:
-        ev.to_mesh_clear()
-    m = np.array(obj.matrix_world)
-    return co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
-
-
 def trajectory(obj, frame_count: int) -> np.ndarray:
     """(F, V, 3) world positions of the evaluated mesh at frames 1..frame_count."""
     out = np.stack([evaluated_world(obj, f) for f in range(1, frame_count + 1)])
@@ -336,6 +339,30 @@ def configure_render(scene: bpy.types.Scene, samples: int) -> list[str]:
     return order
 
 
+def print_lattice_bake(key: str, report: dict, setup: str, details: str) -> None:
+    """Print a soft or IPC bake's numbers from its report (``setup`` follows the frame count, ``details`` the
+    Newton iterations), then its warnings."""
+    st = report["stats"]
+    print(
+        f"Bake '{key}' ({report['frames']['count']} frames{setup}): {st['tets']} tets, {st['vertices']} lattice and "
+        f"{st['render_vertices']} mesh vertices; Newton iterations max {st['max_newton_iterations']}, mean "
+        f"{st['mean_newton_iterations']:.1f}; {details}; {report['wall_seconds']:.1f} s"
+    )
+    if report.get("warnings"):
+        print("  warnings: " + "; ".join(report["warnings"]))
+
+
+def render_still(scene: bpy.types.Scene, path: Path, engine: str, what: str, started: float) -> Path:
+    """Render the scene's current frame with ``engine`` to the PNG ``path`` and print the seconds since
+    ``started`` (a ``time.perf_counter()``); ``what`` names the image in the messages."""
+    scene.render.filepath = str(path)
+    bpy.ops.render.render(write_still=True)
+    if not path.is_file():
+        raise RuntimeError(f"{engine} wrote no image for {what}")
+    print(f"  rendered {what} with {engine} in {time.perf_counter() - started:.1f} s")
+    return path
+
+
 def render_scene(d: TitledScene, frames_dir: Path, samples: int, sheet_frames) -> tuple[str, list[Path]]:
     """Render ``sheet_frames`` of the scene with the demos' render settings (Cycles on the CPU, else the next
     engine), its clock showing each frame's time; the engine and the image paths."""
@@ -348,13 +375,7 @@ def render_scene(d: TitledScene, frames_dir: Path, samples: int, sheet_frames) -
         t0 = time.perf_counter()
         d.clock.body = f"t = {(f - 1) / FPS:.2f} s"
         scene.frame_set(f)
-        path = frames_dir / f"{d.key}_{f:04d}.png"
-        scene.render.filepath = str(path)
-        bpy.ops.render.render(write_still=True)
-        if not path.is_file():
-            raise RuntimeError(f"{engine} wrote no image for {d.key}, frame {f}")
-        paths.append(path)
-        print(f"  rendered {d.key}, frame {f} with {engine} in {time.perf_counter() - t0:.1f} s")
+        paths.append(render_still(scene, frames_dir / f"{d.key}_{f:04d}.png", engine, f"{d.key}, frame {f}", t0))
     d.clock.body = "t = 0.00 s"
     scene.frame_set(1)
     return engine, paths

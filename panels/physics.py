@@ -10,18 +10,27 @@ from ..addon.scene import compound_parent, shape_label
 from ..addon.warmup import jitcache, warmup
 
 
-class CONTACT_LAB_PT_scene(bpy.types.Panel):
-    """Bake settings, Bake / Clear buttons, progress and the last report"""
+class _PhysicsTab:
+    """Where every Contact Lab panel sits: Properties editor ▸ Physics tab (a mixin, as Blender's own UI does)."""
 
-    bl_label = "Contact Lab Bake"
-    bl_idname = "CONTACT_LAB_PT_scene"
     bl_space_type = "PROPERTIES"
     bl_region_type = "WINDOW"
     bl_context = "physics"
 
+
+class _ScenePanel(_PhysicsTab):
+    """A panel of the scene's Contact Lab settings: shown while the scene has them."""
+
     @classmethod
     def poll(cls, context):
         return context.scene is not None and hasattr(context.scene, "contact_lab")
+
+
+class CONTACT_LAB_PT_scene(_ScenePanel, bpy.types.Panel):
+    """Bake settings, Bake / Clear buttons, progress and the last report"""
+
+    bl_label = "Contact Lab Bake"
+    bl_idname = "CONTACT_LAB_PT_scene"
 
     def draw(self, context):
         layout = self.layout
@@ -190,14 +199,11 @@ def _draw_report_box(layout, report: dict) -> None:
     col.label(text=f"Time: {total:.2f} s")
 
 
-class CONTACT_LAB_PT_object(bpy.types.Panel):
+class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
     """The active object's Contact Lab role, shape and material"""
 
     bl_label = "Contact Lab Body"
     bl_idname = "CONTACT_LAB_PT_object"
-    bl_space_type = "PROPERTIES"
-    bl_region_type = "WINDOW"
-    bl_context = "physics"
 
     @classmethod
     def poll(cls, context):
@@ -431,19 +437,12 @@ def _draw_friction(layout, context, obj) -> None:
     box.operator("contact_lab.preview_friction", icon="COLOR")
 
 
-class CONTACT_LAB_PT_check(bpy.types.Panel):
+class CONTACT_LAB_PT_check(_ScenePanel, bpy.types.Panel):
     """Check Scene: the last check's errors, warnings and notes, each naming the object and what to change"""
 
     bl_label = "Check Scene"
     bl_idname = "CONTACT_LAB_PT_check"
     bl_parent_id = "CONTACT_LAB_PT_scene"
-    bl_space_type = "PROPERTIES"
-    bl_region_type = "WINDOW"
-    bl_context = "physics"
-
-    @classmethod
-    def poll(cls, context):
-        return context.scene is not None and hasattr(context.scene, "contact_lab")
 
     def draw_header(self, context):
         # contact_lab is registered at run time (registration.py): the stubs do not know it

@@ -42,7 +42,7 @@ import numpy as np
 
 from ...core import config
 from .. import units
-from ..scene import evaluated_at, local_box, mesh_arrays
+from ..scene import evaluated_at, local_box, mesh_arrays, signed_volume
 from . import ipc_start as start_check
 from . import overlap
 from .findings import Finding, SceneView, error, info, warning
@@ -295,20 +295,12 @@ def _bodies(view: SceneView, depsgraph) -> list[_Body]:
         world = solid.vertices
         assert world is not None  # _meshed set it
         scaled = vertices * np.linalg.norm(m[obj.name][:3, :3], axis=0)
-        volume = abs(overlap_volume(world, triangles))
+        volume = abs(signed_volume(world, triangles))
         s = obj.contact_lab
         mass = float(s.density) * volume if np.isfinite(s.density) else 0.0
         estimate = estimate_lattice(scaled, triangles, int(s.lattice_resolution))
         bodies.append(_Body(obj, "SOFT", [solid], np.ptp(world, axis=0), mass, estimate))
     return bodies
-
-
-def overlap_volume(vertices: np.ndarray, triangles: np.ndarray) -> float:
-    """Signed volume enclosed by a triangle surface [units³] (positive when it faces outwards)."""
-    if triangles.shape[0] == 0:
-        return 0.0
-    a, b, c = (vertices[triangles[:, k]] for k in range(3))
-    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
 
 
 # checks ------------------------------------------------------------------------------------------------------

@@ -176,27 +176,19 @@ OBJECT_LIMITS = (
         frozenset({"ACTIVE"}),
         panel=BODY,
     ),
-    Limit(
-        "friction_t",
-        "μ Along",
-        0.0,
-        None,
-        "a negative friction coefficient adds energy",
-        frozenset({"RIGID"}),
-        RIGID_ROLES,
-        panel=BODY,
-        models=ANISO_MODELS,
-    ),
-    Limit(
-        "friction_b",
-        "μ Across",
-        0.0,
-        None,
-        "a negative friction coefficient adds energy",
-        frozenset({"RIGID"}),
-        RIGID_ROLES,
-        panel=BODY,
-        models=ANISO_MODELS,
+    *(
+        Limit(
+            ident,
+            label,
+            0.0,
+            None,
+            "a negative friction coefficient adds energy",
+            frozenset({"RIGID"}),
+            RIGID_ROLES,
+            panel=BODY,
+            models=ANISO_MODELS,
+        )
+        for ident, label in (("friction_t", "μ Along"), ("friction_b", "μ Across"))  # the two anisotropic μ
     ),
     Limit(
         "friction_kappa",

@@ -29,7 +29,15 @@ from ...core.fem.world import ColliderKind
 from ...core.ipc.ipc_world import MeshCollider
 from .. import units
 from ..friction.export import AXIS_VECTORS
-from ..scene import SCALE_TOLERANCE, SHEAR_TOLERANCE, evaluated_at, mesh_arrays, raise_first, raise_problems
+from ..scene import (
+    SCALE_TOLERANCE,
+    SHEAR_TOLERANCE,
+    mesh_arrays,
+    raise_first,
+    raise_problems,
+    read_evaluated,
+    used_vertices,
+)
 from ..soft.build import SoftColliderExport, SoftSceneInput
 from ..soft.gather import STATIC_TOLERANCE, _uses_axis_anisotropy, gather_soft_scene
 from .build import (
@@ -74,20 +82,7 @@ def read_evaluated_meshes(scene, objects: list, frame: int) -> list[tuple[np.nda
         Per object ``(vertices (V, 3) float64 [BU], triangles (T, 3) int64)``, empty without faces
         (:func:`mesh_face_problems`). The current frame is restored.
     """
-    out = []
-    if not objects:
-        return out
-    with evaluated_at(scene, frame) as depsgraph:
-        for obj in objects:
-            evaluated = obj.evaluated_get(depsgraph)
-            mesh = evaluated.to_mesh()
-            try:
-                vertices, triangles = mesh_arrays(mesh)
-            finally:
-                evaluated.to_mesh_clear()
-            used, compact = np.unique(triangles, return_inverse=True)
-            out.append((vertices[used], compact.reshape(-1, 3).astype(np.int64)))
-    return out
+    return read_evaluated(scene, objects, frame, lambda obj, mesh: used_vertices(*mesh_arrays(mesh)))
 
 
 def coincident_vertex_problem(name: str, vertices: np.ndarray, triangles: np.ndarray) -> str | None:
@@ -132,25 +127,24 @@ def mesh_motion_problems(meshes: list, matrices: np.ndarray, frames: np.ndarray)
     _, _, scale, shear = units.decompose_matrices(matrices)  # (F, M, ...)
     out = []
     for k, obj in enumerate(meshes):
-        bad = np.flatnonzero(shear[:, k] > SHEAR_TOLERANCE)
-        if bad.size:
-            frame = int(frames[bad[0]])
-            message = (
-                f"'{obj.name}': its world matrix is sheared at frame {frame} (non-uniform scale inherited through a "
-                "rotated parent); a Mesh collider can only move and rotate"
-            )
-            out.append((obj.name, message, frame))
-            continue
-        change = np.abs(scale[:, k] - scale[:1, k]).max(axis=1) > SCALE_TOLERANCE * np.abs(scale[0, k]).max()
-        bad = np.flatnonzero(change)
-        if bad.size:
-            frame = int(frames[bad[0]])
-            message = (
-                f"'{obj.name}': its scale changes at frame {frame}; a Mesh collider can only move and rotate (its "
-                "mesh and scale are read once, at the first frame)"
-            )
-            out.append((obj.name, message, frame))
+        sheared = shear[:, k] > SHEAR_TOLERANCE
+        rescaled = np.abs(scale[:, k] - scale[:1, k]).max(axis=1) > SCALE_TOLERANCE * np.abs(scale[0, k]).max()
+        for bad, problem in ((sheared, _SHEARED), (rescaled, _RESCALED)):  # the first problem only, shear first
+            if bad.any():
+                frame = int(frames[np.flatnonzero(bad)[0]])
+                out.append((obj.name, problem.format(name=obj.name, frame=frame), frame))
+                break
     return out
+
+
+_SHEARED = (
+    "'{name}': its world matrix is sheared at frame {frame} (non-uniform scale inherited through a rotated parent); "
+    "a Mesh collider can only move and rotate"
+)
+_RESCALED = (
+    "'{name}': its scale changes at frame {frame}; a Mesh collider can only move and rotate (its mesh and scale are "
+    "read once, at the first frame)"
+)
 
 
 def read_mesh_colliders(scene, meshes: list, matrices: np.ndarray, frames: np.ndarray, metres: float):

@@ -42,6 +42,20 @@ PART_POSE_TOLERANCE = 1e-5
 """Largest change of a passive compound part's pose relative to its parent accepted over the range, as a fraction of
 its relative matrix's largest entry (matrices are sampled in single precision)."""
 
+SOLVER_SETTINGS = (
+    ("substeps", int),
+    ("solver", str),
+    ("iterations", int),
+    ("tolerance", float),
+    ("sleeping", bool),
+    ("sleep_time", float),
+    ("sleep_linear_speed", float),
+    ("sleep_angular_speed", float),
+    ("friction_combine", str),
+    ("restitution_combine", str),
+)
+"""The rigid engine's settings read from ``scene.contact_lab`` as plain values (name, type), for ``build_scene``."""
+
 
 def _geometries(objects, parts, scale, body_matrices, part_matrices, meshes, metres):
     """Each object's shapes in its body frame (:class:`.shapes.BodyGeometry`), in ``objects`` order.
@@ -254,18 +268,7 @@ def gather_scene(scene, *, frame_start: int | None = None, frame_end: int | None
         bodies=bodies,
         active_count=len(active),
         kinematic_pose=pose,
-        settings=dict(
-            substeps=int(settings.substeps),
-            solver=str(settings.solver),
-            iterations=int(settings.iterations),
-            tolerance=float(settings.tolerance),
-            sleeping=bool(settings.sleeping),
-            sleep_time=float(settings.sleep_time),
-            sleep_linear_speed=float(settings.sleep_linear_speed),
-            sleep_angular_speed=float(settings.sleep_angular_speed),
-            friction_combine=str(settings.friction_combine),
-            restitution_combine=str(settings.restitution_combine),
-        ),
+        settings={name: kind(getattr(settings, name)) for name, kind in SOLVER_SETTINGS},
     )
 
 

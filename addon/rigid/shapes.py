@@ -33,7 +33,7 @@ from ...core.rigid.mass_properties import (
 )
 from .. import units
 from ..errors import BakeError
-from ..scene import evaluated_at, local_box, mesh_arrays, shape_label
+from ..scene import local_box, mesh_arrays, read_evaluated, shape_label, signed_volume, used_vertices
 
 CORE_SHAPES = {
     "BOX": ShapeType.BOX,
@@ -237,9 +237,7 @@ def convex_hull(mesh) -> tuple[np.ndarray, np.ndarray]:
         ]
     finally:
         bm.free()
-    triangles = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    used, compact = np.unique(triangles, return_inverse=True)
-    hull_vertices, hull_triangles = vertices[used], compact.reshape(-1, 3).astype(np.int64)
+    hull_vertices, hull_triangles = used_vertices(vertices, np.asarray(triangles, dtype=np.int64).reshape(-1, 3))
     return hull_vertices, _outward(hull_vertices, hull_triangles)
 
 
@@ -262,32 +260,12 @@ def read_shape_meshes(scene, objects: list, frame: int) -> dict[str, tuple[np.nd
         ``{object name: (vertices (V, 3) [BU, object space], triangles (T, 3) int64)}``: the convex hull of all
         vertices, or the mesh's triangles with only the vertices they use. The current frame is restored.
     """
+
+    def read(obj, mesh):
+        return convex_hull(mesh) if obj.contact_lab.shape == "CONVEX_HULL" else used_vertices(*mesh_arrays(mesh))
+
     todo = [obj for obj in objects if obj.contact_lab.shape in MESH_SHAPES]
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if not todo:
-        return out
-    with evaluated_at(scene, frame) as depsgraph:
-        for obj in todo:
-            evaluated = obj.evaluated_get(depsgraph)
-            mesh = evaluated.to_mesh()
-            try:
-                if obj.contact_lab.shape == "CONVEX_HULL":
-                    out[obj.name] = convex_hull(mesh)
-                else:
-                    vertices, triangles = mesh_arrays(mesh)
-                    used, compact = np.unique(triangles, return_inverse=True)
-                    out[obj.name] = (vertices[used], compact.reshape(-1, 3).astype(np.int64))
-            finally:
-                evaluated.to_mesh_clear()
-    return out
-
-
-def signed_volume(vertices: np.ndarray, triangles: np.ndarray) -> float:
-    """Volume enclosed by a triangle surface [units³]: positive when the triangles face outwards."""
-    if triangles.shape[0] == 0:
-        return 0.0
-    a, b, c = (vertices[triangles[:, i]] for i in range(3))
-    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+    return {obj.name: shape for obj, shape in zip(todo, read_evaluated(scene, todo, frame, read), strict=True)}
 
 
 def open_edge_count(triangles: np.ndarray) -> int:

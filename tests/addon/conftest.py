@@ -5,10 +5,14 @@ installed; run this tier in its own pytest process (``pytest tests/core tests/ad
 """
 
 import importlib.abc
+import os
 import sys
 import types
 
 import pytest
+
+# --import-mode=importlib keeps test folders off sys.path: put this one on it for the tier's helper module (fakes.py)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 _real = sys.modules.get("bpy")
 if _real is not None and not getattr(_real, "__contact_lab_mock__", False):

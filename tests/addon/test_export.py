@@ -7,6 +7,7 @@ import pytest
 from contact_lab.addon import units
 from contact_lab.addon.errors import BakeError
 from contact_lab.addon.scene import validate_objects
+from fakes import rigid_object
 
 
 def random_quats(n, seed=0):
@@ -57,18 +58,7 @@ def test_quaternion_track_is_made_continuous():
 
 
 def fake_object(name, role="ACTIVE", shape="BOX", mass=1.0, size=1.0):
-    h = size / 2
-    return types.SimpleNamespace(
-        name=name,
-        contact_lab=types.SimpleNamespace(role=role, shape=shape, mass=mass, friction=0.5, restitution=0.0),
-        parent=None,
-        constraints=(),
-        delta_location=(0.0, 0.0, 0.0),
-        delta_rotation_euler=(0.0, 0.0, 0.0),
-        delta_rotation_quaternion=(1.0, 0.0, 0.0, 0.0),
-        delta_scale=(1.0, 1.0, 1.0),
-        bound_box=[(x, y, z) for x in (-h, h) for y in (-h, h) for z in (-h, h)],
-    )
+    return rigid_object(name, role, shape, mass, size)
 
 
 SCENE = types.SimpleNamespace(

@@ -12,6 +12,7 @@ from contact_lab.addon.errors import BakeError
 from contact_lab.addon.output import caches
 from contact_lab.addon.soft import build as soft_build
 from contact_lab.addon.soft import gather as soft_export
+from fakes import rigid_object
 
 CUBE_VERTICES = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
 CUBE_QUADS = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
@@ -81,19 +82,7 @@ TRANSFORM = dict(location=(0.0, 0.0, 0.0), rotation_mode="XYZ", rotation_euler=(
 
 
 def fake_rigid(name, role="PASSIVE", shape="BOX"):
-    return types.SimpleNamespace(
-        name=name,
-        type="MESH",
-        **TRANSFORM,
-        contact_lab=types.SimpleNamespace(role=role, shape=shape, mass=1.0, friction=0.5, restitution=0.0),
-        parent=None,
-        constraints=(),
-        delta_location=(0.0, 0.0, 0.0),
-        delta_rotation_euler=(0.0, 0.0, 0.0),
-        delta_rotation_quaternion=(1.0, 0.0, 0.0, 0.0),
-        delta_scale=(1.0, 1.0, 1.0),
-        bound_box=[(x, y, z) for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)],
-    )
+    return rigid_object(name, role, shape, type="MESH", **TRANSFORM)
 
 
 def fake_scene(objects, **settings):

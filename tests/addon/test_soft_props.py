@@ -164,27 +164,28 @@ def test_preset_tooltips_and_readme_state_the_values():
         assert [float(c) for c in cells[:5]] == pytest.approx([E, nu, rho, beta, mu]), cells
 
 
-def test_scene_panel_draws_soft_settings_only_for_the_soft_engine():
-    """The scene panel shows the engine and, for Soft, the soft settings instead of the rigid solver's."""
+def _drawn_scene_panel(engines, **settings):
+    """The property names the scene panel draws for each engine in ``engines``, with ``settings`` on the scene."""
     from contact_lab.panels import physics
 
     drawn = {}
-    for engine in ("RIGID", "SOFT"):
+    for engine in engines:
         layout = RecordingLayout()
-        settings = types.SimpleNamespace(
-            engine=engine,
-            use_scene_frame_range=True,
-            soft_output="PC2",
-            soft_cache_dir="/tmp/cache/",
-            soft_contact="IMPLICIT",
-            sleeping=True,
-            is_baking=False,
-            last_report="",
+        scene_settings = types.SimpleNamespace(
+            engine=engine, use_scene_frame_range=True, is_baking=False, last_report="", **settings
         )
         panel = physics.CONTACT_LAB_PT_scene.__new__(physics.CONTACT_LAB_PT_scene)
         panel.layout = layout
-        panel.draw(types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=settings)))
+        panel.draw(types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=scene_settings)))
         drawn[engine] = set(layout.props)
+    return drawn
+
+
+def test_scene_panel_draws_soft_settings_only_for_the_soft_engine():
+    """The scene panel shows the engine and, for Soft, the soft settings instead of the rigid solver's."""
+    drawn = _drawn_scene_panel(
+        ("RIGID", "SOFT"), soft_output="PC2", soft_cache_dir="/tmp/cache/", soft_contact="IMPLICIT", sleeping=True
+    )
     assert "engine" in drawn["RIGID"] and "engine" in drawn["SOFT"]
     soft = {
         "soft_output",
@@ -202,23 +203,7 @@ def test_scene_panel_draws_soft_settings_only_for_the_soft_engine():
 
 def test_scene_panel_draws_ipc_settings_only_for_the_ipc_engine():
     """The IPC engine shows its own settings and the shared soft output / substeps, not the soft contact's."""
-    from contact_lab.panels import physics
-
-    drawn = {}
-    for engine in ("SOFT", "IPC"):
-        layout = RecordingLayout()
-        settings = types.SimpleNamespace(
-            engine=engine,
-            use_scene_frame_range=True,
-            soft_output="SHAPE_KEYS",
-            soft_contact="IMPLICIT",
-            is_baking=False,
-            last_report="",
-        )
-        panel = physics.CONTACT_LAB_PT_scene.__new__(physics.CONTACT_LAB_PT_scene)
-        panel.layout = layout
-        panel.draw(types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=settings)))
-        drawn[engine] = set(layout.props)
+    drawn = _drawn_scene_panel(("SOFT", "IPC"), soft_output="SHAPE_KEYS", soft_contact="IMPLICIT")
     ipc = {"ipc_dhat", "ipc_kappa", "ipc_eps_v", "ipc_tolerance", "ipc_max_iterations", "check_intersections"}
     assert ipc | {"soft_output", "soft_substeps"} <= drawn["IPC"] and not ipc & drawn["SOFT"]
     assert not {"soft_contact", "soft_integrator", "soft_contact_thickness"} & drawn["IPC"]

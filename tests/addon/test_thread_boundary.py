@@ -121,7 +121,7 @@ def test_gather_modules_are_seen_reaching_bpy():
     assert "cli/single.py -> bpy" in forbidden_reach(ROOT, ROOT / "cli" / "single.py")
 
 
-def test_forbidden_reach_follows_every_kind_of_import(tmp_path):
+def test_forbidden_reach_follows_every_kind_of_import(tmp_path, write_tree):
     """On a small tree: a function-level bpy import two modules away, an absolute import of the package, a
     package __init__ that imports the UI, and an import under TYPE_CHECKING (left out) are each judged."""
     files = {
@@ -138,9 +138,7 @@ def test_forbidden_reach_follows_every_kind_of_import(tmp_path):
         "panels/__init__.py": "",
         "panels/physics.py": "",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(files)
     assert forbidden_reach(tmp_path, tmp_path / "addon/engine/build.py") == [
         "addon/engine/build.py -> addon/scene.py -> bpy.types"
     ]

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+import mesh_reference as mr  # noqa: E402  (tests/core, put on the path above)
 
 PAIRS = 200
 REPEATS = 5
@@ -35,12 +36,7 @@ def terrain(n=24):
     """A 2 n^2-triangle bumpy height field over [-1, 1]^2 (amplitude 2 cm)."""
     x = np.linspace(-1, 1, n + 1)
     v = np.array([(a, b, 0.02 * np.sin(5 * a) * np.cos(4 * b)) for a in x for b in x])
-    tris = []
-    for i in range(n):
-        for j in range(n):
-            a = i * (n + 1) + j
-            tris += [(a, a + n + 1, a + n + 2), (a, a + n + 2, a + 1)]
-    return v, np.array(tris)
+    return v, mr.grid_triangles(n)
 
 
 def time_pair(types, params, pos, rot, hulls, hull, meshes, mesh):
@@ -64,7 +60,6 @@ def time_pair(types, params, pos, rot, hulls, hull, meshes, mesh):
 
 
 def main() -> None:
-    import mesh_reference as mr
     from contact_lab.core.rigid.hull import convex_hull, empty_hull_arrays, pack_hulls
     from contact_lab.core.rigid.mass_properties import mesh_mass_properties
     from contact_lab.core.rigid.mesh import mesh_bounding_radius, pack_meshes, validated_mesh

@@ -28,6 +28,9 @@ from contact_lab.core import BodyKind, CollisionPipeline, ModelBuilder
 from contact_lab.core.friction.surface import SurfaceFriction, SurfaceFrictionModel, SurfaceMesh, TextureImage
 from contact_lab.core.rigid.solvers import make_solver
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_texture  # noqa: E402  (this folder, put on the path above)
+
 BODIES = 200
 HALF = 0.1
 MU = 0.4
@@ -38,14 +41,8 @@ UV_PERIOD = 0.5
 
 
 def bump_map(size: int = 256, seed: int = 1) -> TextureImage:
-    """Random facets tilted up to ~34° (same construction as bench_texture.py)."""
-    rng = np.random.default_rng(seed)
-    th = rng.uniform(0, 0.6, (size, size))
-    be = rng.uniform(0, 2 * np.pi, (size, size))
-    n = np.stack([np.sin(th) * np.cos(be), np.sin(th) * np.sin(be), np.cos(th)], -1)
-    px = np.ones((size, size, 4), np.float32)
-    px[..., :3] = (n + 1) / 2
-    return TextureImage(px)
+    """Random facets tilted up to ~34° (bench_texture.py's normal map)."""
+    return bench_texture.normal_map(seed, size)
 
 
 def floor_quad(half: float = 6.0) -> SurfaceMesh:
@@ -124,13 +121,8 @@ def run(model, solver: str, frames: int) -> dict:
     }
 
 
-def patch_cost() -> float | None:
+def patch_cost() -> float:
     """Warm µs per contact of one 16 × 16 patch from bench_texture.py (both surfaces textured, ~1k triangles)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    try:
-        import bench_texture
-    except ImportError:
-        return None
     return bench_texture.bench(22)["us_per_contact"]
 
 
@@ -165,10 +157,8 @@ def main() -> None:
                 f"{r['contacts']:>14.1f} "
                 f"{r['sampled']:>13.1f} {frac:>11} {r['moved']:>13.3f}"
             )
-    us = patch_cost()
-    if us is not None:
-        print(f"reference: one {RESOLUTION}×{RESOLUTION} patch, 4 directions, both surfaces textured "
-              f"(bench_texture.py, ~1k triangles/mesh): {us:.1f} µs per sampled contact")  # fmt: skip
+    print(f"reference: one {RESOLUTION}×{RESOLUTION} patch, 4 directions, both surfaces textured "
+          f"(bench_texture.py, ~1k triangles/mesh): {patch_cost():.1f} µs per sampled contact")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from contact_lab.core.fem.lattice import tetrahedralize_lattice  # noqa: E402
 from contact_lab.core.fem.world import ColliderKind  # noqa: E402
 from contact_lab.core.ipc.frame_loop import iter_simulate_ipc  # noqa: E402
 from contact_lab.core.ipc.ipc_solver import IpcSolver  # noqa: E402
-from mesh_readback import evaluated_world  # noqa: E402
+from mesh_readback import evaluated_world, mesh_arrays, scene_state  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -90,16 +90,6 @@ def add_bowl(name="Bowl", radius=0.25, segments=16, rings=5):
     return obj
 
 
-def mesh_arrays(obj):
-    """(local vertices (V, 3) float64, triangles (T, 3)) of the object's mesh as modelled."""
-    mesh = obj.data
-    co = np.empty(3 * len(mesh.vertices), np.float32)
-    mesh.vertices.foreach_get("co", co)
-    tri = np.empty(3 * len(mesh.loop_triangles), np.int32)
-    mesh.loop_triangles.foreach_get("vertices", tri)
-    return co.reshape(-1, 3).astype(np.float64), tri.reshape(-1, 3)
-
-
 def core_run(export):
     """Simulate the export's IPC world directly; the soft body's render vertices per frame (F, V, 3) [BU]."""
     (body,) = export.bodies
@@ -120,19 +110,6 @@ def core_run(export):
 
 def baked_world(obj, frames):
     return np.array([evaluated_world(obj, f) for f in frames])
-
-
-def scene_state(scene):
-    """Everything a failed bake must not change: shape keys, modifiers, mesh, actions."""
-    state = {"actions": sorted(a.name for a in bpy.data.actions), "keys": sorted(k.name for k in bpy.data.shape_keys)}
-    for obj in scene.objects:
-        entry = [tuple(np.round(np.array(obj.matrix_world), 9).ravel()), [m.name for m in obj.modifiers]]
-        if obj.type == "MESH":
-            co = np.empty(3 * len(obj.data.vertices), np.float32)
-            obj.data.vertices.foreach_get("co", co)
-            entry.append(co.tobytes())
-        state[obj.name] = entry
-    return state
 
 
 # tests --------------------------------------------------------------------------------------------------------

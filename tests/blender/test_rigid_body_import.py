@@ -18,6 +18,7 @@ bpy = pytest.importorskip("bpy")
 bmesh = pytest.importorskip("bmesh")
 
 from contact_lab.core import ModelBuilder  # noqa: E402
+from mesh_readback import world_matrices  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -74,14 +75,10 @@ def assert_imported_as_in_blender(objects) -> None:
 
 
 def track(obj, frames) -> np.ndarray:
-    """World matrices (F, 4, 4) at ``frames``."""
-    scene = bpy.context.scene
-    out = []
-    for f in frames:
-        scene.frame_set(int(f))
-        out.append(np.array(obj.matrix_world))
-    scene.frame_set(1)
-    return np.stack(out)
+    """World matrices (F, 4, 4) at ``frames``; the scene back at frame 1."""
+    out = world_matrices(obj, frames)
+    bpy.context.scene.frame_set(1)
+    return out
 
 
 def world_vertices(obj) -> np.ndarray:
@@ -307,25 +304,26 @@ def test_settings_without_equivalent_are_named_with_blenders_properties(factory_
 # bad input --------------------------------------------------------------------------------------------------------
 
 
-def _triangle_hull(lab):
-    me = bpy.data.meshes.new("Shard")
-    me.from_pydata([(0.0, 0.0, 0.0), (0.4, 0.0, 0.0), (0.0, 0.3, 0.2)], [], [(0, 1, 2)])
-    obj = bpy.data.objects.new("Shard", me)
+def _rigid_mesh_object(lab, name, vertices, faces, collision_shape):
+    """A new mesh object ``name`` of ``faces`` over ``vertices`` at (1.5, 0, 1), with a Blender rigid body."""
+    me = bpy.data.meshes.new(name)
+    me.from_pydata(vertices, [], faces)
+    obj = bpy.data.objects.new(name, me)
     obj.location = (1.5, 0.0, 1.0)
     bpy.context.scene.collection.objects.link(obj)
-    lab.with_rigid_body(obj, collision_shape="CONVEX_HULL")
+    lab.with_rigid_body(obj, collision_shape=collision_shape)
+
+
+def _triangle_hull(lab):
+    _rigid_mesh_object(lab, "Shard", [(0.0, 0.0, 0.0), (0.4, 0.0, 0.0), (0.0, 0.3, 0.2)], [(0, 1, 2)], "CONVEX_HULL")
     return "'Shard': a Convex Hull needs at least 4 vertices", "its evaluated mesh has only 3", "thickness (Solidify)"
 
 
 def _tilted_coplanar_hull(lab):
     # five vertices on a tilted plane: the bounding box has a volume, the hull has none
     ring = [(math.cos(t), math.sin(t)) for t in np.linspace(0.0, 2.0 * math.pi, 5, endpoint=False)]
-    me = bpy.data.meshes.new("Sheet")
-    me.from_pydata([(0.3 * u, 0.3 * v, 0.2 * u + 0.1 * v) for u, v in ring], [], [tuple(range(5))])
-    obj = bpy.data.objects.new("Sheet", me)
-    obj.location = (1.5, 0.0, 1.0)
-    bpy.context.scene.collection.objects.link(obj)
-    lab.with_rigid_body(obj, collision_shape="CONVEX_HULL")
+    vertices = [(0.3 * u, 0.3 * v, 0.2 * u + 0.1 * v) for u, v in ring]
+    _rigid_mesh_object(lab, "Sheet", vertices, [tuple(range(5))], "CONVEX_HULL")
     return "'Sheet': a Convex Hull needs at least 4 vertices", "vertices that all lie in one plane", "choose the Mesh"
 
 
@@ -337,14 +335,9 @@ def _childless_compound(lab):
 
 def _flat_closed_mesh(lab):
     # a closed cube whose top and bottom coincide: no open edge, no volume
-    me = bpy.data.meshes.new("Lid")
     verts = [(x, y, 0.0) for z in (0, 1) for y in (-0.3, 0.3) for x in (-0.3, 0.3)]
     faces = [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (1, 3, 7, 5), (3, 2, 6, 7), (2, 0, 4, 6)]
-    me.from_pydata(verts, [], faces)
-    obj = bpy.data.objects.new("Lid", me)
-    obj.location = (1.5, 0.0, 1.0)
-    bpy.context.scene.collection.objects.link(obj)
-    lab.with_rigid_body(obj, collision_shape="MESH")
+    _rigid_mesh_object(lab, "Lid", verts, faces, "MESH")
     return "'Lid': an active Mesh needs a volume", "make it Passive or give it thickness (Solidify)", "flat"
 
 

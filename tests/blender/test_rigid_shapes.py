@@ -11,6 +11,7 @@ bpy = pytest.importorskip("bpy")
 from contact_lab.addon.rigid import gather as rigid_export  # noqa: E402
 from contact_lab.addon.rigid import shapes as rigid_shapes  # noqa: E402
 from contact_lab.core import ModelBuilder  # noqa: E402
+from mesh_readback import world_vertices  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -58,20 +59,6 @@ def blender_settings(obj):
 def contact_settings(obj):
     s = obj.contact_lab
     return (s.shape, s.mass, s.friction, s.restitution, s.linear_damping, s.angular_damping)
-
-
-def world_vertices(obj, scene):
-    """The evaluated mesh's vertices in the world [BU] at the current frame."""
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    evaluated = obj.evaluated_get(depsgraph)
-    mesh = evaluated.to_mesh()
-    try:
-        co = np.empty(3 * len(mesh.vertices), np.float32)
-        mesh.vertices.foreach_get("co", co)
-    finally:
-        evaluated.to_mesh_clear()
-    m = np.array(obj.matrix_world)
-    return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
 
 
 def test_import_copies_blender_settings_and_mutes_its_world(factory_scene, lab):
@@ -129,7 +116,7 @@ def test_imported_scene_bakes_and_comes_to_rest_on_the_ground(factory_scene, lab
     assert axis[2] > np.cos(np.radians(2.0))  # still upright
     assert abs(can.matrix_world.translation.z - 0.4) < REST_TOLERANCE  # half its height above z = 0
     assert scene.frame_end - 1 > 0
-    lowest = world_vertices(objs["Suzanne"], scene)[:, 2].min()
+    lowest = world_vertices(objs["Suzanne"])[:, 2].min()
     assert abs(lowest) < REST_TOLERANCE  # the hull rests on a vertex of the mesh
     assert objs["Suzanne"].matrix_world.translation.z < 0.6 - 0.05  # it fell
     scene.frame_set(scene.frame_end - 2)
@@ -179,9 +166,9 @@ def test_cone_and_compound_centres_of_mass(factory_scene, lab):
     assert table.contact_lab.baked_action is not None
     assert all(c.contact_lab.baked_action is None and c.animation_data is None for c in (big, small, deco))
     scene.frame_set(scene.frame_end)
-    corners = np.concatenate([world_vertices(c, scene) for c in (big, small)])
+    corners = np.concatenate([world_vertices(c) for c in (big, small)])
     assert abs(corners[:, 2].min()) < REST_TOLERANCE  # the big cube's bottom rests on the plane
-    assert abs(world_vertices(cone, scene)[:, 2].min()) < REST_TOLERANCE
+    assert abs(world_vertices(cone)[:, 2].min()) < REST_TOLERANCE
 
 
 @NEEDS_MESH_SHAPE
@@ -211,23 +198,33 @@ def test_active_closed_mesh_rests_on_its_lowest_vertex(factory_scene, lab):
     torus.contact_lab.role, torus.contact_lab.shape = "ACTIVE", "MESH"
     assert bpy.ops.contact_lab.bake() == {"FINISHED"}
     scene.frame_set(scene.frame_end)
-    assert abs(world_vertices(torus, scene)[:, 2].min()) < REST_TOLERANCE
+    assert abs(world_vertices(torus)[:, 2].min()) < REST_TOLERANCE
 
 
 # bad input -----------------------------------------------------------------------------------------------
 
 
+def _shaped(obj, role, shape):
+    """``obj`` with Contact Lab's ``role`` and ``shape``."""
+    obj.contact_lab.role, obj.contact_lab.shape = role, shape
+    return obj
+
+
+def _shaped_empty(name, role, shape, z=2.0):
+    """A new Empty named ``name`` at height ``z`` [m] with Contact Lab's ``role`` and ``shape``."""
+    bpy.ops.object.empty_add(location=(0.0, 0.0, z))
+    empty = bpy.context.object
+    empty.name = name
+    return _shaped(empty, role, shape)
+
+
 def _flat_hull(lab):
-    card = lab.add_primitive("plane", "Card", size=1.0, location=(0.0, 0.0, 2.0))
-    card.contact_lab.role, card.contact_lab.shape = "ACTIVE", "CONVEX_HULL"
+    _shaped(lab.add_primitive("plane", "Card", size=1.0, location=(0.0, 0.0, 2.0)), "ACTIVE", "CONVEX_HULL")
     return "'Card': a Convex Hull needs at least 4 vertices that are not all in one plane"
 
 
 def _lonely_compound(lab):
-    bpy.ops.object.empty_add(location=(0.0, 0.0, 2.0))
-    empty = bpy.context.object
-    empty.name = "Lonely"
-    empty.contact_lab.role, empty.contact_lab.shape = "ACTIVE", "COMPOUND"
+    _shaped_empty("Lonely", "ACTIVE", "COMPOUND")
     return "'Lonely': a Compound Parent needs parts"
 
 
@@ -235,23 +232,17 @@ def _open_active_mesh(lab):
     tube = lab.add_primitive(
         "cylinder", "Tube", radius=0.3, depth=1.0, end_fill_type="NOTHING", location=(0.0, 0.0, 2.0)
     )
-    tube.contact_lab.role, tube.contact_lab.shape = "ACTIVE", "MESH"
+    _shaped(tube, "ACTIVE", "MESH")
     return "'Tube': an active Mesh must be closed"
 
 
 def _hull_on_empty(lab):
-    bpy.ops.object.empty_add(location=(0.0, 0.0, 2.0))
-    empty = bpy.context.object
-    empty.name = "Marker"
-    empty.contact_lab.role, empty.contact_lab.shape = "ACTIVE", "CONVEX_HULL"
+    _shaped_empty("Marker", "ACTIVE", "CONVEX_HULL")
     return "'Marker': the Convex Hull shape is made from a mesh, and this is not a mesh object (Empty)"
 
 
 def _moving_part(lab):
-    bpy.ops.object.empty_add(location=(0.0, 0.0, 0.5))
-    shelf = bpy.context.object
-    shelf.name = "Shelf"
-    shelf.contact_lab.role, shelf.contact_lab.shape = "PASSIVE", "COMPOUND"
+    shelf = _shaped_empty("Shelf", "PASSIVE", "COMPOUND", z=0.5)
     arm = lab.add_cube("Arm", (1.0, 0.0, 0.5), size=0.3, role="PASSIVE")
     arm.parent = shelf
     arm.keyframe_insert("location", frame=1)

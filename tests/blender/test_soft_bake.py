@@ -16,6 +16,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+import mesh_readback  # noqa: E402
 from contact_lab.addon.output import deform as deform_output  # noqa: E402
 from contact_lab.addon.output.caches import cache_file_name  # noqa: E402
 from contact_lab.addon.soft import gather as soft_export  # noqa: E402
@@ -26,7 +27,7 @@ from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder  # noqa: E
 from contact_lab.core.formats import pc2  # noqa: E402
 from contact_lab.core.soft import frame_loop as simulate_soft  # noqa: E402
 from contact_lab.core.soft.contact_samples import embed_in_lattice, face_sample_points  # noqa: E402
-from mesh_readback import evaluated_world  # noqa: E402
+from mesh_readback import evaluated_world, mesh_arrays  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -38,16 +39,6 @@ RESOLUTION = 3
 
 
 # scene building ----------------------------------------------------------------------------------------
-
-
-def mesh_arrays(obj):
-    """(local vertices (V, 3) float64, triangles (T, 3)) of the object's mesh as modelled."""
-    mesh = obj.data
-    co = np.empty(3 * len(mesh.vertices), np.float32)
-    mesh.vertices.foreach_get("co", co)
-    tri = np.empty(3 * len(mesh.loop_triangles), np.int32)
-    mesh.loop_triangles.foreach_get("vertices", tri)
-    return co.reshape(-1, 3).astype(np.float64), tri.reshape(-1, 3)
 
 
 def add_soft_cube(name="Jelly", location=(0.0, 0.0, 1.0), size=1.0, *, preset="GEL", resolution=RESOLUTION):
@@ -137,21 +128,9 @@ def _world_matrix_at(scene, obj, frame):
 
 
 def scene_state(scene):
-    """Everything a failed soft bake must not change: shape keys, modifiers, mesh, actions, cache files."""
-    state = {"actions": sorted(a.name for a in bpy.data.actions), "keys": sorted(k.name for k in bpy.data.shape_keys)}
-    for obj in scene.objects:
-        entry = [tuple(np.round(np.array(obj.matrix_world), 9).ravel()), [m.name for m in obj.modifiers]]
-        if obj.type == "MESH":
-            co = np.empty(3 * len(obj.data.vertices), np.float32)
-            obj.data.vertices.foreach_get("co", co)
-            entry.append(co.tobytes())
-            key = obj.data.shape_keys
-            if key is not None:
-                for block in key.key_blocks:
-                    block.data.foreach_get("co", co)
-                    entry.append((block.name, co.tobytes()))
-        state[obj.name] = entry
-    return state
+    """Everything a failed soft bake must not change: shape keys (with their coordinates), modifiers, mesh,
+    actions."""
+    return mesh_readback.scene_state(scene, key_blocks=True)
 
 
 # tests --------------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from contact_lab.core.fem import primitives
 
 SPHERE, BOX, CAPSULE, PLANE, CYLINDER, CONE, CONVEX = 1, 2, 3, 4, 5, 6, 7
 NAMES = {SPHERE: "sphere", BOX: "box", CAPSULE: "capsule", PLANE: "plane", CYLINDER: "cylinder", CONE: "cone",
@@ -58,29 +59,8 @@ def fibonacci_sphere(count: int) -> np.ndarray:
 
 
 def icosphere(subdivisions: int = 1) -> np.ndarray:
-    """Unit icosphere vertices (12 -> 42 -> 162 ...) by midpoint subdivision."""
-    t = (1 + 5**0.5) / 2
-    v = [(-1, t, 0), (1, t, 0), (-1, -t, 0), (1, -t, 0), (0, -1, t), (0, 1, t), (0, -1, -t), (0, 1, -t),
-         (t, 0, -1), (t, 0, 1), (-t, 0, -1), (-t, 0, 1)]  # fmt: skip
-    f = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4), (11, 10, 2), (10, 7, 6),
-         (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9), (4, 9, 5), (2, 4, 11), (6, 2, 10),
-         (8, 6, 7), (9, 8, 1)]  # fmt: skip
-    verts = [np.array(p, float) / np.linalg.norm(p) for p in v]
-    for _ in range(subdivisions):
-        cache: dict = {}
-        faces = []
-        for a, b, c in f:
-            mids = []
-            for i, j in ((a, b), (b, c), (c, a)):
-                key = (min(i, j), max(i, j))
-                if key not in cache:
-                    m = verts[i] + verts[j]
-                    verts.append(m / np.linalg.norm(m))
-                    cache[key] = len(verts) - 1
-                mids.append(cache[key])
-            faces += [(a, mids[0], mids[2]), (b, mids[1], mids[0]), (c, mids[2], mids[1]), tuple(mids)]
-        f = faces
-    return np.array(verts)
+    """Unit icosphere vertices (12 -> 42 -> 162 ...): the core's midpoint-subdivided primitive."""
+    return primitives.icosphere(1.0, subdivisions)[0]
 
 
 # ---------------------------------------------------------------------------------------------------------------

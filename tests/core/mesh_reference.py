@@ -45,6 +45,16 @@ def box_mesh(half, subdivisions: int = 1):
     return keys, inverse.reshape(-1)[tris]
 
 
+def grid_triangles(n: int) -> np.ndarray:
+    """Triangles (2 n^2, 3) of an (n + 1) x (n + 1) grid of vertices numbered row by row, two per cell."""
+    tris = []
+    for i in range(n):
+        for j in range(n):
+            a = i * (n + 1) + j
+            tris += [(a, a + n + 1, a + n + 2), (a, a + n + 2, a + 1)]
+    return np.array(tris)
+
+
 def torus_mesh(major: float, minor: float, segments: int = 32, rings: int = 16):
     """Closed torus about z: tube radius ``minor`` around a circle of radius ``major`` [m]."""
     u = 2 * np.pi * np.arange(segments) / segments

@@ -39,6 +39,18 @@ def random_rotation(rng: np.random.Generator) -> np.ndarray:
     )
 
 
+def xyz_rotation(angles=(0.3, 0.5, 0.7)) -> np.ndarray:
+    """Rotation matrix (3, 3) turning by ``angles`` [rad] about x, then y, then z."""
+    rot = np.eye(3)
+    for axis, angle in enumerate(angles):
+        c, s = np.cos(angle), np.sin(angle)
+        r = np.eye(3)
+        i, j = [k for k in range(3) if k != axis]
+        r[i, i], r[i, j], r[j, i], r[j, j] = c, -s, s, c
+        rot = r @ rot
+    return rot
+
+
 def quat_matrix(q) -> np.ndarray:
     """Rotation matrix of a unit quaternion (w, x, y, z), written out independently of the core."""
     w, x, y, z = q

@@ -146,7 +146,7 @@ def test_addon_imports_neither_operators_nor_panels():
     assert violations(ROOT)[ADDON] == []
 
 
-def test_layering_rules_catch_violations(tmp_path):
+def test_layering_rules_catch_violations(tmp_path, write_tree):
     """On a small tree that breaks every rule once, each rule reports exactly that import."""
     files = {
         "core/__init__.py": "from .rigid import a\n",
@@ -169,9 +169,7 @@ def test_layering_rules_catch_violations(tmp_path):
         "cli/__init__.py": "",
         "cli/single.py": "from ..panels import draw\nfrom .. import register\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(files)
     assert violations(tmp_path) == {
         CORE_ONLY: ["core/rigid/a -> addon/units"],
         NO_BPY: ["core/rigid/a.py -> bpy"],
@@ -231,7 +229,7 @@ def test_no_import_circles():
     assert import_circles(ROOT) == []
 
 
-def test_import_circles_are_found(tmp_path):
+def test_import_circles_are_found(tmp_path, write_tree):
     """On a small tree: a circle hidden by a function-level import, a package importing its own module back, and a
     chain without a circle; only the circles are reported."""
     files = {
@@ -245,9 +243,7 @@ def test_import_circles_are_found(tmp_path):
         "operators/__init__.py": "",
         "operators/bake.py": "from ..addon import scene\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(files)
     assert import_circles(tmp_path) == [
         ["addon/bake", "addon/worker"],
         ["addon/checks/__init__", "addon/checks/validate"],

@@ -80,6 +80,21 @@ def _step(model, solver_name, **options):
     return state_in, state_out, contacts, dt
 
 
+def _velocities(model, state):
+    """Every body's linear then angular velocity, stacked: (6 B,)."""
+    return np.concatenate([np.concatenate([state.body_vel[i], state.body_omega[i]]) for i in range(model.body_count)])
+
+
+def _tight_friction_step(solver_name, mu, seed):
+    """One tightly converged step of the seeded scene with friction ``mu``: the dense system (J, Minv, u_free),
+    the solved velocities u (6 B,), contact velocities (C, 3) and impulses (C, 3)."""
+    model = _scene(mu, seed)
+    state_in, state_out, contacts, dt = _step(model, solver_name, tolerance=1e-13, iterations=5000)
+    J, Minv, u_free = _dense_system(model, state_in, contacts, dt)
+    u = _velocities(model, state_out)
+    return J, Minv, u_free, u, (J @ u).reshape(-1, 3), contacts.contact_impulse[: contacts.contact_count]
+
+
 @pytest.mark.parametrize("solver_name", ["PGS", "PROX"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_frictionless_step_matches_brute_force_lcp(solver_name, seed):
@@ -91,9 +106,7 @@ def test_frictionless_step_matches_brute_force_lcp(solver_name, seed):
     A, b = Jn @ Minv @ Jn.T, Jn @ u_free
     x_ref, v_ref = _brute_force_lcp(A, b)
     u_ref = u_free + Minv @ Jn.T @ x_ref
-    u = np.concatenate(
-        [np.concatenate([state_out.body_vel[i], state_out.body_omega[i]]) for i in range(model.body_count)]
-    )
+    u = _velocities(model, state_out)
     np.testing.assert_allclose(u[6:], u_ref[6:], atol=1e-7)
     assert np.abs(Jn @ u - v_ref).max() < 1e-7
 
@@ -102,17 +115,8 @@ def test_frictionless_step_matches_brute_force_lcp(solver_name, seed):
 def test_prox_satisfies_coulomb_cone_conditions(seed):
     """Satisfy non-penetration, the cone and maximal dissipation (course §6.4) with PROX."""
     mu = 0.4
-    model = _scene(mu, seed)
-    state_in, state_out, contacts, dt = _step(model, "PROX", tolerance=1e-13, iterations=5000)
-    J, Minv, u_free = _dense_system(model, state_in, contacts, dt)
-    u = np.concatenate(
-        [np.concatenate([state_out.body_vel[i], state_out.body_omega[i]]) for i in range(model.body_count)]
-    )
-    np.testing.assert_allclose(
-        u, u_free + Minv @ J.T @ contacts.contact_impulse[: contacts.contact_count].ravel(), atol=1e-12
-    )
-    v = (J @ u).reshape(-1, 3)
-    lam = contacts.contact_impulse[: contacts.contact_count]
+    J, Minv, u_free, u, v, lam = _tight_friction_step("PROX", mu, seed)
+    np.testing.assert_allclose(u, u_free + Minv @ J.T @ lam.ravel(), atol=1e-12)
     scale = lam[:, 0].max()
     assert scale > 0
     assert lam[:, 0].min() >= 0.0
@@ -132,14 +136,7 @@ def test_prox_satisfies_coulomb_cone_conditions(seed):
 def test_pgs_satisfies_box_friction_conditions(seed):
     """Satisfy the BLCP conditions (course eq. 41) of box friction with PGS."""
     mu = 0.4
-    model = _scene(mu, seed)
-    state_in, state_out, contacts, dt = _step(model, "PGS", tolerance=1e-13, iterations=5000)
-    J, Minv, u_free = _dense_system(model, state_in, contacts, dt)
-    u = np.concatenate(
-        [np.concatenate([state_out.body_vel[i], state_out.body_omega[i]]) for i in range(model.body_count)]
-    )
-    v = (J @ u).reshape(-1, 3)
-    lam = contacts.contact_impulse[: contacts.contact_count]
+    _, _, _, _, v, lam = _tight_friction_step("PGS", mu, seed)
     scale = lam[:, 0].max()
     assert scale > 0
     assert v[:, 0].min() > -1e-6

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from contact_lab.core.fem import primitives
 from contact_lab.core.fem.lattice import compute_winding_numbers, extract_surface_triangles, tetrahedralize_lattice
+from reference_geometry import xyz_rotation
 
 # ---------------------------------------------------------------------------------------------- meshes
 
@@ -19,14 +20,7 @@ def cube_mesh(center=(0.0, 0.0, 0.0), size=1.0):
 
 
 def rotated(vertices, angles=(0.3, 0.5, 0.7)):
-    rot = np.eye(3)
-    for axis, angle in enumerate(angles):
-        c, s = np.cos(angle), np.sin(angle)
-        r = np.eye(3)
-        i, j = [k for k in range(3) if k != axis]
-        r[i, i], r[i, j], r[j, i], r[j, j] = c, -s, s, c
-        rot = r.dot(rot)
-    return vertices.dot(rot.T)
+    return vertices.dot(xyz_rotation(angles).T)
 
 
 def icosphere(subdivisions=2, radius=1.0):

@@ -186,6 +186,22 @@ def test_lame_parameters_and_deformation_gradient():
 # ------------------------------------------------------------------------------------------
 
 
+def finite_difference_stress_and_tangent(F, material, work):
+    """Central differences (step FD_STEP) of the energy density and the stress at F (3, 3): the stress P (9,) and
+    the tangent dP/dF (9, 9), column c the derivative along entry c of F (row-major)."""
+    P_fd = np.empty(9)
+    C_fd = np.empty((9, 9))
+    for c in range(9):
+        d = np.zeros(9)
+        d[c] = FD_STEP
+        d = d.reshape(3, 3)
+        e_plus = energy_density(F + d, material, work)
+        e_minus = energy_density(F - d, material, work)
+        P_fd[c] = (e_plus - e_minus) / (2 * FD_STEP)
+        C_fd[:, c] = (stress(F + d, material, work) - stress(F - d, material, work)).ravel() / (2 * FD_STEP)
+    return P_fd, C_fd
+
+
 @pytest.mark.parametrize("material", MATERIALS)
 def test_stress_and_tangent_match_finite_differences(material):
     rng = np.random.default_rng(10 + material)
@@ -196,16 +212,7 @@ def test_stress_and_tangent_match_finite_differences(material):
             F = random_F(rng, sigma)
             P = stress(F, material, work)
             C = tangent(F, material, work)
-            P_fd = np.empty(9)
-            C_fd = np.empty((9, 9))
-            for c in range(9):
-                d = np.zeros(9)
-                d[c] = FD_STEP
-                d = d.reshape(3, 3)
-                e_plus = energy_density(F + d, material, work)
-                e_minus = energy_density(F - d, material, work)
-                P_fd[c] = (e_plus - e_minus) / (2 * FD_STEP)
-                C_fd[:, c] = (stress(F + d, material, work) - stress(F - d, material, work)).ravel() / (2 * FD_STEP)
+            P_fd, C_fd = finite_difference_stress_and_tangent(F, material, work)
             worst_p = max(worst_p, rel_err(P.ravel(), P_fd))
             worst_c = max(worst_c, rel_err(C, C_fd))
             assert np.allclose(C, C.T, rtol=0, atol=1e-10 * np.abs(C).max())
@@ -725,16 +732,7 @@ def test_neohookean_closed_form_and_finite_differences_for_random_F():
         P = stress(F, NEOHOOKEAN, work)
         worst_closed = max(worst_closed, rel_err(P, MU * F + (LAM * np.log(J) - MU) * np.linalg.inv(F).T))
         C = tangent(F, NEOHOOKEAN, work)
-        P_fd = np.empty(9)
-        C_fd = np.empty((9, 9))
-        for c in range(9):
-            d = np.zeros(9)
-            d[c] = FD_STEP
-            d = d.reshape(3, 3)
-            P_fd[c] = (energy_density(F + d, NEOHOOKEAN, work) - energy_density(F - d, NEOHOOKEAN, work)) / (
-                2 * FD_STEP
-            )
-            C_fd[:, c] = (stress(F + d, NEOHOOKEAN, work) - stress(F - d, NEOHOOKEAN, work)).ravel() / (2 * FD_STEP)
+        P_fd, C_fd = finite_difference_stress_and_tangent(F, NEOHOOKEAN, work)
         worst_p = max(worst_p, rel_err(P.ravel(), P_fd))
         worst_c = max(worst_c, rel_err(C, C_fd))
         assert np.abs(C - C.T).max() <= 1e-12 * np.abs(C).max()

@@ -4,6 +4,7 @@ import time
 
 import numpy as np
 import pytest
+from contact_lab.core.fem import primitives
 from contact_lab.core.ipc.broad_phase import build_edges, collision_candidates
 from contact_lab.core.jit import njit_kernel
 
@@ -13,31 +14,9 @@ from contact_lab.core.jit import njit_kernel
 
 
 def icosphere(level, radius=1.0, center=(0.0, 0.0, 0.0)):
-    """Vertices (V, 3) and faces (20 * 4^level, 3) int64 of a subdivided icosahedron."""
-    g = (1.0 + 5.0**0.5) / 2.0
-    verts = [(-1, g, 0), (1, g, 0), (-1, -g, 0), (1, -g, 0), (0, -1, g), (0, 1, g), (0, -1, -g), (0, 1, -g),
-             (g, 0, -1), (g, 0, 1), (-g, 0, -1), (-g, 0, 1)]  # fmt: skip
-    faces = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4), (11, 10, 2),
-             (10, 7, 6), (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9), (4, 9, 5), (2, 4, 11),
-             (6, 2, 10), (8, 6, 7), (9, 8, 1)]  # fmt: skip
-    verts = [np.array(v, float) / np.linalg.norm(v) for v in verts]
-    for _ in range(level):
-        middle = {}
-
-        def mid(a, b, middle=middle):
-            key = (min(a, b), max(a, b))
-            if key not in middle:
-                m = verts[a] + verts[b]
-                verts.append(m / np.linalg.norm(m))
-                middle[key] = len(verts) - 1
-            return middle[key]
-
-        new = []
-        for a, b, c in faces:
-            ab, bc, ca = mid(a, b), mid(b, c), mid(c, a)
-            new += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
-        faces = new
-    return np.asarray(center) + radius * np.array(verts), np.array(faces, np.int64)
+    """Vertices (V, 3) and faces (20 * 4^level, 3) int64 of a subdivided icosahedron (the core's primitive)."""
+    vertices, faces = primitives.icosphere(radius, level, center)
+    return vertices, faces.astype(np.int64)
 
 
 def grid(n, size, center, rng, wave=0.05):

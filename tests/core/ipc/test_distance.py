@@ -263,57 +263,43 @@ def test_point_triangle_matches_brute_force_minimisation():
 # --------------------------------------------------------------------------- finite differences
 
 
-def test_point_triangle_derivatives_match_finite_differences():
-    """Compare PT gradients/Hessians with central differences for every closest-feature case."""
-    rng = np.random.default_rng(10)
-    X = pt_configs(rng, 3000)
-    cases = pt_batch(X)[0]
+def _check_derivatives_per_case(X, case_values, batch, case_of, distance2, gradient):
+    """Central-difference check of ``gradient`` against ``distance2`` at up to 12 configurations per
+    closest-feature case (``batch``'s first output) from the first two thirds of ``X`` (N, 4, 3): at least 5 per
+    case where ``case_of`` is stable under the steps, relative errors below 1e-6."""
+    k = 2 * (len(X) // 3)
+    cases = batch(X)[0][:k]
     worst = np.zeros(2)
-    tested = dict.fromkeys(PT_CASES, 0)
-    for case, x in _pick_per_case(X[: 2 * (len(X) // 3)], cases[: 2 * (len(X) // 3)], PT_CASES, 12):
+    tested = dict.fromkeys(case_values, 0)
+    for case, x in _pick_per_case(X[:k], cases, case_values, 12):
 
         def stable(y, case=case):
-            P = y.reshape(4, 3)
-            return dist.point_triangle_case(P[0], P[1], P[2], P[3]) == case
+            return case_of(*y.reshape(4, 3)) == case
 
         def value(y):
-            P = y.reshape(4, 3)
-            return dist.point_triangle_distance2(P[0], P[1], P[2], P[3])
+            return distance2(*y.reshape(4, 3))
 
-        res = _fd_check(value, _pt_grad, x, 1e-6, stable)
+        res = _fd_check(value, gradient, x, 1e-6, stable)
         if res is None:
             continue
         tested[case] += 1
         worst = np.maximum(worst, res)
     assert min(tested.values()) >= 5, tested
     assert worst[0] < 1e-6 and worst[1] < 1e-6, worst
+
+
+def test_point_triangle_derivatives_match_finite_differences():
+    """Compare PT gradients/Hessians with central differences for every closest-feature case."""
+    X = pt_configs(np.random.default_rng(10), 3000)
+    _check_derivatives_per_case(
+        X, PT_CASES, pt_batch, dist.point_triangle_case, dist.point_triangle_distance2, _pt_grad
+    )
 
 
 def test_edge_edge_derivatives_match_finite_differences():
     """Compare EE gradients/Hessians with central differences for every closest-feature case."""
-    rng = np.random.default_rng(11)
-    X = ee_configs(rng, 3000)
-    cases = ee_batch(X)[0]
-    worst = np.zeros(2)
-    tested = dict.fromkeys(EE_CASES, 0)
-    k = 2 * (len(X) // 3)
-    for case, x in _pick_per_case(X[:k], cases[:k], EE_CASES, 12):
-
-        def stable(y, case=case):
-            P = y.reshape(4, 3)
-            return dist.edge_edge_case(P[0], P[1], P[2], P[3]) == case
-
-        def value(y):
-            P = y.reshape(4, 3)
-            return dist.edge_edge_distance2(P[0], P[1], P[2], P[3])
-
-        res = _fd_check(value, _ee_grad, x, 1e-6, stable)
-        if res is None:
-            continue
-        tested[case] += 1
-        worst = np.maximum(worst, res)
-    assert min(tested.values()) >= 5, tested
-    assert worst[0] < 1e-6 and worst[1] < 1e-6, worst
+    X = ee_configs(np.random.default_rng(11), 3000)
+    _check_derivatives_per_case(X, EE_CASES, ee_batch, dist.edge_edge_case, dist.edge_edge_distance2, _ee_grad)
 
 
 def test_near_parallel_edge_edge_derivatives_match_finite_differences():
@@ -548,17 +534,24 @@ def _block_rel(a, b):
     return np.max(np.abs(a - b), axis=axes) / np.maximum(np.max(np.abs(b), axis=axes), 1e-300)
 
 
+def _batch_and_ipctk(ipctk, X, batch, kind):
+    """The batch kernel's case (N,), d² (N,), gradients (N, 12) and Hessians (N, 12, 12) of ``X`` (N, 4, 3), checked
+    self-consistent and exactly symmetric, followed by ipctk's four for ``kind`` ("point_triangle", "edge_edge")."""
+    cases, d2, d2_value, grads, hessians = batch(X)
+    np.testing.assert_array_equal(d2, d2_value)
+    np.testing.assert_array_equal(hessians, hessians.transpose(0, 2, 1))  # exactly symmetric
+    distance_type, distance = getattr(ipctk, f"{kind}_distance_type"), getattr(ipctk, f"{kind}_distance")
+    gradient, hessian = getattr(ipctk, f"{kind}_distance_gradient"), getattr(ipctk, f"{kind}_distance_hessian")
+    ref_case = np.array([int(distance_type(*x)) for x in X])
+    ref = [np.array([f(*x) for x in X]) for f in (distance, gradient, hessian)]
+    return cases, d2, grads, hessians, ref_case, *ref
+
+
 def test_point_triangle_matches_ipctk():
     """Agree with ipctk on 10 000 PT configurations: case, d² (1e-10 relative), gradient and Hessian."""
     ipctk = pytest.importorskip("ipctk")
     X = pt_configs(np.random.default_rng(20), N_IPCTK)
-    cases, d2, d2_value, grads, hessians = pt_batch(X)
-    np.testing.assert_array_equal(d2, d2_value)
-    np.testing.assert_array_equal(hessians, hessians.transpose(0, 2, 1))  # exactly symmetric
-    ref_case = np.array([int(ipctk.point_triangle_distance_type(*x)) for x in X])
-    ref_d2 = np.array([ipctk.point_triangle_distance(*x) for x in X])
-    ref_g = np.array([ipctk.point_triangle_distance_gradient(*x) for x in X])
-    ref_H = np.array([ipctk.point_triangle_distance_hessian(*x) for x in X])
+    cases, d2, grads, hessians, ref_case, ref_d2, ref_g, ref_H = _batch_and_ipctk(ipctk, X, pt_batch, "point_triangle")
     assert set(np.unique(cases)) == set(PT_CASES)
     generic = slice(0, 2 * (N_IPCTK // 3))
     agree = _check_against_ipctk_and_exact(
@@ -575,13 +568,7 @@ def test_edge_edge_matches_ipctk():
     """Agree with ipctk on 10 000 EE configurations: case (incl. the parallel fallback), d², gradient, Hessian."""
     ipctk = pytest.importorskip("ipctk")
     X = ee_configs(np.random.default_rng(21), N_IPCTK)
-    cases, d2, d2_value, grads, hessians = ee_batch(X)
-    np.testing.assert_array_equal(d2, d2_value)
-    np.testing.assert_array_equal(hessians, hessians.transpose(0, 2, 1))  # exactly symmetric
-    ref_case = np.array([int(ipctk.edge_edge_distance_type(*x)) for x in X])
-    ref_d2 = np.array([ipctk.edge_edge_distance(*x) for x in X])
-    ref_g = np.array([ipctk.edge_edge_distance_gradient(*x) for x in X])
-    ref_H = np.array([ipctk.edge_edge_distance_hessian(*x) for x in X])
+    cases, d2, grads, hessians, ref_case, ref_d2, ref_g, ref_H = _batch_and_ipctk(ipctk, X, ee_batch, "edge_edge")
     assert set(np.unique(cases)) == set(EE_CASES)
     ea = X[:, 1] - X[:, 0]
     eb = X[:, 3] - X[:, 2]

@@ -17,6 +17,7 @@ import numba
 import numpy as np
 import pytest
 import reference_geometry as ref
+from contact_lab.core.fem import primitives
 from contact_lab.core.ipc import intersection as ix
 from contact_lab.core.ipc.intersection import (
     UNCERTAIN,
@@ -137,29 +138,9 @@ def pair_set(pairs):
 
 
 def icosphere(level, radius=1.0):
-    """Closed icosphere surface: vertices (V, 3), outward triangles (T, 3)."""
-    t = (1.0 + 5.0**0.5) / 2.0
-    V = [[-1, t, 0], [1, t, 0], [-1, -t, 0], [1, -t, 0], [0, -1, t], [0, 1, t]]
-    V += [[0, -1, -t], [0, 1, -t], [t, 0, -1], [t, 0, 1], [-t, 0, -1], [-t, 0, 1]]
-    F = [[0, 11, 5], [0, 5, 1], [0, 1, 7], [0, 7, 10], [0, 10, 11], [1, 5, 9], [5, 11, 4], [11, 10, 2]]
-    F += [[10, 7, 6], [7, 1, 8], [3, 9, 4], [3, 4, 2], [3, 2, 6], [3, 6, 8], [3, 8, 9], [4, 9, 5], [2, 4, 11]]
-    F += [[6, 2, 10], [8, 6, 7], [9, 8, 1]]
-    V = [np.array(v, float) / np.linalg.norm(v) for v in V]
-    for _ in range(level):
-        cache, F2 = {}, []
-        for a, b, c in F:
-            mids = []
-            for x, y in ((a, b), (b, c), (c, a)):
-                key = (min(x, y), max(x, y))
-                if key not in cache:
-                    m = V[x] + V[y]
-                    V.append(m / np.linalg.norm(m))
-                    cache[key] = len(V) - 1
-                mids.append(cache[key])
-            ab, bc, ca = mids
-            F2 += [[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]
-        F = F2
-    return radius * np.array(V), np.array(F, np.int64)
+    """Closed icosphere surface (the core's primitive): vertices (V, 3), outward triangles (T, 3) int64."""
+    vertices, faces = primitives.icosphere(radius, level)
+    return vertices, faces.astype(np.int64)
 
 
 def cube_surface(n, half=1.0):

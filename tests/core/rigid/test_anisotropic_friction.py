@@ -180,20 +180,25 @@ def _anisotropic_incline(theta, phi):
     return b.finalize(), downhill
 
 
+def sticks_below_and_slides_above(theta_c, phi, solver):
+    """On the incline 0.3° below ``theta_c`` the box moves under 0.1 mm in one second, 0.3° above over 5 mm."""
+    for offset, slides in ((-0.3, False), (0.3, True)):
+        model, _ = _anisotropic_incline(theta_c + math.radians(offset), phi)
+        traj = simulate(model, frame_count=61, fps=60, substeps=4, solver=solver, tolerance=1e-9, iterations=300)
+        moved = np.linalg.norm(traj.body_pos[-1, 1] - traj.body_pos[0, 1])
+        if slides:
+            assert moved > 5e-3, moved
+        else:
+            assert moved < 1e-4, moved
+
+
 @pytest.mark.parametrize("phi_deg", [0.0, 45.0, 90.0])
 def test_anisotropic_incline_threshold(phi_deg):
     """Stick 0.3° below and slide 0.3° above tan θ_c = 1/sqrt(cos²φ/μ_S² + sin²φ/μ_T²) (PROX)."""
     phi = math.radians(phi_deg)
     theta_c = critical_angle(phi)
     assert math.degrees(theta_c) == pytest.approx({0.0: 16.70, 45.0: 20.78, 90.0: 30.96}[phi_deg], abs=0.005)
-    for offset, slides in ((-0.3, False), (0.3, True)):
-        model, downhill = _anisotropic_incline(theta_c + math.radians(offset), phi)
-        traj = simulate(model, frame_count=61, fps=60, substeps=4, solver="PROX", tolerance=1e-9, iterations=300)
-        moved = np.linalg.norm(traj.body_pos[-1, 1] - traj.body_pos[0, 1])
-        if slides:
-            assert moved > 5e-3, moved
-        else:
-            assert moved < 1e-4, moved
+    sticks_below_and_slides_above(theta_c, phi, "PROX")
 
 
 def _anisotropic_slide_velocity_change(psi, half_extents, strategy):

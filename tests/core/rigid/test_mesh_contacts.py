@@ -86,12 +86,7 @@ def floor_mesh(half=1.0, n=4):
     """Flat square [-half, half]^2 at z = 0 split into n x n quads (2 n^2 triangles, normals up): open."""
     x = np.linspace(-half, half, n + 1)
     v = np.array([(a, b, 0.0) for a in x for b in x])
-    tris = []
-    for i in range(n):
-        for j in range(n):
-            a = i * (n + 1) + j
-            tris += [(a, a + n + 1, a + n + 2), (a, a + n + 2, a + 1)]
-    return v, np.array(tris)
+    return v, mr.grid_triangles(n)
 
 
 # ---------------------------------------------------------------------------------------------------------------

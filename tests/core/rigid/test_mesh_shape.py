@@ -174,12 +174,7 @@ def terrain(n=24, seed=5):
     x, y = np.meshgrid(np.linspace(-1, 1, n + 1), np.linspace(-1, 1, n + 1), indexing="ij")
     z = 0.1 * np.sin(3 * x) * np.cos(2 * y) + 0.01 * rng.normal(size=x.shape)
     v = np.stack([x, y, z], -1).reshape(-1, 3)
-    tris = []
-    for i in range(n):
-        for j in range(n):
-            a = i * (n + 1) + j
-            tris += [(a, a + n + 1, a + n + 2), (a, a + n + 2, a + 1)]
-    return v, np.array(tris)
+    return v, mr.grid_triangles(n)
 
 
 def test_bvh_is_a_valid_deterministic_tree():

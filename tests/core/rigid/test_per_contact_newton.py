@@ -15,8 +15,8 @@ from contact_lab.core.contact_solvers.kernels_newton import (
     solve_contact_local,
     solve_fb_affine_scalar,
 )
-from contact_solvers.test_against_dense_lcp import _brute_force_lcp, _dense_system, _scene, _step
-from rigid.test_anisotropic_friction import _anisotropic_incline, critical_angle
+from contact_solvers.test_against_dense_lcp import _brute_force_lcp, _dense_system, _scene, _step, _velocities
+from rigid.test_anisotropic_friction import critical_angle, sticks_below_and_slides_above
 from scenes import G, box_stack, floor_box, incline_box
 
 SETS = {
@@ -256,10 +256,6 @@ def test_local_newton_handles_separation_and_frictionless():
 # --- 3. Whole steps -------------------------------------------------------------------------------
 
 
-def _velocities(model, state):
-    return np.concatenate([np.concatenate([state.body_vel[i], state.body_omega[i]]) for i in range(model.body_count)])
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_newton_step_matches_prox(seed):
     """Give PROX's post-step velocities (both at tolerance 1e-13) to 1e-7 on the solver-test scenes."""
@@ -293,15 +289,7 @@ def test_newton_frictionless_step_matches_brute_force_lcp(seed):
 def test_newton_anisotropic_incline_threshold(phi_deg):
     """Stick 0.3° below and slide 0.3° above tan θ_c = 1/sqrt(cos²φ/μ_S² + sin²φ/μ_T²) (NEWTON)."""
     phi = math.radians(phi_deg)
-    theta_c = critical_angle(phi)
-    for offset, slides in ((-0.3, False), (0.3, True)):
-        model, downhill = _anisotropic_incline(theta_c + math.radians(offset), phi)
-        traj = simulate(model, frame_count=61, fps=60, substeps=4, solver="NEWTON", tolerance=1e-9, iterations=300)
-        moved = np.linalg.norm(traj.body_pos[-1, 1] - traj.body_pos[0, 1])
-        if slides:
-            assert moved > 5e-3, moved
-        else:
-            assert moved < 1e-4, moved
+    sticks_below_and_slides_above(critical_angle(phi), phi, "NEWTON")
 
 
 # --- 5. Analytic physics ----------------------------------------------------------------------------

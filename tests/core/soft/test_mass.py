@@ -15,6 +15,7 @@ from contact_lab.core.fem.primitives import icosphere
 from contact_lab.core.fem.tet_mesh import MIN_NODE_MASS_FRACTION, lumped_vertex_mass
 from contact_lab.core.fem.world import SoftWorldBuilder
 from mesh_reference import suzanne
+from reference_geometry import xyz_rotation
 
 DENSITY = 1050.0
 RESOLUTIONS = (4, 6, 8, 12, 16)
@@ -26,17 +27,6 @@ def box_mesh(size=(2.0, 2.0, 2.0), centre=(0.0, 0.0, 0.0)):
     quads = [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5)]
     tris = np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))], np.int64)
     return v * np.asarray(size) + np.asarray(centre), tris
-
-
-def rotation(angles=(0.3, 0.5, 0.7)):
-    rot = np.eye(3)
-    for axis, angle in enumerate(angles):
-        c, s = np.cos(angle), np.sin(angle)
-        r = np.eye(3)
-        i, j = [k for k in range(3) if k != axis]
-        r[i, i], r[i, j], r[j, i], r[j, j] = c, -s, s, c
-        rot = r @ rot
-    return rot
 
 
 def divergence_volume_centroid(vertices, triangles):
@@ -60,9 +50,9 @@ def sphere_mesh():
 SHAPES = {
     "cube": lambda: box_mesh(),
     "box_non_uniform": lambda: box_mesh((1.0, 0.7, 0.45), centre=(0.3, -0.2, 0.7)),
-    "box_rotated": lambda: (box_mesh((1.0, 0.7, 0.45))[0] @ rotation().T, box_mesh()[1]),
+    "box_rotated": lambda: (box_mesh((1.0, 0.7, 0.45))[0] @ xyz_rotation().T, box_mesh()[1]),
     "sphere": sphere_mesh,
-    "ellipsoid_rotated": lambda: (sphere_mesh()[0] * (1.0, 0.6, 0.4) @ rotation().T, sphere_mesh()[1]),
+    "ellipsoid_rotated": lambda: (sphere_mesh()[0] * (1.0, 0.6, 0.4) @ xyz_rotation().T, sphere_mesh()[1]),
 }
 
 
@@ -117,7 +107,7 @@ def test_centre_of_mass_is_the_mesh_centroid(shape, resolution):
     """Within a quarter of a cell (the lattice alone: up to a third of a cell off for the tetrahedron)."""
     if shape.startswith("tetrahedron"):
         v, f = tetrahedron_mesh()
-        v = v @ rotation().T if shape.endswith("rotated") else v
+        v = v @ xyz_rotation().T if shape.endswith("rotated") else v
     else:
         v, f = SHAPES[shape]()
     _, centroid = divergence_volume_centroid(v, f)

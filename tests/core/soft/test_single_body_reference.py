@@ -72,18 +72,23 @@ def test_penalty_and_friction_derivatives_match_finite_differences():
 # ----------------------------------------------------------------------------------------------
 
 
-def test_free_fall_matches_discrete_backward_euler_exactly():
+def _free_fall(**solver_options):
+    """A block thrown at v0 falls for ``steps`` steps of ``h``: (body, end state, v0, x0, h, steps, g)."""
     body = _block(youngs_modulus=1.0e5)
-    solver = SolverSoftImplicit(body)
+    solver = SolverSoftImplicit(body, **solver_options)
     state = body.state()
     v0 = np.array([0.3, -0.1, 2.0])
     state.v[:] = v0
     x0 = state.x.copy()
     h, steps = 0.01, 20
-    g = np.array([0.0, 0.0, -G])
     for _ in range(steps):
         solver.step(state, state, h)
         assert solver.stats.converged
+    return body, state, v0, x0, h, steps, np.array([0.0, 0.0, -G])
+
+
+def test_free_fall_matches_discrete_backward_euler_exactly():
+    body, state, v0, x0, h, steps, g = _free_fall()
     # BE: v_k = v0 + k h g, x_N = x0 + h sum_{k=1..N} v_k
     v_n = v0 + steps * h * g
     x_shift = h * sum(v0 + k * h * g for k in range(1, steps + 1))
@@ -338,17 +343,7 @@ def test_implicit_mode_without_friction_matches_lagged_mode():
 
 
 def test_trapezoidal_free_fall_is_exact():
-    body = _block(youngs_modulus=1.0e5)
-    solver = SolverSoftImplicit(body, integrator="TR")
-    state = body.state()
-    v0 = np.array([0.3, -0.1, 2.0])
-    state.v[:] = v0
-    x0 = state.x.copy()
-    h, steps = 0.01, 20
-    g = np.array([0.0, 0.0, -G])
-    for _ in range(steps):
-        solver.step(state, state, h)
-        assert solver.stats.converged
+    _, state, v0, x0, h, steps, g = _free_fall(integrator="TR")
     t = steps * h
     np.testing.assert_allclose(state.v, np.broadcast_to(v0 + t * g, state.v.shape), atol=1e-10)
     np.testing.assert_allclose(state.x, x0 + v0 * t + 0.5 * g * t * t, atol=1e-10)
