@@ -15,6 +15,14 @@ from .kernels import compute_r_factors, judge_sweep, merit_window, store_result,
 
 
 @njit_kernel
+def _copy_into(src, dst):
+    """``dst[:] = src`` for (n,) vectors, element by element: the slice form compiles numba's shape-mismatch error
+    formatting (seconds of a cold compile)."""
+    for i in range(dst.shape[0]):
+        dst[i] = src[i]
+
+
+@njit_kernel
 def _contact_velocity(W, q, r, out):
     """``out = W r + q`` (serial)."""
     for i in range(q.shape[0]):
@@ -59,7 +67,7 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
                 blocks[k, i, j] = W[3 * k + i, 3 * k + j]
     rho = np.empty((m, 3))
     compute_r_factors(blocks, m, strategy, rho)
-    out_r[:] = r_init
+    _copy_into(r_init, out_r)
     u = np.empty(3 * m)
     _contact_velocity(W, q, out_r, u)
     saved_r = out_r.copy()
@@ -69,8 +77,8 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
     merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
     for it in range(iterations):
         sweeps = it + 1
-        saved_r[:] = out_r
-        saved_u[:] = u
+        _copy_into(out_r, saved_r)
+        _copy_into(u, saved_u)
         merit = 0.0
         for i in range(m):
             k = sweep_index(i, it, m)
@@ -96,8 +104,8 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
         rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
         if rejected:
             rejections += 1
-            out_r[:] = saved_r
-            u[:] = saved_u
+            _copy_into(saved_r, out_r)
+            _copy_into(saved_u, u)
             scale *= nu
             merit = last_merit
     store_result(result, sweeps, merit, rejections)

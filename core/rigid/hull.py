@@ -301,9 +301,12 @@ def _grown(face, face_len, need):
     """The face table with room for at least ``need`` rows."""
     cap = max(need, 2 * face.shape[0])
     bigger = np.zeros((cap, _COLUMNS), np.int64)
-    bigger[: face.shape[0]] = face
     bigger_len = np.zeros(cap)
-    bigger_len[: face.shape[0]] = face_len
+    # element by element: an array-to-slice assignment compiles numba's shape-mismatch error formatting (seconds)
+    for row in range(face.shape[0]):
+        bigger_len[row] = face_len[row]
+        for column in range(face.shape[1]):
+            bigger[row, column] = face[row, column]
     return bigger, bigger_len
 
 

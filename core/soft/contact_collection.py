@@ -14,7 +14,6 @@ from ..jit import njit_kernel
 from .contact_elements import ELEMENT_NODES, KIND_POINT_BOX, KIND_POINT_COLLIDER, KIND_POINT_TRIANGLE, element_distance
 
 
-@njit_kernel
 def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_friction, col_kind, col_friction,
                      col_aniso, geometry_a, geometry_b, aff_collider, aff_corner_weights, point_body, tri_points,
                      el_kind, el_nodes, el_weights, el_target, el_mu):  # fmt: skip
@@ -30,18 +29,47 @@ def collect_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_
     ``el_mu`` gets the geometric mean of the two friction coefficients. Returns the number of pairs found;
     when it exceeds the capacity (``el_kind.shape[0]``) only the first ones are stored and the caller
     must grow the arrays and call again.
+
+    Two compiled passes, the soft–soft one run only when there are triangles (two soft bodies or more): a scene
+    with one soft body never compiles it.
     """
+    count = collect_collider_contacts(
+        x_a, x_b, margin, delta, point_nodes, point_weights, point_friction, col_kind, col_friction, col_aniso,
+        geometry_a, geometry_b, aff_collider, aff_corner_weights, el_kind, el_nodes, el_weights, el_target, el_mu,
+    )  # fmt: skip
+    if tri_points.shape[0] == 0:
+        return count
+    return collect_soft_soft_contacts(
+        x_a, x_b, delta, point_nodes, point_weights, point_friction, point_body, tri_points, geometry_a,
+        geometry_b, el_kind, el_nodes, el_weights, el_target, el_mu, count,
+    )  # fmt: skip
+
+
+@njit_kernel
+def collect_collider_contacts(x_a, x_b, margin, delta, point_nodes, point_weights, point_friction, col_kind,
+                              col_friction, col_aniso, geometry_a, geometry_b, aff_collider, aff_corner_weights,
+                              el_kind, el_nodes, el_weights, el_target, el_mu):  # fmt: skip
+    """The collider pass of :func:`collect_contacts`; returns the number of pairs found."""
     one = _one_element()
     coef = np.empty(ELEMENT_NODES)
     g = np.empty(3)
     scratch = np.empty((4, 3, 3))
-    count = _collect_collider_pairs(
+    return _collect_collider_pairs(
         x_a, x_b, margin, delta, point_nodes, point_weights, point_friction, col_kind, col_friction, col_aniso,
         geometry_a, geometry_b, aff_collider, aff_corner_weights, one, coef, g, scratch, el_kind, el_nodes,
         el_weights, el_target, el_mu,
     )  # fmt: skip
-    if tri_points.shape[0] == 0:
-        return count
+
+
+@njit_kernel
+def collect_soft_soft_contacts(x_a, x_b, delta, point_nodes, point_weights, point_friction, point_body,
+                               tri_points, geometry_a, geometry_b, el_kind, el_nodes, el_weights, el_target, el_mu,
+                               count):  # fmt: skip
+    """The soft–soft pass of :func:`collect_contacts`, appending after ``count`` pairs; returns the new count."""
+    one = _one_element()
+    coef = np.empty(ELEMENT_NODES)
+    g = np.empty(3)
+    scratch = np.empty((4, 3, 3))
     return _collect_soft_soft_pairs(
         x_a, x_b, delta, point_nodes, point_weights, point_friction, point_body, tri_points, geometry_a,
         geometry_b, one, coef, g, scratch, el_kind, el_nodes, el_weights, el_target, el_mu, count,
