@@ -312,6 +312,7 @@ def _add_point_triangle(p, t, body, r, lo, hi, pos, point_nodes, point_weights, 
 def _pair_distance(x_a, x_b, geometry_a, geometry_b, one, coef, g, scratch):
     """min over the two states of the candidate's signed distance [m] (element 0 of the one-element arrays)."""
     kind, nodes, weights, target = one
-    d_a = element_distance(0, x_a, kind, nodes, weights, target, geometry_a, coef, g, scratch)
-    d_b = element_distance(0, x_b, kind, nodes, weights, target, geometry_b, coef, g, scratch)
+    slot = np.int64(0)  # not a literal 0: the distance kernels compile once, for any element index
+    d_a = element_distance(slot, x_a, kind, nodes, weights, target, geometry_a, coef, g, scratch)
+    d_b = element_distance(slot, x_b, kind, nodes, weights, target, geometry_b, coef, g, scratch)
     return min(d_a, d_b)

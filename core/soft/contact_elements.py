@@ -137,7 +137,7 @@ def _point_collider_distance(e, x, el_nodes, el_weights, el_target, geometry, co
     n = scratch[0, 1]
     p = scratch[0, 2]
     c = el_target[e]
-    element_point(e, x, el_nodes, el_weights, 0, p)
+    element_point(e, x, el_nodes, el_weights, np.int64(0), p)
     _point_coefficients(e, el_nodes, el_weights, coef)
     R = col_rot[c]
     for i in range(3):
@@ -160,7 +160,7 @@ def _point_box_distance(e, x, el_nodes, el_weights, el_target, geometry, coef, g
     p = scratch[0, 2]
     a = el_target[e]
     v = scratch[0, 0]  # the point; q is overwritten only after its last use
-    element_point(e, x, el_nodes, el_weights, 0, v)
+    element_point(e, x, el_nodes, el_weights, np.int64(0), v)
     D = scratch[1]
     Dinv = scratch[2]
     Dr = scratch[3]
@@ -183,7 +183,7 @@ def _point_box_distance(e, x, el_nodes, el_weights, el_target, geometry, coef, g
             + R0[1, i] * (p[1] - aff_rest_center[a, 1])
             + R0[2, i] * (p[2] - aff_rest_center[a, 2])
         )
-    d = shape_signed_distance(SHAPE_BOX, aff_half[a], q, n)
+    d = shape_signed_distance(np.int64(SHAPE_BOX), aff_half[a], q, n)
     # rest-frame normal n_r = R0 n; g = D^-T Dr^T n_r
     for i in range(3):
         p[i] = R0[i, 0] * n[0] + R0[i, 1] * n[1] + R0[i, 2] * n[2]
@@ -271,10 +271,10 @@ def _point_triangle_distance(e, x, el_nodes, el_weights, coef, g, scratch):
     b = scratch[1, 2]
     c = scratch[2, 0]
     bary = scratch[2, 1]
-    element_point(e, x, el_nodes, el_weights, 0, p)
-    element_point(e, x, el_nodes, el_weights, 4, a)
-    element_point(e, x, el_nodes, el_weights, 8, b)
-    element_point(e, x, el_nodes, el_weights, 12, c)
+    element_point(e, x, el_nodes, el_weights, np.int64(0), p)
+    element_point(e, x, el_nodes, el_weights, np.int64(4), a)
+    element_point(e, x, el_nodes, el_weights, np.int64(8), b)
+    element_point(e, x, el_nodes, el_weights, np.int64(12), c)
     closest_point_on_triangle(p, a, b, c, bary)
     if bary[0] > 0.0 and bary[1] > 0.0 and bary[2] > 0.0:
         # Face region: the signed distance along the outward face normal (negative once the point is

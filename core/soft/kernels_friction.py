@@ -119,7 +119,7 @@ def _collider_slip(e, x_start, el_nodes, el_weights, c, col_pos0, col_rot0, col_
     """``el_slip[e]`` (3,) [m]: displacement over the step of collider ``c``'s material point under the contact
     point at ``x^n`` (start pose ``col_pos0``/``col_rot0`` to end pose ``col_pos``/``col_rot``); ``p``, ``q``
     (3,) scratch."""
-    element_point(e, x_start, el_nodes, el_weights, 0, p)
+    element_point(e, x_start, el_nodes, el_weights, np.int64(0), p)
     R0 = col_rot0[c]
     for i in range(3):
         q[i] = (

@@ -4,7 +4,9 @@ References: finite differences of the incremental potential, analytic rigid-body
 ballistic motion, statics (contact force = weight), brute-force distances, and a moving platform.
 """
 
+import ast
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from contact_lab.core.fem.lattice import tetrahedralize_lattice
 from contact_lab.core.fem.primitives import box_tet_mesh, icosphere
 from contact_lab.core.fem.volume import VolumeModel, enclosed_volume, kappa_per_pa
 from contact_lab.core.fem.world import ColliderKind, SoftWorldBuilder, SoftWorldError
+from contact_lab.core.soft import contact_elements as ce
 from contact_lab.core.soft.contact_elements import closest_point_on_triangle, shape_signed_distance
 from contact_lab.core.soft.frame_loop import SoftSettings, iter_simulate_soft
 from contact_lab.core.soft.world_solver import SoftWorldSolver
@@ -640,3 +643,20 @@ def test_implicit_friction_equals_the_single_body_fully_implicit_solver(friction
         assert difference < 1e-9 and state.stats.friction_converged
     else:
         assert difference > 1e-5
+
+
+def test_contact_distance_kernels_are_never_called_with_literal_numbers():
+    """The soft contact-distance kernels get their element index and node slot as int64 values, never as literal
+    constants: numba compiles a kernel once per literal value it is called with (``element_point`` was compiled 8
+    times, ``element_distance`` twice), so a literal multiplies the cold compile. Read from the sources with ``ast``
+    (with a warm kernel cache nothing compiles in the test process, so the dispatchers cannot be asked)."""
+    kernels = {"element_point", "element_distance", "shape_signed_distance", "_point_collider_distance",
+               "_point_triangle_distance", "_point_box_distance"}  # fmt: skip
+    literal = []
+    for path in sorted((Path(ce.__file__).parent).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in kernels:
+                constants = [getattr(a, "operand", a) for a in node.args]  # -1 is a UnaryOp on a Constant
+                if any(isinstance(a, ast.Constant) for a in constants):
+                    literal.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert literal == []
