@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from contact_lab.core.ipc.newton_system import ipc_pcg
 from contact_lab.core.linalg.block_sparse import BlockPattern, add_element_matrices
+from contact_lab.core.linalg.pcg import ITERATION_LIMIT, NEGATIVE_CURVATURE, SOLVED, preconditioned_cg
 from contact_lab.core.soft.contact_elements import ELEMENT_NODES
-from contact_lab.core.soft.kernels_operator import build_group_preconditioner, world_pcg
+from contact_lab.core.soft.kernels_operator import build_group_preconditioner, operator_apply, world_pcg
 
 
 def _spd(rng, n, shift):
@@ -99,6 +100,17 @@ def fingerprint(x, it, res, flag):
     return h.hexdigest()[:16]
 
 
+def soft_dense_operator(csr, terms, h2, n):
+    """The soft world's whole operator (CSR plus the matrix-free terms) as a dense (n, n) matrix, column by column."""
+    dense = np.empty((n, n))
+    unit = np.zeros(n)
+    for j in range(n):
+        unit[j] = 1.0
+        operator_apply(csr, terms, h2, unit, dense[:, j])
+        unit[j] = 0.0
+    return dense
+
+
 SOFT_CASES = {
     "zero start, tight": (1, "zero", 1e-10, 200, None),
     "given start, tight": (2, "random", 1e-10, 200, None),
@@ -137,6 +149,69 @@ def test_soft_pcg_is_bit_identical_to_its_recorded_loop(case):
 def test_ipc_pcg_is_bit_identical_to_its_recorded_loop(case):
     """ipc_pcg on the shared kernel repeats, bit for bit, what the IPC engine's own CG loop returned."""
     assert fingerprint(*run_ipc(*IPC_CASES[case])) == IPC_GOLDEN[case]
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_soft_adapter_solves_an_spd_system_like_numpy(seed):
+    """The shared CG with the soft world's operator (CSR, contact, friction and volume terms) and group
+    preconditioner, from a random start, agrees with numpy.linalg.solve on the dense operator."""
+    csr, terms, h2, precond, A = soft_system(seed)
+    n = A.shape[0]
+    dense = soft_dense_operator(csr, terms, h2, n)
+    assert np.allclose(dense, dense.T, rtol=0, atol=1e-12) and np.linalg.eigvalsh(dense).min() > 0.0
+    rng = np.random.default_rng(seed)
+    rhs = rng.normal(size=n)
+    x = rng.normal(size=n)
+    it, res, indefinite = world_pcg(csr, terms, h2, precond, rhs, x, 1e-12, 500, np.zeros((4, n)))
+    exact = np.linalg.solve(dense, rhs)
+    assert not indefinite and 0 < it < 500 and res <= 1e-12
+    assert np.abs(x - exact).max() <= 1e-9 * np.abs(exact).max()
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_ipc_adapter_solves_an_spd_system_like_numpy(seed):
+    """The shared CG with the IPC node-block operator and block-Jacobi preconditioner, from 0, agrees with
+    numpy.linalg.solve."""
+    args, A = ipc_system(seed)
+    n = A.shape[0]
+    rhs = np.random.default_rng(seed).normal(size=n)
+    x = np.empty(n)
+    it, res, outcome = ipc_pcg(*args, rhs, x, 1e-12, 500, np.zeros((4, n)))
+    exact = np.linalg.solve(A, rhs)
+    assert outcome == SOLVED and 0 < it < 500 and res <= 1e-12
+    assert np.abs(x - exact).max() <= 1e-9 * np.abs(exact).max()
+
+
+def test_zero_rhs_gives_zero_without_iterating():
+    """``A x = 0`` has the solution 0: both adapters return it, whatever the start, with no iteration."""
+    csr, terms, h2, precond, A = soft_system(21)
+    n = A.shape[0]
+    x = np.ones(n)
+    assert world_pcg(csr, terms, h2, precond, np.zeros(n), x, 1e-10, 50, np.zeros((4, n))) == (0, 0.0, False)
+    assert not x.any()
+    args, A = ipc_system(21)
+    x = np.ones(A.shape[0])
+    assert ipc_pcg(*args, np.zeros(A.shape[0]), x, 1e-10, 50, np.zeros((4, A.shape[0]))) == (0, 0.0, SOLVED)
+    assert not x.any()
+
+
+def test_outcomes_of_the_recorded_cases():
+    """The cap and the indefinite matrix give the outcome codes (the golden cases above fix their bits)."""
+    assert run_ipc(*IPC_CASES["iteration cap"])[3] == ITERATION_LIMIT
+    assert run_ipc(*IPC_CASES["indefinite"])[3] == NEGATIVE_CURVATURE
+    assert run_soft(*SOFT_CASES["indefinite"])[3]
+    assert not run_soft(*SOFT_CASES["iteration cap"])[3]
+
+
+def test_one_compiled_cg_per_engine_and_cacheable():
+    """The shared CG is inlined into each engine's solve (never compiled on its own), and the engines' solves
+    hold no process-specific address, so numba caches them: a bake compiles no more than before."""
+    run_soft(*SOFT_CASES["zero start, tight"])
+    run_ipc(*IPC_CASES["tight"])
+    for kernel in (world_pcg, ipc_pcg):
+        assert not any(result.library.has_dynamic_globals for result in kernel.overloads.values())
+        assert len(kernel.signatures) == 1
+    assert preconditioned_cg.signatures == []
 
 
 if __name__ == "__main__":
