@@ -12,21 +12,22 @@ same Newton iterations (measured on the default cube, README). CG also reports n
 before it is still a descent direction, and the caller decides whether to project and solve again.
 """
 
-import math
-
 import numpy as np
 
 from ..jit import njit_kernel
 from ..linalg.block_sparse import block_matvec
-from ..linalg.pcg import apply_block3_inverse, serial_dot
+from ..linalg.pcg import ITERATION_LIMIT, NEGATIVE_CURVATURE, SOLVED, apply_block3_inverse, preconditioned_cg
 from ..math.small_linalg import inverse3
 
-SOLVED = 0
-"""PCG outcome: the relative residual reached the tolerance."""
-NEGATIVE_CURVATURE = 1
-"""PCG outcome: a search direction had ``p.Hp <= 0`` (``H`` indefinite); the iterate before it is returned."""
-ITERATION_LIMIT = 2
-"""PCG outcome: ``max_iterations`` reached."""
+__all__ = [
+    "ITERATION_LIMIT",
+    "NEGATIVE_CURVATURE",
+    "SOLVED",
+    "add_affine_mass",
+    "build_preconditioner",
+    "ipc_pcg",
+    "operator_apply",
+]
 
 
 @njit_kernel
@@ -110,9 +111,17 @@ def build_preconditioner(diagonal, blocks, pairs, surface_nodes, surface_weights
 
 
 @njit_kernel
+def _apply_operator(operator_data, p, out):
+    # The operator of the shared PCG: operator_data = (row_start, column, blocks, pairs, surface_nodes, weights).
+    row_start, column, blocks, pairs, surface_nodes, surface_weights = operator_data
+    operator_apply(row_start, column, blocks, pairs, surface_nodes, surface_weights, p, out)
+
+
+@njit_kernel
 def ipc_pcg(row_start, column, blocks, pairs, surface_nodes, surface_weights, inv, rhs, x, tolerance, max_iterations,
             work):  # fmt: skip
-    """Block-Jacobi preconditioned CG for ``A x = rhs``, started at ``x = 0``.
+    """Block-Jacobi preconditioned CG (:func:`~..linalg.pcg.preconditioned_cg`) for ``A x = rhs``, started at
+    ``x = 0``.
 
     ``x`` (3N,) is overwritten with the result; ``work`` (4, 3N). Stops at ``||r|| <= tolerance ||rhs||``, after
     ``max_iterations``, or at a direction of non-positive curvature (``A`` not positive definite), keeping the
@@ -120,40 +129,9 @@ def ipc_pcg(row_start, column, blocks, pairs, surface_nodes, surface_weights, in
     is a descent direction of the objective whose gradient is ``-rhs`` (zero if the very first direction fails).
     Returns ``(iterations, relative residual, outcome)`` (``SOLVED``, ``NEGATIVE_CURVATURE``, ``ITERATION_LIMIT``).
     """
-    r = work[0]
-    z = work[1]
-    p = work[2]
-    q = work[3]
-    x[:] = 0.0
-    r[:] = rhs
-    b_norm = math.sqrt(serial_dot(rhs, rhs))
-    if b_norm == 0.0:
-        return 0, 0.0, SOLVED
-    apply_block3_inverse(inv, r, z)
-    p[:] = z
-    rz = serial_dot(r, z)
-    res = 1.0
-    it = 0
-    while res > tolerance:
-        if it >= max_iterations:
-            return it, res, ITERATION_LIMIT
-        operator_apply(row_start, column, blocks, pairs, surface_nodes, surface_weights, p, q)
-        pq = serial_dot(p, q)
-        if not pq > 0.0:
-            return it, res, NEGATIVE_CURVATURE
-        alpha = rz / pq
-        for i in range(x.shape[0]):
-            x[i] += alpha * p[i]
-            r[i] -= alpha * q[i]
-        it += 1
-        res = math.sqrt(serial_dot(r, r)) / b_norm
-        apply_block3_inverse(inv, r, z)
-        rz_new = serial_dot(r, z)
-        beta = rz_new / rz
-        rz = rz_new
-        for i in range(x.shape[0]):
-            p[i] = z[i] + beta * p[i]
-    return it, res, SOLVED
+    operator_data = (row_start, column, blocks, pairs, surface_nodes, surface_weights)
+    return preconditioned_cg(_apply_operator, operator_data, apply_block3_inverse, inv, rhs, x, True, tolerance,
+                             max_iterations, work)  # fmt: skip
 
 
 @njit_kernel

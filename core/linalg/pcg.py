@@ -1,7 +1,14 @@
-"""Preconditioned conjugate gradient on CSR matrices (Blender ships no SciPy).
+"""Preconditioned conjugate gradient: one CG recurrence for the engines, and restarted CSR solvers.
 
-Solves ``A x = b`` for symmetric positive definite ``A`` (e.g. the Newton matrix
-``M + h^2 K`` of an implicit FEM step). Two preconditioners:
+:func:`preconditioned_cg` is the CG both FEM engines run (the soft world and IPC): the operator and the
+preconditioner are numba functions passed in with their data, so each engine's matrix-free product and
+preconditioner are inlined into one compiled loop (one specialization per engine). It reports an outcome
+(:data:`SOLVED`, :data:`NEGATIVE_CURVATURE`, :data:`ITERATION_LIMIT`) and stops on the recurrence residual.
+
+The CSR solvers below (Blender ships no SciPy) solve ``A x = b`` for symmetric positive definite ``A`` (e.g.
+the Newton matrix ``M + h^2 K`` of an implicit FEM step) with the same recurrence, but restart from the true
+residual and test ``||r|| <= tolerance ||b||`` (a product, not a quotient): their own cycle keeps that rounding.
+Two preconditioners:
 
 - Jacobi: ``P^-1 = diag(A)^-1`` (:func:`pcg_solve`);
 - block Jacobi: the inverse of each node's 3x3 diagonal block (:func:`pcg_solve_block3`),
@@ -30,6 +37,13 @@ import numpy as np
 from ..jit import njit_kernel
 from .csr import csr_diagonal_entry, csr_matvec
 
+SOLVED = 0
+"""PCG outcome: the relative residual reached the tolerance."""
+NEGATIVE_CURVATURE = 1
+"""PCG outcome: a search direction had ``p.Ap <= 0`` (``A`` indefinite); the iterate before it is returned."""
+ITERATION_LIMIT = 2
+"""PCG outcome: ``max_iterations`` reached."""
+
 
 @njit_kernel
 def serial_dot(a, b):
@@ -38,6 +52,74 @@ def serial_dot(a, b):
     for i in range(a.shape[0]):
         s += a[i] * b[i]
     return s
+
+
+# Inlined into each engine's solve at numba IR level: compiled on its own, the function arguments would be passed
+# as process-specific object addresses, and numba refuses to cache the engine's solve (it would compile per bake).
+@njit_kernel(inline="always")
+def preconditioned_cg(apply_operator, operator_data, apply_preconditioner, preconditioner_data, rhs, x, zero_start,
+                      tolerance, max_iterations, work):  # fmt: skip
+    """Preconditioned CG for ``A x = rhs`` (Saad Alg. 9.1) with a caller-supplied operator and preconditioner.
+
+    Args:
+        apply_operator: numba function ``(operator_data, v, out)``: ``out = A v``, v and out (n,).
+        operator_data: the operator's arrays (a tuple), passed through unchanged.
+        apply_preconditioner: numba function ``(preconditioner_data, r, z)``: ``z = P^-1 r``, r and z (n,).
+        preconditioner_data: the preconditioner's arrays, passed through unchanged.
+        rhs: (n,) right-hand side.
+        x: (n,) the start when ``zero_start`` is False, else overwritten with 0 first; receives the result.
+        zero_start: start at ``x = 0`` (no operator product, the first relative residual is exactly 1).
+        tolerance: relative residual target ``||r|| / ||rhs||`` [dimensionless], on the recurrence residual.
+        max_iterations: iteration cap (one operator product each).
+        work: (4, n) scratch: residual, preconditioned residual, direction, ``A`` times the direction.
+
+    Returns:
+        ``(iterations, relative residual, outcome)``. At a direction of non-positive curvature
+        (``NEGATIVE_CURVATURE``) ``x`` keeps the last iterate: while every direction so far had positive
+        curvature, ``x`` is a descent direction of the quadratic whose gradient at 0 is ``-rhs``. For
+        ``rhs = 0`` the result is ``x = 0``, ``(0, 0.0, SOLVED)``.
+    """
+    r = work[0]
+    z = work[1]
+    p = work[2]
+    q = work[3]
+    if zero_start:
+        x[:] = 0.0
+        r[:] = rhs
+    else:
+        apply_operator(operator_data, x, q)
+        for i in range(r.shape[0]):
+            r[i] = rhs[i] - q[i]
+    b_norm = math.sqrt(serial_dot(rhs, rhs))
+    if b_norm == 0.0:
+        x[:] = 0.0
+        return 0, 0.0, SOLVED
+    apply_preconditioner(preconditioner_data, r, z)
+    p[:] = z
+    rz = serial_dot(r, z)
+    # From x = 0 the residual is rhs itself: 1 exactly (also when ||rhs|| is not finite).
+    res = 1.0 if zero_start else math.sqrt(serial_dot(r, r)) / b_norm
+    it = 0
+    while res > tolerance:
+        if it >= max_iterations:
+            return it, res, ITERATION_LIMIT
+        apply_operator(operator_data, p, q)
+        pq = serial_dot(p, q)
+        if not pq > 0.0:
+            return it, res, NEGATIVE_CURVATURE
+        alpha = rz / pq
+        for i in range(x.shape[0]):
+            x[i] += alpha * p[i]
+            r[i] -= alpha * q[i]
+        it += 1
+        res = math.sqrt(serial_dot(r, r)) / b_norm
+        apply_preconditioner(preconditioner_data, r, z)
+        rz_new = serial_dot(r, z)
+        beta = rz_new / rz
+        rz = rz_new
+        for i in range(x.shape[0]):
+            p[i] = z[i] + beta * p[i]
+    return it, res, SOLVED
 
 
 @njit_kernel

@@ -346,12 +346,3 @@ def axpy_velocity(v, dv_flat, alpha, out_v):
             if abs(step) > m:
                 m = abs(step)
     return m
-
-
-@njit_kernel
-def flat_dot(a, b):
-    """Serial dot product of two flat vectors."""
-    s = 0.0
-    for i in range(a.shape[0]):
-        s += a[i] * b[i]
-    return s

@@ -6,14 +6,12 @@ and the dynamic boxes' consistent mass; the contact (:mod:`.kernels_penalty`), f
 coefficients of pinned nodes are zeroed). Vectors are flat (3N,).
 """
 
-import math
-
 import numpy as np
 
 from ..jit import njit_kernel
 from ..linalg.csr import csr_matvec_node_blocks, csr_matvec_node_blocks_parallel
+from ..linalg.pcg import NEGATIVE_CURVATURE, preconditioned_cg
 from .contact_elements import ELEMENT_NODES
-from .kernels_contact import flat_dot
 
 PARALLEL_MATVEC_ROWS = 30000
 """Below this many rows the operator's CSR product runs serially: a parallel region costs more than it
@@ -216,46 +214,29 @@ def apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, out)
 
 
 @njit_kernel
+def _apply_world_operator(operator_data, v, out):
+    # The operator of the shared PCG: operator_data = (csr, terms, h2).
+    csr, terms, h2 = operator_data
+    operator_apply(csr, terms, h2, v, out)
+
+
+@njit_kernel
+def _apply_world_preconditioner(precond, r, out):
+    # The preconditioner of the shared PCG: precond = (node_group, group_nodes, group_size, inv).
+    node_group, group_nodes, group_size, inv = precond
+    apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, out)
+
+
+@njit_kernel
 def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
-    """Preconditioned CG for ``A x = rhs`` (``x`` holds the start and the result; ``work`` (4, n)).
+    """Preconditioned CG (:func:`~..linalg.pcg.preconditioned_cg`) for ``A x = rhs`` (``x`` holds the start and
+    the result; ``work`` (4, n)).
 
     ``precond = (node_group, group_nodes, group_size, inv)``. Returns ``(iterations, relative residual,
     indefinite)``; stops at ``||rhs - A x|| <= tolerance ||rhs||`` or when ``p^T A p <= 0`` (then
     ``indefinite`` is True and ``x`` holds the last iterate, still a descent direction if A is SPD on
     the explored subspace).
     """
-    node_group, group_nodes, group_size, inv = precond
-    r = work[0]
-    z = work[1]
-    p = work[2]
-    q = work[3]
-    operator_apply(csr, terms, h2, x, q)
-    for i in range(r.shape[0]):
-        r[i] = rhs[i] - q[i]
-    b_norm = math.sqrt(flat_dot(rhs, rhs))
-    if b_norm == 0.0:
-        x[:] = 0.0
-        return 0, 0.0, False
-    apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, z)
-    p[:] = z
-    rz = flat_dot(r, z)
-    res = math.sqrt(flat_dot(r, r)) / b_norm
-    it = 0
-    while it < max_iterations and res > tolerance:
-        operator_apply(csr, terms, h2, p, q)
-        pq = flat_dot(p, q)
-        if not pq > 0.0:
-            return it, res, True
-        alpha = rz / pq
-        for i in range(x.shape[0]):
-            x[i] += alpha * p[i]
-            r[i] -= alpha * q[i]
-        it += 1
-        res = math.sqrt(flat_dot(r, r)) / b_norm
-        apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, z)
-        rz_new = flat_dot(r, z)
-        beta = rz_new / rz
-        rz = rz_new
-        for i in range(x.shape[0]):
-            p[i] = z[i] + beta * p[i]
-    return it, res, False
+    it, res, outcome = preconditioned_cg(_apply_world_operator, (csr, terms, h2), _apply_world_preconditioner,
+                                         precond, rhs, x, False, tolerance, max_iterations, work)  # fmt: skip
+    return it, res, outcome == NEGATIVE_CURVATURE

@@ -42,6 +42,7 @@ from ..fem.volume import (
 )
 from ..fem.world import AFFINE_STIFFNESS_FACTOR, ColliderKind, SoftWorld, SoftWorldState
 from ..linalg.csr import CsrPattern, assemble_blocks, assemble_scaled_blocks
+from ..linalg.pcg import serial_dot
 from ..math.quat import rotation_matrix
 from ..stop import StopRequest, check_stop
 from .contact_collection import collect_contacts
@@ -49,7 +50,6 @@ from .contact_elements import ELEMENT_NODES, KIND_POINT_COLLIDER, KIND_POINT_TRI
 from .kernels_contact import (
     axpy_velocity,
     finish_newton_matrix,
-    flat_dot,
     inertia_energy,
     momentum_residual,
     positions_from_velocity,
@@ -350,7 +350,7 @@ class SoftWorldSolver:
         r_norm = momentum_residual(w.node_mass, self.node_free, v, self._v_pred, w.gravity, g, self._beta, self._r)
         if w.affine_count:
             affine_inertia(w.affine_nodes, w.affine_mass, v, self._v_pred, w.gravity, self._beta, self._r)
-            r_norm = float(np.sqrt(flat_dot(self._r, self._r)))
+            r_norm = float(np.sqrt(serial_dot(self._r, self._r)))
         if with_matrix:
             self._assemble_matrix(x, project)
         return r_norm, worst
@@ -796,7 +796,7 @@ class SoftWorldSolver:
             forcing = max(linear_forcing(r_norm, r_scale, s.pcg_tolerance), target_forcing(r_norm, tolerance * r_scale))
             self._solve_newton_system(v, h, forcing, stats)
             stats.newton_iterations += 1
-            slope = flat_dot(self._r, self._dv)
+            slope = serial_dot(self._r, self._dv)
             if not slope < 0.0:
                 if fresh:
                     return

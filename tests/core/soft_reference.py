@@ -65,11 +65,10 @@ from contact_lab.core.fem.materials import MaterialModel, elastic_energy, elasti
 from contact_lab.core.fem.tet_mesh import compute_rest_shape, lame_parameters, lumped_vertex_mass
 from contact_lab.core.linalg.bicgstab import bicgstab_solve_preconditioned
 from contact_lab.core.linalg.csr import CsrPattern, assemble_blocks
-from contact_lab.core.linalg.pcg import block3_jacobi_inverse, pcg_solve_preconditioned
+from contact_lab.core.linalg.pcg import block3_jacobi_inverse, pcg_solve_preconditioned, serial_dot
 from contact_lab.core.soft.kernels_contact import (
     axpy_velocity,
     finish_newton_matrix,
-    flat_dot,
     implicit_friction_gradient_jacobian,
     inertia_energy,
     lagged_friction_energy,
@@ -432,7 +431,7 @@ class SolverSoftImplicit:
                 return
             stats.pcg_iterations += self._solve_pcg(linear_forcing(r_norm, r_scale, self.pcg_tolerance))
             stats.newton_iterations = it + 1
-            slope = flat_dot(self._r, self._dv)  # dPhi/dalpha at 0 (< 0 for SPD A)
+            slope = serial_dot(self._r, self._dv)  # dPhi/dalpha at 0 (< 0 for SPD A)
             if not slope < 0.0:
                 stats.line_search_failures += 1
                 return
