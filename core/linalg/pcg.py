@@ -83,9 +83,12 @@ def preconditioned_cg(apply_operator, operator_data, apply_preconditioner, preco
     z = work[1]
     p = work[2]
     q = work[3]
+    # (vectors are copied element by element: an array-to-slice assignment compiles numba's shape-mismatch error
+    # formatting, seconds of every cold compile)
     if zero_start:
         x[:] = 0.0
-        r[:] = rhs
+        for i in range(r.shape[0]):
+            r[i] = rhs[i]
     else:
         apply_operator(operator_data, x, q)
         for i in range(r.shape[0]):
@@ -95,7 +98,8 @@ def preconditioned_cg(apply_operator, operator_data, apply_preconditioner, preco
         x[:] = 0.0
         return 0, 0.0, SOLVED
     apply_preconditioner(preconditioner_data, r, z)
-    p[:] = z
+    for i in range(p.shape[0]):
+        p[i] = z[i]
     rz = serial_dot(r, z)
     # From x = 0 the residual is rhs itself: 1 exactly (also when ||rhs|| is not finite).
     res = 1.0 if zero_start else math.sqrt(serial_dot(r, r)) / b_norm
