@@ -387,80 +387,55 @@ def _collide_primitives(ta, tb, pa, Ra, ga, pb, Rb, gb, margin, p, sgn, clip_pos
 
 
 @njit_kernel
-def _ordered_pair(pairs, p, shape_type):
-    """Pair ``p`` as ``(a, b, ta, tb, sgn)`` with the lower ShapeType first (same type: lower shape index, so
-    biased choices such as the box-box reference face do not depend on the pair order); ``sgn = -1`` when swapped,
-    and the kernels' normals are multiplied by it to restore the pair's order."""
+def _pair_of(shapes, candidates, p):
+    """Pair ``p`` of ``candidates = (pairs, pair_count, contact_margin, shape_sweep)`` as ``(a, b, ta, tb, sgn,
+    margin)``: shape indices and types with the lower ShapeType first (same type: lower shape index, so biased
+    choices such as the box-box reference face do not depend on the pair order), ``sgn = -1`` when swapped (the
+    kernels' normals are multiplied by it to restore the pair's order), and the pair's contact margin (speculative:
+    at least the sum of the two shapes' sweeps)."""
+    shape_type = shapes[0]
+    pairs, _, contact_margin, shape_sweep = candidates
     a = pairs[p, 0]
     b = pairs[p, 1]
     ta = shape_type[a]
     tb = shape_type[b]
+    sgn = 1.0
     if ta > tb or (ta == tb and a > b):
-        return b, a, tb, ta, -1.0
-    return a, b, ta, tb, 1.0
+        a, b, ta, tb, sgn = b, a, tb, ta, -1.0
+    return a, b, ta, tb, sgn, max(contact_margin, shape_sweep[a] + shape_sweep[b])
 
 
 @njit_kernel
-def primitive_pair_contacts(
-    shape_type,
-    shape_params,
-    shape_world_pos,
-    shape_world_rot,
-    pairs,
-    pair_count,
-    contact_margin,
-    shape_sweep,
-    out_pair,
-    out_point,
-    out_normal,
-    out_gap,
-    out_feature,
-    counts,
-):
-    """The pass of :func:`generate_contacts` over the pairs of spheres, boxes, capsules and planes (closed forms)."""
-    out = (out_pair, out_point, out_normal, out_gap, out_feature, counts)
+def primitive_pair_contacts(shapes, candidates, out):
+    """The pass of :func:`generate_contacts` over the pairs of spheres, boxes, capsules and planes (closed forms).
+
+    ``shapes = (shape_type, shape_params, shape_world_pos, shape_world_rot)``, ``candidates = (pairs, pair_count,
+    contact_margin, shape_sweep)`` and ``out = (pair, point, normal, gap, feature, counts)`` as in
+    :func:`generate_contacts`.
+    """
+    _, params, pos, rot = shapes
     clip_pos = np.empty((2, 8, 3))
     clip_tag = np.empty((2, 8, 2), np.int64)
-    for p in range(pair_count):
-        a, b, ta, tb, sgn = _ordered_pair(pairs, p, shape_type)
-        if tb >= _CYLINDER:
-            continue
-        margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
-        pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
-        pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
-        _collide_primitives(ta, tb, pa, Ra, ga, pb, Rb, gb, margin, p, sgn, clip_pos, clip_tag, out)
+    for p in range(candidates[1]):
+        a, b, ta, tb, sgn, margin = _pair_of(shapes, candidates, p)
+        if tb < _CYLINDER:
+            _collide_primitives(ta, tb, pos[a], rot[a], params[a], pos[b], rot[b], params[b], margin, p, sgn,
+                                clip_pos, clip_tag, out)  # fmt: skip
 
 
 @njit_kernel
-def convex_pair_contacts(
-    shape_type,
-    shape_params,
-    shape_world_pos,
-    shape_world_rot,
-    hulls,
-    shape_hull,
-    pairs,
-    pair_count,
-    contact_margin,
-    shape_sweep,
-    out_pair,
-    out_point,
-    out_normal,
-    out_gap,
-    out_feature,
-    counts,
-):
+def convex_pair_contacts(shapes, hulls, shape_hull, candidates, out):
     """The pass of :func:`generate_contacts` over the pairs whose second shape is a cylinder, cone or hull: one
-    generic GJK/EPA manifold kernel (a plane against it: its support along the plane normal)."""
-    out = (out_pair, out_point, out_normal, out_gap, out_feature, counts)
+    generic GJK/EPA manifold kernel (a plane against it: its support along the plane normal). Arguments as in
+    :func:`primitive_pair_contacts`, with the hulls."""
+    _, params, pos, rot = shapes
     scratch = allocate_convex_scratch()
-    for p in range(pair_count):
-        a, b, ta, tb, sgn = _ordered_pair(pairs, p, shape_type)
+    for p in range(candidates[1]):
+        a, b, ta, tb, sgn, margin = _pair_of(shapes, candidates, p)
         if not _CYLINDER <= tb <= _CONVEX:
             continue
-        margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
-        pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
-        pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
+        pa, Ra, ga = pos[a], rot[a], params[a]
+        pb, Rb, gb = pos[b], rot[b], params[b]
         if ta == _PLANE:
             B = make_convex_shape(tb, gb, pb, Rb, int(shape_hull[b]), hulls)
             collide_plane_convex(pa, Ra, B, hulls, margin, p, sgn, scratch, out)
@@ -472,39 +447,17 @@ def convex_pair_contacts(
 
 
 @njit_kernel
-def mesh_pair_contacts(
-    shape_type,
-    shape_params,
-    shape_world_pos,
-    shape_world_rot,
-    hulls,
-    shape_hull,
-    meshes,
-    shape_mesh,
-    pairs,
-    pair_count,
-    contact_margin,
-    shape_sweep,
-    out_pair,
-    out_point,
-    out_normal,
-    out_gap,
-    out_feature,
-    counts,
-):
-    """The pass of :func:`generate_contacts` over the pairs with a triangle mesh (second shape, by type order)."""
-    out = (out_pair, out_point, out_normal, out_gap, out_feature, counts)
+def mesh_pair_contacts(shapes, hulls, shape_hull, meshes, shape_mesh, candidates, out):
+    """The pass of :func:`generate_contacts` over the pairs with a triangle mesh (second shape, by type order).
+    Arguments as in :func:`convex_pair_contacts`, with the meshes."""
+    _, params, pos, rot = shapes
     scratch = allocate_convex_scratch()
     mesh_scratch = allocate_mesh_scratch(hulls, meshes)
-    for p in range(pair_count):
-        a, b, ta, tb, sgn = _ordered_pair(pairs, p, shape_type)
-        if tb != _MESH:
-            continue
-        margin = max(contact_margin, shape_sweep[a] + shape_sweep[b])
-        pa, Ra, ga = shape_world_pos[a], shape_world_rot[a], shape_params[a]
-        pb, Rb, gb = shape_world_pos[b], shape_world_rot[b], shape_params[b]
-        _collide_mesh(a, b, ta, tb, pa, Ra, ga, pb, Rb, gb, shape_hull, hulls, shape_mesh, meshes, margin, p, sgn,
-                      mesh_scratch, scratch, out)  # fmt: skip
+    for p in range(candidates[1]):
+        a, b, ta, tb, sgn, margin = _pair_of(shapes, candidates, p)
+        if tb == _MESH:
+            _collide_mesh(a, b, ta, tb, pos[a], rot[a], params[a], pos[b], rot[b], params[b], shape_hull, hulls,
+                          shape_mesh, meshes, margin, p, sgn, mesh_scratch, scratch, out)  # fmt: skip
 
 
 def generate_contacts(
@@ -548,16 +501,17 @@ def generate_contacts(
     One compiled pass per family of pair kernels (closed forms, GJK/EPA, meshes), run only when the scene has shapes
     of that family: a scene of boxes never compiles the mesh and hull kernels, and no kernel links all of them.
     """
+    shapes = (shape_type, shape_params, shape_world_pos, shape_world_rot)
+    candidates = (pairs, pair_count, contact_margin, shape_sweep)
+    geometry = (hulls, shape_hull, meshes, shape_mesh)
+    passes = _passes(shape_type)
+    out = (out_pair, out_point, out_normal, out_gap, out_feature)
     counts[0] = 0
     counts[1] = 0
-    out = (out_pair, out_point, out_normal, out_gap, out_feature)
-    passes = _passes(shape_type)
-    if len(passes) > 1:  # contacts of several passes: merge them into pair order
-        _merge_passes(passes, shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
-                      shape_mesh, pairs, pair_count, contact_margin, shape_sweep, out, counts)  # fmt: skip
-    elif passes:
-        _run_pass(passes[0], shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
-                  shape_mesh, pairs, pair_count, contact_margin, shape_sweep, out, counts)  # fmt: skip
+    if len(passes) == 1:
+        _run_pass(passes[0], shapes, geometry, candidates, (*out, counts))
+    elif passes:  # contacts of several passes: merge them into pair order
+        _merge_passes(passes, shapes, geometry, candidates, out, counts)
 
 
 def _passes(shape_type) -> tuple[str, ...]:
@@ -569,27 +523,23 @@ def _passes(shape_type) -> tuple[str, ...]:
     return tuple(name for name, used in (("primitive", primitive), ("convex", convex), ("mesh", mesh)) if used)
 
 
-def _run_pass(name, shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes, shape_mesh,
-              pairs, pair_count, contact_margin, shape_sweep, out, counts):  # fmt: skip
-    """Append the contacts of one pass to ``out`` (five arrays) and ``counts``."""
+def _run_pass(name, shapes, geometry, candidates, out) -> None:
+    """Append the contacts of one pass to ``out = (pair, point, normal, gap, feature, counts)``."""
+    hulls, shape_hull, meshes, shape_mesh = geometry
     if name == "primitive":
-        primitive_pair_contacts(shape_type, shape_params, shape_world_pos, shape_world_rot, pairs, pair_count,
-                           contact_margin, shape_sweep, *out, counts)  # fmt: skip
+        primitive_pair_contacts(shapes, candidates, out)
     elif name == "convex":
-        convex_pair_contacts(shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, pairs,
-                        pair_count, contact_margin, shape_sweep, *out, counts)  # fmt: skip
+        convex_pair_contacts(shapes, hulls, shape_hull, candidates, out)
     else:
-        mesh_pair_contacts(shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
-                      shape_mesh, pairs, pair_count, contact_margin, shape_sweep, *out, counts)  # fmt: skip
+        mesh_pair_contacts(shapes, hulls, shape_hull, meshes, shape_mesh, candidates, out)
 
 
-def _merge_passes(passes, shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
-                  shape_mesh, pairs, pair_count, contact_margin, shape_sweep, out, counts):  # fmt: skip
+def _merge_passes(passes, shapes, geometry, candidates, out, counts) -> None:
     """Run several passes and put their contacts in pair order (each pair's contacts come from one pass, in the
     order its kernel emitted them): the same contacts, in the same order, as one loop over the pairs.
 
-    When ``out`` is too small, the passes run again into buffers that hold every contact, and the first ones in pair
-    order are kept (as one loop over the pairs keeps them).
+    When ``out`` (five arrays) is too small, the passes run again into buffers that hold every contact, and the
+    first ones in pair order are kept (as one loop over the pairs keeps them).
     """
     cap = min(len(o) for o in out)
     target = out
@@ -597,8 +547,7 @@ def _merge_passes(passes, shape_type, shape_params, shape_world_pos, shape_world
         counts[0] = 0
         counts[1] = 0
         for name in passes:
-            _run_pass(name, shape_type, shape_params, shape_world_pos, shape_world_rot, hulls, shape_hull, meshes,
-                      shape_mesh, pairs, pair_count, contact_margin, shape_sweep, target, counts)  # fmt: skip
+            _run_pass(name, shapes, geometry, candidates, (*target, counts))
         if counts[1] == 0:
             break
         total = int(counts[0] + counts[1])
