@@ -172,18 +172,19 @@ class BakeJob:
             return
         t0 = _now()
         try:
-            export = type(self).build_export(self.input)
-        except BakeError:
-            raise
-        except Exception as exc:  # MemoryError from a huge lattice too: a message and a report, not a traceback
+            self.export = type(self).build_export(self.input)
+            self._built()
+            self._iterator = self._simulation()  # the engine's settings record checks itself here
+        except BaseException as exc:
+            self.export = None
+            if isinstance(exc, BakeError) or not isinstance(exc, Exception):
+                raise
+            # MemoryError from a huge lattice too: a message and a report, not a traceback
             raise BakeError(
                 f"Building the simulation failed ({describe_exception(exc)}){_hint(exc)}; nothing was changed"
             ) from exc
         finally:
             self.timings["build"] = _now() - t0
-        self.export = export
-        self._built()
-        self._iterator = self._simulation()
 
     def close(self) -> None:
         """Stop the simulation generator (on the thread that steps it)."""
