@@ -8,6 +8,7 @@ for the PSD projection.
 
 import numpy as np
 import pytest
+from block_systems import ipc_operator
 from contact_lab.core.enums import ShapeType
 from contact_lab.core.fem.kernels_elastic import world_elastic_gradient
 from contact_lab.core.fem.materials import MaterialModel, tet_hessian_block, tet_workspace
@@ -132,15 +133,8 @@ def test_block_pattern_assembly_and_product_equal_dense():
 def _pcg(dense, rhs, tolerance):
     """ipc_pcg on a dense symmetric matrix stored as one block row per node (no pairs, Jacobi blocks inverted)."""
     n = dense.shape[0] // 3
-    pattern = BlockPattern.from_element_groups([np.arange(n)[None, :]], n)
-    blocks = pattern.zeros()
-    add_element_matrices(dense[None], pattern.element_index[0], 1.0, blocks)
-    inv = np.array([np.linalg.inv(dense[3 * i : 3 * i + 3, 3 * i : 3 * i + 3]) for i in range(n)])
-    empty_q, empty_b = np.zeros((0, 4), np.int64), np.zeros((0, 12, 12))
-    pairs = (0, empty_q, empty_b, 0, empty_q, empty_b)
     x = np.full(3 * n, 7.0)  # overwritten: the solve starts at 0
-    it, res, outcome = ipc_pcg(pattern.row_start, pattern.column, blocks, pairs, np.zeros((0, 4), np.int64),
-                               np.zeros((0, 4)), inv, rhs, x, tolerance, 500, np.zeros((4, 3 * n)))  # fmt: skip
+    it, res, outcome = ipc_pcg(*ipc_operator(dense), rhs, x, tolerance, 500, np.zeros((4, 3 * n)))
     return x, it, res, outcome
 
 

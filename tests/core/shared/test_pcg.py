@@ -9,8 +9,8 @@ import hashlib
 
 import numpy as np
 import pytest
+from block_systems import ipc_operator
 from contact_lab.core.ipc.newton_system import ipc_pcg
-from contact_lab.core.linalg.block_sparse import BlockPattern, add_element_matrices
 from contact_lab.core.linalg.pcg import ITERATION_LIMIT, NEGATIVE_CURVATURE, SOLVED, preconditioned_cg
 from contact_lab.core.soft.contact_elements import ELEMENT_NODES
 from contact_lab.core.soft.kernels_operator import build_group_preconditioner, operator_apply, world_pcg
@@ -64,13 +64,7 @@ def ipc_system(seed, nodes=10, shift=None):
     """Arguments of ``ipc_pcg`` for a dense matrix stored as node blocks (no pairs), block-Jacobi inverses."""
     rng = np.random.default_rng(seed)
     A = _spd(rng, 3 * nodes, 3 * nodes if shift is None else shift)
-    pattern = BlockPattern.from_element_groups([np.arange(nodes)[None, :]], nodes)
-    blocks = pattern.zeros()
-    add_element_matrices(A[None], pattern.element_index[0], 1.0, blocks)
-    inv = np.array([np.linalg.inv(A[3 * i : 3 * i + 3, 3 * i : 3 * i + 3]) for i in range(nodes)])
-    empty_q, empty_b = np.zeros((0, 4), np.int64), np.zeros((0, 12, 12))
-    pairs = (0, empty_q, empty_b, 0, empty_q, empty_b)
-    return (pattern.row_start, pattern.column, blocks, pairs, np.zeros((0, 4), np.int64), np.zeros((0, 4)), inv), A
+    return ipc_operator(A), A
 
 
 def run_soft(seed, start, tolerance, max_iterations, shift=None):
