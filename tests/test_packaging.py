@@ -6,6 +6,9 @@ The wheels are not downloaded here (``make build`` does that, ~300 MB): the buil
 manifest without ``wheels``.
 """
 
+import argparse
+import ast
+import hashlib
 import importlib.machinery
 import re
 import shutil
@@ -88,6 +91,7 @@ def test_manifest_identity(manifest):
     assert manifest["blender_version_min"] == "4.2.0"
     assert manifest["blender_version_max"] == "5.3.0"  # exclusive: the wheels cover Python 3.11 and 3.13 only
     assert "example" not in manifest["maintainer"]  # no placeholder
+    assert re.fullmatch(r"https://[^\s\"]+", manifest["website"]), manifest.get("website")
     assert len(manifest["tagline"]) <= 64
     assert manifest["tagline"][-1].isalnum()
     assert set(manifest["platforms"]) == set(PLATFORM_WHEEL_TAGS)
@@ -95,6 +99,14 @@ def test_manifest_identity(manifest):
     assert {"PC2", ".blend", "Numba"} <= set(
         manifest["permissions"]["files"].replace(";", " ").split()
     )  # what is written
+
+
+def test_license_is_the_gpl_the_manifest_declares(manifest):
+    """LICENSE is the GNU GPL version 3 exactly as the FSF distributes it (gpl-3.0.txt, whose SHA-256 this is),
+    matching the manifest's GPL-3.0-or-later."""
+    assert manifest["license"] == ["SPDX:GPL-3.0-or-later"]
+    text = (REPO / "LICENSE").read_bytes()
+    assert hashlib.sha256(text).hexdigest() == "3972dc9744f6499f0f9b2dbf76696f2ae7ad8af9b23dde66d6af86c9dfb36986"
 
 
 def test_manifest_wheels_cover_every_platform_and_python(manifest):
@@ -144,6 +156,9 @@ def test_built_zip_contains_the_package_and_no_dev_files(tmp_path):
     names = zipfile.ZipFile(out).namelist()
     assert "blender_manifest.toml" in names
     assert "__init__.py" in names
+    assert "LICENSE" in names  # Blender's extension guidelines want the license text inside the zip
+    assert zipfile.ZipFile(out).read("LICENSE") == (REPO / "LICENSE").read_bytes()
+    assert "CHANGELOG.md" in names  # what changed, for whoever has only the installed extension
     for package in ("addon/", "cli/", "core/", "operators/", "panels/"):
         assert any(n.startswith(package) and n.endswith(".py") for n in names), package
     leaked = [
@@ -157,3 +172,106 @@ def test_built_zip_contains_the_package_and_no_dev_files(tmp_path):
     assert leaked == []
     result = _blender_ext("validate", _valid_tags(), str(out))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ---- `make demo` writes under out/ only; `make pictures` (--docs) also into docs/ ----------------------------------
+# The demo scripts import bpy, so these tests read their source (no bake): the two functions of demo/common.py that
+# decide where a demo writes are compiled alone, with stand-ins for what they call.
+
+DEMO = REPO / "demo"
+
+
+def _common_function(name: str, namespace: dict):
+    """Compile the top-level function ``name`` of demo/common.py in ``namespace``; return it."""
+    source = (DEMO / "common.py").read_text(encoding="utf-8")
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    exec(compile(ast.Module(body=[node], type_ignores=[]), "demo/common.py", "exec"), namespace)
+    return namespace[name]
+
+
+def test_demo_options_write_under_out_and_into_docs_only_with_the_flag(tmp_path):
+    arguments = _common_function("arguments", {"argparse": argparse, "Path": Path, "REPO": tmp_path})
+    args = arguments("demo").parse_args([])
+    assert args.out == tmp_path / "out"
+    assert args.docs is False
+    assert arguments("demo").parse_args(["--docs"]).docs is True
+
+
+def test_contact_sheet_reaches_docs_only_with_the_flag(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    namespace = {"Path": Path, "shutil": shutil, "DOCS": docs}
+    namespace["compose_sheet"] = lambda paths, sheet: sheet.write_bytes(b"".join(p.read_bytes() for p in paths))
+    publish_sheet = _common_function("publish_sheet", namespace)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "frame_1.png").write_bytes(b"frame")
+    sheet = out / "x_contact_sheet.png"
+    publish_sheet([out / "frame_1.png"], sheet, False)
+    assert sheet.read_bytes() == b"frame"
+    assert list(docs.iterdir()) == []
+    publish_sheet([out / "frame_1.png"], sheet, True)
+    assert (docs / sheet.name).read_bytes() == b"frame"
+
+
+def _docs_paths(tree: ast.AST) -> list[ast.Constant]:
+    """String constants naming docs/ (``"docs"`` or ``"docs/..."``) outside docstrings and help texts."""
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            skip.add(id(body[0].value))  # a docstring
+        if isinstance(node, ast.keyword) and node.arg == "help":
+            skip.add(id(node.value))
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip
+        if n.value.strip("/") == "docs" or n.value.startswith("docs/")
+    ]
+
+
+def test_demo_scripts_reach_docs_only_through_the_flag():
+    """docs/ is named once, DOCS in demo/common.py; only publish_sheet uses it; every call passes ``args.docs``."""
+    scripts = sorted(DEMO.glob("*.py"))
+    assert len(scripts) >= 6
+    calls = 0
+    for script in scripts:
+        tree = ast.parse(script.read_text(encoding="utf-8"))
+        named = _docs_paths(tree)
+        users = {
+            f.name
+            for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef)
+            for n in ast.walk(f)
+            if isinstance(n, ast.Name) and n.id == "DOCS"
+        }
+        if script.name == "common.py":
+            assert len(named) == 1 and users == {"publish_sheet"}, (script.name, users)
+        else:
+            assert named == [] and users == set(), script.name
+        for call in ast.walk(tree):
+            if (
+                isinstance(call, ast.Call)
+                and getattr(call.func, "attr", getattr(call.func, "id", "")) == "publish_sheet"
+            ):
+                calls += 1
+                assert ast.unparse(call.args[2]) == "args.docs", f"{script.name}: {ast.unparse(call)}"
+    assert calls == len(scripts) - 2  # every demo once, but the soft and IPC demos share run_scenes' call
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_demo_runs_every_demo_and_only_make_pictures_passes_docs():
+    def dry_run(target: str) -> str:
+        result = subprocess.run(["make", "-n", target], cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    demos = sorted(f"demo/{p.name}" for p in DEMO.glob("build_*.py"))
+    demo, pictures = dry_run("demo"), dry_run("pictures")
+    for script in demos:
+        assert script in demo and script in pictures, script
+    assert "--docs" not in demo
+    assert '"$script" --docs' in pictures
+    ignored = {line.strip() for line in (REPO / ".gitignore").read_text().splitlines()}
+    assert ignored & {"out/", "/out/"}  # where the demos write
