@@ -6,7 +6,8 @@
 #                     tests/test_packaging.py; pytest tests/blender on bpy 5.0 (.venv), 4.2 LTS
 #                     (.venv-blender42) and 5.2 (.venv-blender52, skipped with a notice without Python 3.13)
 #   make typecheck    the pyright step alone (its first run installs pyright into .venv, the stubs into .typecheck/)
-#   make demo         build, bake and render the demo scenes (out/, docs/*_contact_sheet.png)
+#   make demo         build, bake and render the demo scenes into out/ (git ignores it: the checkout stays clean)
+#   make pictures     make demo, then copy its contact sheets into docs/ (the pictures the README shows)
 #   make bench        every tests/benchmarks/bench_*.py (keyframe writing, rigid solvers vs pybullet)
 #   make golden       bake the five demos again and compare with tests/golden/demo_hashes.json (bit for bit)
 #   make validate     validate blender_manifest.toml with Blender's own blender_ext.py
@@ -88,10 +89,11 @@ $(SERIAL) $(1) $(PIP_INSTALL) -e . --no-deps
 endef
 
 .PHONY: help setup setup-blender42 setup-blender52 test lint typecheck test-core test-blender test-blender42 \
-        test-blender52 demo golden bench validate wheels build clean distclean
+        test-blender52 demo pictures golden bench validate wheels build clean distclean
 
+# The command list at the top of this file, down to its first bare "#" line.
 help:
-	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,/^#$$/{/^#$$/!p}' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- setup ----------------------------------------------------------------------------------
 setup: $(STAMP)
@@ -221,12 +223,21 @@ test-blender52: setup-blender52
 	else echo "NOTICE: Blender 5.2 tier skipped (no Python 3.13)"; fi
 
 # ---- demo / bench ---------------------------------------------------------------------------
+DEMO_SCRIPTS := demo/build_demo.py demo/build_friction_demo.py demo/build_soft_demo.py demo/build_ipc_demo.py \
+                demo/build_rigid_mesh_demo.py
+# Extra options for every demo script; `make pictures` sets --docs.
+DEMO_FLAGS :=
+
+# Each script writes its .blend files, frames and contact sheet under out/ only.
 demo: setup
-	$(PY) demo/build_demo.py
-	$(PY) demo/build_friction_demo.py
-	$(PY) demo/build_soft_demo.py
-	$(PY) demo/build_ipc_demo.py
-	$(PY) demo/build_rigid_mesh_demo.py
+	@for script in $(DEMO_SCRIPTS); do \
+	  echo ">> $(PY) $$script $(DEMO_FLAGS)"; \
+	  $(PY) "$$script" $(DEMO_FLAGS); \
+	done
+
+# The same run, each contact sheet also copied into docs/: commit those files when a demo's picture changed.
+pictures:
+	$(MAKE) demo DEMO_FLAGS=--docs
 
 # The demo bakes' fingerprints against tests/golden/demo_hashes.json: a refactor must leave every one unchanged.
 golden: setup

@@ -2,7 +2,7 @@
 
 Run with the project's virtual environment (``make demo``)::
 
-    .venv/bin/python demo/build_demo.py [--out out] [--no-render] [--no-bake] [--samples 16]
+    .venv/bin/python demo/build_demo.py [--out out] [--docs] [--no-render] [--no-bake] [--samples 16]
 
 Scene (Z up, metres, 24 fps):
 
@@ -13,7 +13,7 @@ Scene (Z up, metres, 24 fps):
   exactly that μ for the pair.
 
 Outputs: ``out/demo.blend`` (baked), ``out/frames/frame_####.png``, ``out/demo_contact_sheet.png``
-(3 × 2 frames) and a copy of the sheet in ``docs/demo_contact_sheet.png``.
+(3 × 2 frames); with ``--docs`` (``make pictures``) also a copy of the sheet in ``docs/demo_contact_sheet.png``.
 
 Only public scripting names of the add-on are used: ``obj.contact_lab.role/shape/mass/friction/
 restitution``, ``scene.contact_lab.frame_start/frame_end/substeps/solver/iterations/tolerance``,
@@ -350,10 +350,10 @@ def main(argv: list[str]) -> int:
         t0 = time.perf_counter()
         engine, paths = render_frames(scene, args.out / "frames", args.samples)
         sheet = args.out / "demo_contact_sheet.png"
-        copy = common.publish_sheet(paths, sheet, args.docs)
+        written = common.publish_sheet(paths, sheet, args.docs)
         print(
             f"Contact sheet ({engine}, frames {', '.join(map(str, SHEET_FRAMES))}, "
-            f"{time.perf_counter() - t0:.1f} s): {sheet} and {copy}"
+            f"{time.perf_counter() - t0:.1f} s): {written}"
         )
 
     print(f"Demo finished in {time.perf_counter() - t_start:.1f} s")

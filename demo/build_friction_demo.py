@@ -2,7 +2,7 @@
 
 Run with the project's virtual environment (``make demo`` runs it after ``demo/build_demo.py``)::
 
-    .venv/bin/python demo/build_friction_demo.py [--out out] [--no-render] [--samples 12]
+    .venv/bin/python demo/build_friction_demo.py [--out out] [--docs] [--no-render] [--samples 12]
 
 Three scenes side by side in one .blend, one bake (PROX), one camera each (Z up, metres, 24 fps):
 
@@ -26,7 +26,7 @@ and exits 1 when one fails (so ``make demo`` catches friction regressions).
 
 Outputs: ``out/friction_demo.blend`` (baked), ``out/friction_frames/*.png``,
 ``out/friction_demo_contact_sheet.png`` (3 × 2: one column per scene, first frame on top, last frame
-below) and a copy in ``docs/friction_demo_contact_sheet.png``.
+below); with ``--docs`` (``make pictures``) also a copy in ``docs/friction_demo_contact_sheet.png``.
 
 Only public scripting names of the add-on are used: ``obj.contact_lab.role/shape/mass/friction/
 friction_model/friction_t/friction_b/structure_source/structure_attribute/structure_axis/texture_patch_size``,
@@ -743,8 +743,8 @@ def main(argv: list[str]) -> int:
         t0 = time.perf_counter()
         engine, paths = render(d, args.out, args.samples)
         sheet = args.out / "friction_demo_contact_sheet.png"
-        copy = common.publish_sheet(paths, sheet, args.docs)
-        print(f"Contact sheet ({engine}, {time.perf_counter() - t0:.1f} s): {sheet} and {copy}")
+        written = common.publish_sheet(paths, sheet, args.docs)
+        print(f"Contact sheet ({engine}, {time.perf_counter() - t0:.1f} s): {written}")
 
     return checks.report(f"Friction demo finished in {time.perf_counter() - t_start:.1f} s")
 

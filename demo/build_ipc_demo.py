@@ -2,7 +2,7 @@
 
 Run with the project's virtual environment (``make demo`` runs it after the rigid, friction and soft demos)::
 
-    .venv/bin/python demo/build_ipc_demo.py [--out out] [--no-render] [--samples 12] [--only bowl,wall,knives]
+    .venv/bin/python demo/build_ipc_demo.py [--out out] [--docs] [--no-render] [--samples 12] [--only bowl,wall,knives]
 
 Three scenes, each in its own .blend (Z up, metres, 24 fps, IPC engine, intersection checker on, baked to shape
 keys). The scenes are small (4- to 6-cell lattices, 1-2 s) so the whole script runs in a few minutes:
@@ -21,7 +21,8 @@ Each scene prints its bake report, a summary line (frames, tets, s/frame, Newton
 intersections) and its self-check numbers; the script exits 1 when a check fails.
 
 Outputs: ``out/ipc_demo_{bowl,wall,knives}.blend``, ``out/ipc_frames/*.png``, ``out/ipc_demo_contact_sheet.png``
-(one row per scene, three frames each) and a copy in ``docs/ipc_demo_contact_sheet.png``.
+(one row per scene, three frames each); with ``--docs`` (``make pictures``) also a copy in
+``docs/ipc_demo_contact_sheet.png``.
 
 The scenes use public scripting names only: ``scene.contact_lab.engine/soft_output/soft_substeps/
 check_intersections/last_report``, ``obj.contact_lab.role/shape/soft_preset/lattice_resolution/initial_velocity``

@@ -2,7 +2,7 @@
 
 Run with the project's virtual environment (``make demo`` runs it after the IPC demo)::
 
-    .venv/bin/python demo/build_rigid_mesh_demo.py [--out out] [--no-render] [--samples 12]
+    .venv/bin/python demo/build_rigid_mesh_demo.py [--out out] [--docs] [--no-render] [--samples 12]
 
 Scene (Z up, metres, 24 fps, Rigid engine, baked to location/rotation keyframes):
 
@@ -21,7 +21,8 @@ every body ends inside the bowl, below its rim, at rest, and no vertex ever sink
 more than a few millimetres; it exits 1 when a check fails.
 
 Outputs: ``out/rigid_mesh_demo.blend`` (baked), ``out/rigid_mesh_frames/*.png``,
-``out/rigid_mesh_demo_contact_sheet.png`` (3 × 2 frames) and a copy in ``docs/rigid_mesh_demo_contact_sheet.png``.
+``out/rigid_mesh_demo_contact_sheet.png`` (3 × 2 frames); with ``--docs`` (``make pictures``) also a copy in
+``docs/rigid_mesh_demo_contact_sheet.png``.
 """
 
 from __future__ import annotations
@@ -355,9 +356,9 @@ def main(argv: list[str]) -> int:
     if not args.no_render:
         engine, paths = common.render_scene(d, args.out / "rigid_mesh_frames", args.samples, SHEET_FRAMES)
         path = args.out / "rigid_mesh_demo_contact_sheet.png"
-        copy = common.publish_sheet(paths, path, args.docs)
+        written = common.publish_sheet(paths, path, args.docs)
         frames = ", ".join(map(str, SHEET_FRAMES))
-        print(f"Contact sheet ({engine}, frames {frames}): {path} and {copy}")
+        print(f"Contact sheet ({engine}, frames {frames}): {written}")
     return checks.report(
         f"Rigid mesh demo finished in {time.perf_counter() - t_start:.1f} s ({report['wall_seconds']:.1f} s baking)"
     )

@@ -2,7 +2,7 @@
 
 Run with the project's virtual environment (``make demo`` runs it after the rigid and friction demos)::
 
-    .venv/bin/python demo/build_soft_demo.py [--out out] [--no-render] [--samples 12] [--only ball,grasp,jelly]
+    .venv/bin/python demo/build_soft_demo.py [--out out] [--docs] [--no-render] [--samples 12] [--only ball,grasp,jelly]
 
 Three scenes, each in its own .blend (Z up, metres, 24 fps, Soft engine, Implicit contact, baked to shape keys):
 
@@ -24,7 +24,8 @@ c. **Jelly on an incline** (``out/soft_demo_jelly.blend``): a gel cube starts at
 Each scene prints its bake report and its self-check numbers; the script exits 1 when a check fails.
 
 Outputs: ``out/soft_demo_{ball,grasp,jelly}.blend``, ``out/soft_frames/*.png``, ``out/soft_demo_contact_sheet.png``
-(one row per scene, three frames each) and a copy in ``docs/soft_demo_contact_sheet.png``.
+(one row per scene, three frames each); with ``--docs`` (``make pictures``) also a copy in
+``docs/soft_demo_contact_sheet.png``.
 
 The scenes use public scripting names only: ``scene.contact_lab.engine/soft_output/soft_contact/soft_integrator/
 soft_substeps/soft_contact_thickness/last_report``, ``obj.contact_lab.role/shape/mass/friction/soft_preset/

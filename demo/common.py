@@ -26,6 +26,9 @@ from mathutils import Vector
 bmesh = importlib.import_module("bmesh")  # importable only once bpy is imported
 
 REPO = Path(__file__).resolve().parent.parent
+# The contact sheets the README shows. A demo writes here only with --docs (`make pictures`): every other file it
+# writes goes under --out (out/, which git ignores), so `make demo` leaves the checkout as it was.
+DOCS = REPO / "docs"
 # the read-back of a baked mesh is the one the Blender tests use (demos and tests stay in the repository)
 sys.path.insert(0, str(REPO / "tests" / "blender"))
 from mesh_readback import evaluated_world, world_matrices  # noqa: E402, F401  (world_matrices: the demos use it)
@@ -444,10 +447,11 @@ class Checks:
 
 
 def arguments(description: str, samples: int = 12) -> argparse.ArgumentParser:
-    """The options every demo takes: ``--out``, ``--docs``, ``--samples`` (default ``samples``), ``--no-render``."""
+    """The options every demo takes: ``--out`` (default out/), ``--docs`` (also copy the contact sheet into docs/),
+    ``--samples`` (default ``samples``), ``--no-render``."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--out", type=Path, default=REPO / "out", help="output folder (default: out/)")
-    ap.add_argument("--docs", type=Path, default=REPO / "docs", help="where the README's sheet copy goes")
+    ap.add_argument("--docs", action="store_true", help="also copy the contact sheet into docs/ (the README's)")
     ap.add_argument("--samples", type=int, default=samples, help=f"Cycles samples per pixel (default {samples})")
     ap.add_argument("--no-render", action="store_true", help="skip the contact sheet")
     return ap
@@ -479,13 +483,16 @@ def save(out: Path, stem: str, note: str = "") -> None:
     print(f"Saved {blend}{note}")
 
 
-def publish_sheet(paths: list[Path], sheet: Path, docs: Path) -> Path:
-    """Compose the contact sheet of ``paths`` into ``sheet`` and copy it into ``docs`` (the README's copy)."""
+def publish_sheet(paths: list[Path], sheet: Path, to_docs: bool) -> str:
+    """Compose the contact sheet of ``paths`` into ``sheet``; with ``to_docs`` (``--docs``) also copy it into docs/
+    for the README. The files written, as a phrase for the log ("out/x.png and docs/x.png")."""
     compose_sheet(paths, sheet)
-    docs.mkdir(parents=True, exist_ok=True)
-    if (docs / sheet.name).resolve() != sheet.resolve():
-        shutil.copyfile(sheet, docs / sheet.name)
-    return docs / sheet.name
+    if not to_docs:
+        return str(sheet)
+    copy = DOCS / sheet.name
+    if copy.resolve() != sheet.resolve():
+        shutil.copyfile(sheet, copy)
+    return f"{sheet} and {copy}"
 
 
 def run_scenes(argv: list[str], doc: str, title: str, builders: dict, sheet_frames: dict, after_bake: Callable) -> int:
@@ -527,8 +534,8 @@ def run_scenes(argv: list[str], doc: str, title: str, builders: dict, sheet_fram
             sheet += paths
     if sheet and len(keys) == len(builders):
         path = args.out / f"{stem}_contact_sheet.png"
-        copy = publish_sheet(sheet, path, args.docs)  # three columns: the three frames of a scene per row
-        print(f"Contact sheet ({engine}): {path} and {copy}")
+        written = publish_sheet(sheet, path, args.docs)  # three columns: the three frames of a scene per row
+        print(f"Contact sheet ({engine}): {written}")
     if lines:
         print("\n".join(lines))
     name = title[:1].upper() + title[1:]

@@ -39,7 +39,7 @@ def bake_demos(out: Path) -> None:
     """Run every demo script (no render) with this interpreter; each saves its .blend files in ``out``."""
     for script in DEMOS:
         print(f">> {script}", flush=True)
-        cmd = [sys.executable, str(REPO / "demo" / script), "--no-render", "--out", str(out), "--docs", str(out)]
+        cmd = [sys.executable, str(REPO / "demo" / script), "--no-render", "--out", str(out)]
         subprocess.run(cmd, check=True, cwd=REPO)
 
 
