@@ -93,7 +93,7 @@ endef
 
 # The command list at the top of this file, down to its first bare "#" line.
 help:
-	@sed -n '2,/^#$$/{/^#$$/!p}' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,/^#$$/p' Makefile | sed -e '$$d' -e 's/^# \{0,1\}//'
 
 # ---- setup ----------------------------------------------------------------------------------
 setup: $(STAMP)
