@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from contact_lab.addon import properties
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+SOFT_PAGE = Path(__file__).resolve().parents[2] / "docs" / "soft-and-ipc.md"
+"""The user page with the material presets' table."""
 
 DOCUMENTED_PRESETS = {
-    # preset: (E [Pa], nu, density [kg/m³], damping beta [s], friction mu), as in README.md and the tooltips
+    # preset: (E [Pa], nu, density [kg/m³], damping beta [s], friction mu), as in docs/soft-and-ipc.md and the tooltips
     "RUBBER": (2.0e6, 0.47, 1100.0, 0.002, 0.8),
     "GEL": (1.0e4, 0.45, 1000.0, 0.01, 0.3),
     "FLESH": (1.0e5, 0.45, 1050.0, 0.02, 0.5),
@@ -151,15 +152,15 @@ def test_editing_a_value_switches_to_custom_and_custom_keeps_values():
     assert settings.soft_preset == "RUBBER"
 
 
-def test_preset_tooltips_and_readme_state_the_values():
-    """Each preset's tooltip and the README's preset table give the same numbers as the code."""
+def test_preset_tooltips_and_the_soft_page_state_the_values():
+    """Each preset's tooltip and the preset table of docs/soft-and-ipc.md give the same numbers as the code."""
     tips = {key: tip for key, _label, tip in properties.SOFT_PRESET_ITEMS}
-    text = README.read_text(encoding="utf-8")
+    text = SOFT_PAGE.read_text(encoding="utf-8")
     for preset, (E, nu, rho, beta, mu) in DOCUMENTED_PRESETS.items():
         tip = tips[preset]
         assert f"ν {nu:g}" in tip and f"{rho:g} kg/m³" in tip and f"μ {mu:g}" in tip, tip
         row = re.search(rf"^\| {preset.title()} \|(.*)$", text, flags=re.MULTILINE)
-        assert row is not None, f"README has no row for {preset}"
+        assert row is not None, f"docs/soft-and-ipc.md has no row for {preset}"
         cells = [c.strip() for c in row.group(1).split("|")]
         assert [float(c) for c in cells[:5]] == pytest.approx([E, nu, rho, beta, mu]), cells
 

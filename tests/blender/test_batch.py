@@ -221,11 +221,20 @@ BLENDER_B_EXPR = (
     "import bpy; bpy.ops.preferences.addon_enable(module='bl_ext.user_default.contact_lab'); "
     "bpy.ops.contact_lab.bake(); bpy.ops.wm.save_mainfile()"
 )
-"""The ``--python-expr`` of ``blender -b FILE --python-exit-code 1 --python-expr ...`` in the README."""
+"""The ``--python-expr`` of ``blender -b FILE --python-exit-code 1 --python-expr ...`` in docs/cli.md."""
+CLI_PAGE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+"""The user page that shows the ``blender -b`` command."""
+
+
+def test_the_cli_page_shows_the_tested_blender_b_command():
+    """docs/cli.md gives the very expression the next test replays, in the order Blender needs (the file, then
+    ``--python-exit-code 1``, then ``--python-expr``)."""
+    text = CLI_PAGE.read_text(encoding="utf-8")
+    assert f'blender -b shot.blend --python-exit-code 1 --python-expr "{BLENDER_B_EXPR}"' in text
 
 
 def test_blender_b_form_enables_the_extension_by_its_module_name(batch_files, tmp_path):
-    """The README's ``blender -b`` expression, replayed with the bpy module on an extension in ``user_default``:
+    """The ``blender -b`` expression of docs/cli.md, replayed with the bpy module on an extension in ``user_default``:
     it enables ``bl_ext.user_default.contact_lab`` and runs its bake; a refused bake raises (exit code 1 under
     ``--python-exit-code 1``) naming the object, and the file is not saved."""
     import contact_lab

@@ -75,7 +75,8 @@ def test_colliders_may_overlap_each_other():
 
 def test_meshes_of_any_size_are_checked():
     """Two overlapping 20,480-triangle icospheres in one mesh (twice the size Check Scene once stopped at): the same
-    pairs as the core's checker. Prints the cost per triangle of the self-test of one sphere (README's figure)."""
+    pairs as the core's checker. Prints the cost per triangle of the self-test of one sphere (docs/troubleshooting.md
+    names this test)."""
     vertices, faces = icosphere(5)
     start = time.perf_counter()
     assert len(start_check.conflicting_pairs(vertices, faces)) == 0
