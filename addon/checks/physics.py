@@ -391,7 +391,7 @@ def _hover_findings(view: SceneView, body: _Body, size: float, layer: float, exp
         return [
             error(
                 body.obj,
-                f"'{name}' is {_length(size)} across and the {what} set in Physics ▸ Contact Lab Bake is "
+                f"'{name}' is {_length(size)} across and the {what} set in Scene ▸ Contact Lab Bake is "
                 f"{_length(layer)} ({ratio:.0%} of it): it would hover visibly above what it rests on",
                 f"set a {what} below {_length(HOVER_WARNING * size)}, or 0 (automatic)",
                 f"scene.contact_lab.{'ipc_dhat' if view.engine == 'IPC' else 'soft_contact_thickness'}",
@@ -403,7 +403,7 @@ def _hover_findings(view: SceneView, body: _Body, size: float, layer: float, exp
             body.obj,
             f"'{name}' is {_length(size)} across and the {view.engine.title()} engine's automatic {what.lower()} is "
             f"{_length(layer)} ({ratio:.0%} of it): it would hover visibly above what it rests on",
-            _scale_fix(view, size, layer / HOVER_WARNING) + f", or set a smaller {what} in Physics ▸ Contact Lab Bake",
+            _scale_fix(view, size, layer / HOVER_WARNING) + f", or set a smaller {what} in Scene ▸ Contact Lab Bake",
             "scale",
         )
     ]
@@ -468,7 +468,7 @@ def _mass_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
             )
             return out  # the worst pair says it: the warning below would repeat it
     fix = (
-        "keep the masses of bodies that touch within 100:1 of each other, or switch Physics ▸ Contact Lab Bake ▸ "
+        "keep the masses of bodies that touch within 100:1 of each other, or switch Scene ▸ Contact Lab Bake ▸ "
         "Solver to PGS (about 1 cm up to 1000:1)"
     )
     close = [(_ratio(moving[i], moving[j]), i, j) for i, j in touching]
