@@ -2,8 +2,8 @@
 
 The settings are read without Blender: ``addon/properties.py`` is parsed with ``ast``, and every
 ``name: XxxProperty(...)`` annotation of each PropertyGroup gives one row (Python path, label, default, range,
-unit, tooltip); an enum's items (named inline or by a module-level tuple) are listed with their labels and
-tooltips. ``panels/physics.py`` is parsed too, for the label a panel draws in place of the setting's own (a
+unit, tooltip); an enum's items (inline, or a tuple of ``addon/property_items.py``) are listed with their labels
+and tooltips. ``panels/physics.py`` is parsed too, for the label a panel draws in place of the setting's own (a
 ``text=`` override, such as a unit after the name). ``tests/addon/test_settings_reference.py`` compares the
 committed page with what this script writes and every row with the registered classes.
 
@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROPERTIES = ROOT / "addon" / "properties.py"
-PANELS = ROOT / "panels" / "physics.py"
 PAGE = ROOT / "docs" / "settings.md"
 
 OWNERS = {"CONTACT_LAB_SceneSettings": "scene.contact_lab", "CONTACT_LAB_ObjectSettings": "obj.contact_lab"}
@@ -125,10 +123,11 @@ def _property_call(node: ast.stmt) -> tuple[str, str, ast.Call] | None:
     return (node.target.id, kind, call) if kind.endswith("Property") else None
 
 
-def read_settings(source: str) -> list[Setting]:
-    """Every property annotation of every PropertyGroup class in ``source``, in declaration order."""
+def read_settings(source: str, items_source: str = "") -> list[Setting]:
+    """Every property annotation of every PropertyGroup class in ``source``, in declaration order; enum item tables
+    are looked up in ``source`` and ``items_source`` (the module the tables live in)."""
     tree = ast.parse(source)
-    constants = _module_constants(tree)
+    constants = {**_module_constants(ast.parse(items_source)), **_module_constants(tree)}
     out = []
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef) or not any(ast.unparse(b).endswith("PropertyGroup") for b in cls.bases):
@@ -162,7 +161,10 @@ def read_drawn_labels(source: str) -> dict[str, list[str]]:
 
 def collect(root: Path = ROOT) -> list[Section]:
     """The sections of the page: every setting of ``addon/properties.py`` in one of :data:`SECTIONS`."""
-    settings = read_settings((root / "addon" / "properties.py").read_text(encoding="utf-8"))
+    addon = root / "addon"
+    settings = read_settings(
+        (addon / "properties.py").read_text(encoding="utf-8"), (addon / "property_items.py").read_text(encoding="utf-8")
+    )
     drawn = read_drawn_labels((root / "panels" / "physics.py").read_text(encoding="utf-8"))
     starts = {(group, first): Section(title, where) for group, first, title, where in SECTIONS}
     known = {(s.group, s.ident) for s in settings}

@@ -27,10 +27,11 @@ Every threshold comes from a constant the engines really use, or from a measurem
   so an overlap deeper than two slops (1 mm) is a warning; the IPC engine refuses any intersection, and surfaces
   that touch without a gap (an error).
 - **Lattices.** A soft body's lattice has about ``6 (V/h³ + A/h²)`` tets for a mesh of volume V and area A at cell
-  size h (:func:`estimate_lattice`); measured on a 2-core machine with a resting 0.2 m cube (6k–105k tets): about
-  5.6 kB of memory per tet (soft) and 4.4 kB (IPC), 40 µs (soft) and 35 µs (IPC) per tet and substep, more with
-  many contacts. Above :data:`LATTICE_TET_WARNING` tets a warning, above :data:`LATTICE_TET_LIMIT` an error: the
-  bake would need gigabytes and minutes per frame (resolution 64 on a cube is 1.7 million tets, about 10 GB).
+  size h (:func:`estimate_lattice`). Its memory and time follow from the costs per tet that
+  ``tests/benchmarks/bench_default_cube.py`` prints for the default cube (:data:`BYTES_PER_TET`,
+  :data:`SECONDS_PER_TET_SUBSTEP`; more time with many contacts). Above :data:`LATTICE_TET_WARNING` tets a warning,
+  above :data:`LATTICE_TET_LIMIT` an error: the bake would need gigabytes and minutes per frame (resolution 64 on a
+  cube is 1.7 million tets, about 10 GB).
 """
 
 from __future__ import annotations
