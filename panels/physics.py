@@ -210,6 +210,10 @@ def _draw_report_box(layout, report: dict) -> None:
         col.label(text=f"Solver kernels compiled: {report['compiled_kernels']} (first use only; later bakes skip it)")
 
 
+BAKE_HINT = "Bake in Properties ▸ Scene ▸ Contact Lab Bake"
+"""Where the Bake button is, under a body's settings (the bake panel is in another tab)."""
+
+
 class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
     """The active object's Contact Lab role, shape and material"""
 
@@ -234,6 +238,7 @@ class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
         layout.prop(settings, "role")
         if settings.role == "SOFT":
             _draw_soft(layout, context, obj)
+            layout.label(text=BAKE_HINT, icon="INFO")
             return
         parent = compound_parent(obj)
         if parent is not None:
@@ -258,8 +263,13 @@ class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
         sub.prop(settings, "linear_damping", text="Damping Translation")
         sub.prop(settings, "angular_damping", text="Rotation")
         rules = col.column(align=True)
-        rules.label(text=f"Pair friction: {COMBINE_PHRASES[scene_settings.friction_combine]} (scene setting)")
-        rules.label(text=f"Pair restitution: {COMBINE_PHRASES[scene_settings.restitution_combine]} (scene setting)")
+        rules.label(
+            text=f"Pair friction: {COMBINE_PHRASES[scene_settings.friction_combine]} (scene's Friction Combine)"
+        )
+        rules.label(
+            text=f"Pair restitution: {COMBINE_PHRASES[scene_settings.restitution_combine]} "
+            "(scene's Restitution Combine)"
+        )
         for message in _shape_warnings(obj, scene_settings.engine):
             col.label(text=message, icon="ERROR")
         if settings.role == "ACTIVE" and settings.mass <= 0.0:
@@ -268,7 +278,7 @@ class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
             col.label(text=f"Baked into '{settings.baked_action.name}'", icon="ACTION")
         _draw_friction(layout, context, obj)
         if settings.role != "NONE":
-            layout.label(text="Bake in Properties ▸ Scene ▸ Contact Lab Bake", icon="INFO")
+            layout.label(text=BAKE_HINT, icon="INFO")
 
 
 def _draw_part(layout, obj, parent) -> None:

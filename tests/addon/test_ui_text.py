@@ -205,6 +205,19 @@ def test_the_body_panel_needs_an_active_object():
     assert not physics.CONTACT_LAB_PT_object.poll(context)
 
 
+def test_messages_and_hints_name_the_panels_where_they_are():
+    """The panel paths that Check Scene's messages and the body panel's hint give are the panels' own tab and
+    header (a message that says "Physics ▸ Contact Lab Bake" sends the artist to a tab without it)."""
+    from contact_lab.addon.checks import ranges
+
+    def where(panel):
+        return f"{panel.bl_context.title()} ▸ {panel.bl_label}"
+
+    assert ranges.BAKE == where(physics.CONTACT_LAB_PT_scene)
+    assert ranges.BODY == where(physics.CONTACT_LAB_PT_object)
+    assert physics.BAKE_HINT.endswith(where(physics.CONTACT_LAB_PT_scene))
+
+
 # report lines -------------------------------------------------------------------------------------------------
 
 REPORT_JARGON = re.compile(r"overflow|κ|residual|Newton|unconverged|Checker|\bMax\b|penetration", re.IGNORECASE)
