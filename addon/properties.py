@@ -614,7 +614,7 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
             "tets at 8, 16,500 at 12, 35,000 at 16; Check Scene estimates it, and a bake above a million tets is "
             "refused)"
         ),
-        # 8: the default cube (2 m, Flesh) bakes with the Soft engine at about 0.1 s per frame on 2 cores
+        # 8: the default cube (2 m, Flesh) bakes with the Soft engine at about 0.2 s per frame on 2 cores
         # (tests/benchmarks/bench_default_cube.py; 12 took 0.5-0.7 s)
         default=8,
         min=1,

@@ -304,3 +304,24 @@ def test_every_tooltip_starts_in_plain_words():
         elif SYMBOL_START.search(text) or FORBIDDEN_WORDS.search(text) or JARGON.search(_first_sentence(text)):
             bad[where] = text
     assert not bad, json.dumps(bad, indent=1, ensure_ascii=False)
+
+
+# figures in Check Scene's messages ------------------------------------------------------------------------------
+
+BENCHMARK_SECONDS_PER_FRAME = [
+    ("SOFT", 6000, 0.195),  # bench_default_cube.py, best warm run, idle 2-core machine
+    ("SOFT", 34992, 2.426),  # ... --resolution 16
+    ("IPC", 6000, 0.074),  # ... --engines ipc --cuts 7
+    ("IPC", 34992, 0.318),  # ... --engines ipc --cuts 7 --resolution 16
+]
+"""Seconds per frame (2 substeps) that ``tests/benchmarks/bench_default_cube.py`` printed for the default cube."""
+
+
+@pytest.mark.parametrize(("engine", "tets", "measured"), BENCHMARK_SECONDS_PER_FRAME)
+def test_the_lattice_estimate_agrees_with_the_benchmark(engine, tets, measured):
+    """Check Scene's time per frame of a lattice is within 20 % of what the benchmark measured for it (the
+    reference), so the figure a message gives is the one the benchmark prints."""
+    from contact_lab.addon.checks import physics as checks
+
+    estimate = checks.seconds_per_frame(tets, tets, 2, engine)
+    assert estimate == pytest.approx(measured, rel=0.2)

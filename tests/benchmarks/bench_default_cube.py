@@ -1,7 +1,7 @@
 """The default cube as an artist gets it, baked with the Soft and the IPC engine (issue 13's speed targets).
 
 Run: ``python tests/benchmarks/bench_default_cube.py [--engines soft,ipc] [--frames 24] [--resolution N]
-[--repeat 2] [--cold]``, with any of the project's environments (``.venv`` = bpy 5.0, ``.venv-blender52``,
+[--repeat 2] [--cold] [--cuts N]``, with any of the project's environments (``.venv`` = bpy 5.0, ``.venv-blender52``,
 ``.venv-blender42``).
 
 The scene is built in real Blender (``bpy``) exactly as an artist makes it: the factory scene, a Plane (20 m)
@@ -50,7 +50,7 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def build_default_cube_scene(engine: str, frames: int, resolution: int | None):
+def build_default_cube_scene(engine: str, frames: int, resolution: int | None, cuts: int = 0):
     """The factory scene with a passive ground plane and the default cube 0.1 m above it, Role Soft."""
     import bpy
     import contact_lab
@@ -70,6 +70,11 @@ def build_default_cube_scene(engine: str, frames: int, resolution: int | None):
     cube.contact_lab.role = "SOFT"
     if resolution is not None:
         cube.contact_lab.lattice_resolution = resolution
+    if cuts:  # a finer surface, so that IPC's contact rests on faces rather than the 8 corners
+        bpy.ops.object.mode_set(mode="EDIT")
+        bpy.ops.mesh.select_all(action="SELECT")
+        bpy.ops.mesh.subdivide(number_cuts=cuts)
+        bpy.ops.object.mode_set(mode="OBJECT")
     scene.frame_set(1)
     return scene
 
@@ -89,11 +94,11 @@ class StepRecorder:
         cls.step = step
 
 
-def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRecorder) -> dict:
+def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRecorder, cuts: int = 0) -> dict:
     """Build the scene, bake it with the add-on, return the report's figures and the per-step statistics."""
     from contact_lab.addon.bake.driver import bake_scene
 
-    scene = build_default_cube_scene(engine, frames, resolution)
+    scene = build_default_cube_scene(engine, frames, resolution, cuts)
     load = _load()
     recorder.rows.clear()
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -134,7 +139,7 @@ def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRe
     return out
 
 
-def run_engine(engine: str, frames: int, resolution: int | None, repeat: int) -> list[dict]:
+def run_engine(engine: str, frames: int, resolution: int | None, repeat: int, cuts: int = 0) -> list[dict]:
     """In this process: one first bake (cache load), then ``repeat`` warm bakes."""
     if engine == "SOFT":
         from contact_lab.core.soft.world_solver import SoftWorldSolver
@@ -146,13 +151,13 @@ def run_engine(engine: str, frames: int, resolution: int | None, repeat: int) ->
         recorder = StepRecorder(IpcSolver, ("newton_iterations", "pcg_iterations"))
     runs = []
     for k in range(1 + repeat):
-        row = bake_once(engine, frames, resolution, recorder)
+        row = bake_once(engine, frames, resolution, recorder, cuts)
         row["run"] = "first" if k == 0 else "warm"
         runs.append(row)
     # one more bake under tracemalloc (numpy reports its arrays to it), apart from the timed ones: its peak
     # memory per tet is the figure Check Scene's lattice estimate uses
     tracemalloc.start()
-    row = bake_once(engine, frames, resolution, recorder)
+    row = bake_once(engine, frames, resolution, recorder, cuts)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     runs[-1]["peak_bytes_per_tet"] = peak / max(row["tets"], 1)
@@ -164,6 +169,8 @@ def _child(args, engine: str, cache_dir: str | None = None) -> list[dict]:
     cmd += ["--repeat", str(args.repeat)]
     if args.resolution is not None:
         cmd += ["--resolution", str(args.resolution)]
+    if args.cuts:
+        cmd += ["--cuts", str(args.cuts)]
     env = dict(os.environ)
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
@@ -194,12 +201,13 @@ def main() -> None:
     parser.add_argument("--engines", default="soft,ipc")
     parser.add_argument("--frames", type=int, default=24, help="simulated frames (24 = 1 s at 24 fps)")
     parser.add_argument("--resolution", type=int, default=None, help="Lattice Resolution (default: the add-on's)")
+    parser.add_argument("--cuts", type=int, default=0, help="subdivide the cube's faces with N cuts (default: none)")
     parser.add_argument("--repeat", type=int, default=2, help="warm bakes after the first one")
     parser.add_argument("--cold", action="store_true", help="also bake once with an empty kernel cache")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run_engine(args.child, args.frames, args.resolution, args.repeat)))
+        print(json.dumps(run_engine(args.child, args.frames, args.resolution, args.repeat, args.cuts)))
         return
     import bpy
 
@@ -207,6 +215,7 @@ def main() -> None:
         f"Default cube (2 m, Role Soft, every setting default) dropped 0.1 m on a passive plane, {args.frames} "
         f"frames at 24 fps; bpy {bpy.app.version_string}, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs, NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}"
+        + (f"; its faces subdivided with {args.cuts} cuts" if args.cuts else "")
     )
     head = (
         f"{'engine':<6} {'run':<6} {'load (1/5/15 min)':<18} {'tets':>6} {'s/frame':>8} {'steps':>5} "
