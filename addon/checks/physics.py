@@ -357,7 +357,7 @@ def _size_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
                 make(
                     body.obj,
                     f"'{name}' is only {_length(thinnest)} thick: the rigid solver leaves up to "
-                    f"{_length(SLOP)} of penetration uncorrected, so it "
+                    f"{_length(SLOP)} of overlap uncorrected, so it "
                     + ("can sink out of sight or fall through the ground" if severe else "can sink by a tenth of it"),
                     _scale_fix(view, thinnest, TINY_WARNING),
                     "scale",
