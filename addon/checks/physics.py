@@ -109,8 +109,9 @@ LATTICE_TET_LIMIT = 1_000_000
 
 BYTES_PER_TET = {"SOFT": 5500.0, "IPC": 1000.0}
 """Peak memory per tet of a bake [B], as ``tests/benchmarks/bench_default_cube.py`` prints it (Python's tracemalloc
-over one more bake of the default cube: Soft 5.5 kB at 6,000 and 5.3 kB at 35,000 tets; IPC, its faces subdivided
-with 7 cuts, 1.0 kB and 0.8 kB). Arrays the compiled kernels allocate for themselves are not traced."""
+over one more bake of the default cube: Soft 5.5 kB at 6,000, 5.3 kB at 35,000 and 5.1 kB at 105,000 tets; IPC,
+its faces subdivided with 7 cuts, 1.0 kB and 0.8 kB). Arrays the compiled kernels allocate for themselves are not
+traced."""
 
 COST_REFERENCE_TETS = 6000
 """Tets of the default cube at the default Lattice Resolution (8): where :data:`SECONDS_PER_TET_SUBSTEP` is measured."""
@@ -126,7 +127,8 @@ at 35,000 tets)."""
 COST_GROWTH = {"SOFT": 0.43, "IPC": 0.0}
 """How the time per tet grows with the lattice: ``(tets / COST_REFERENCE_TETS) ** COST_GROWTH`` (the linear
 solver needs more iterations on a finer lattice). Fitted to the benchmark's Soft runs: 16 µs at 6,000 tets, 35 µs at
-35,000 (resolution 16); IPC's subdivided cube shows no growth (6.1 µs and 4.5 µs)."""
+35,000 (resolution 16), and it predicts the 57 µs measured at 105,000 (resolution 24, 8 frames) within 5 %; IPC's
+subdivided cube shows no growth (6.1 µs and 4.5 µs)."""
 
 WINDING_SECONDS_PER_PAIR = 15.0e-9
 """Lattice build: time per (cell, triangle) pair of the winding numbers [s] (``core.fem.lattice``)."""

@@ -311,6 +311,7 @@ def test_every_tooltip_starts_in_plain_words():
 BENCHMARK_SECONDS_PER_FRAME = [
     ("SOFT", 6000, 0.195),  # bench_default_cube.py, best warm run, idle 2-core machine
     ("SOFT", 34992, 2.426),  # ... --resolution 16
+    ("SOFT", 105456, 12.084),  # ... --resolution 24 --frames 8
     ("IPC", 6000, 0.074),  # ... --engines ipc --cuts 7
     ("IPC", 34992, 0.318),  # ... --engines ipc --cuts 7 --resolution 16
 ]
