@@ -46,6 +46,21 @@ UNITS = {"LENGTH": "scene length", "TIME_ABSOLUTE": "s", "VELOCITY": "scene leng
 SUBTYPE_UNITS = {"VELOCITY": "scene length/s", "FACTOR": "fraction", "DIR_PATH": "folder"}
 
 
+SOURCES = [
+    "## Where the tooltips' figures come from",
+    "",
+    "- Tets per Lattice Resolution of the default cube (6,000 at 8, 16,500 at 12, 35,000 at 16): the `tets` column",
+    "  of `tests/benchmarks/bench_default_cube.py --resolution N`.",
+    "- The material presets' values: the sources listed with `SOFT_PRESETS` in `addon/property_items.py`.",
+    "- Volume Compressibility's comparisons: air at sea level is 1/atm (an ideal gas at constant temperature);",
+    "  water's bulk modulus is about 2.2 GPa, 21,700 atm, a compressibility of 4.6e-5/atm; the Flesh preset's",
+    "  bulk modulus E / (3 (1 − 2ν)) is 333 kPa, 3.3 atm, about 0.3/atm.",
+    "- Static Friction Speed's 0.2 mm: 0.01 m/s for one step of 1/48 s (24 fps, 2 substeps).",
+    "",
+]
+"""The closing section of the page: where the numbers in the tooltips come from."""
+
+
 @dataclass
 class Setting:
     """One ``name: XxxProperty(...)`` annotation, with its keywords evaluated where they are literals."""
@@ -283,6 +298,7 @@ def render(sections: list[Section]) -> str:
             lines += [f"Choices of **{s.label}** (`{s.path}`):", ""]
             lines += [f"- **{label}** (`{ident}`): {description}" for ident, label, description in s.items]
             lines.append("")
+    lines += SOURCES
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -326,3 +326,17 @@ def test_the_lattice_estimate_agrees_with_the_benchmark(engine, tets, measured):
 
     estimate = checks.seconds_per_frame(tets, tets, 2, engine)
     assert estimate == pytest.approx(measured, rel=0.2)
+
+
+def test_the_volume_compressibility_tooltip_compares_rightly():
+    """The tooltip's comparisons, computed: 0.01/atm against water (bulk modulus 2.2 GPa) and the Flesh preset's own
+    bulk stiffness E / (3 (1 - 2ν)), both in 1/atm (1 atm = 101,325 Pa)."""
+    text = properties.CONTACT_LAB_ObjectSettings.__annotations__["volume_compressibility"].keywords["description"]
+    atm = 101325.0
+    water = atm / 2.2e9  # compressibility [1/atm]
+    assert 0.01 / water == pytest.approx(200.0, rel=0.1) and "about 200 times more compressible than water" in text
+    assert water == pytest.approx(4.6e-5, rel=0.01) and "water (4.6e-5)" in text
+    flesh = properties.SOFT_PRESETS["FLESH"]
+    bulk = flesh["youngs_modulus"] / (3.0 * (1.0 - 2.0 * flesh["poisson_ratio"]))
+    assert atm / bulk == pytest.approx(0.3, rel=0.05) and "Flesh preset's own bulk stiffness is about 0.3" in text
+    assert "100 atm (10 MPa)" in text and 1.0 / 0.01 * atm == pytest.approx(10e6, rel=0.02)
