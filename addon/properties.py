@@ -6,7 +6,8 @@ the spin friction, the soft contact thickness and the IPC barrier distance (Blen
 converted by the scene's Unit Scale at bake time). The friction settings are read by :mod:`.friction_export`
 (course ch. 6), the soft-body settings by :mod:`.soft.gather`, the IPC settings by :mod:`.ipc.gather`. Soft
 materials are SI: Young's modulus [Pa], density [kg/m³], damping [s]; the IPC barrier stiffness is in [Pa/m], its
-static friction speed in [m/s].
+static friction speed in [m/s]. The enum settings' choices and the material presets' values are plain data in
+:mod:`.property_items`, re-exported here.
 """
 
 # Blender declares properties as class annotations holding a call (``name: FloatProperty(...)``) and reads them
@@ -26,203 +27,45 @@ from bpy.props import (
     StringProperty,
 )
 
-ROLE_ITEMS = (
-    ("NONE", "None", "Not part of the simulation"),
-    ("ACTIVE", "Active", "Simulated rigid body: moved by gravity and contacts, baked to keyframes"),
-    ("PASSIVE", "Passive", "Collider: static, or follows its own animation (kinematic); never baked"),
-    (
-        "SOFT",
-        "Soft",
-        "Deformable body (finite elements on a lattice filling the mesh), baked to shape keys or a PC2 cache; "
-        "needs the scene's engine set to Soft or IPC",
-    ),
+from .property_items import (
+    AXIS_ITEMS,
+    COMBINE_ITEMS,
+    COMBINE_PHRASES,
+    ENGINE_ITEMS,
+    FRICTION_MODEL_ITEMS,
+    RIGID_ONLY_SHAPES,
+    ROLE_ITEMS,
+    SHAPE_ITEMS,
+    SOFT_CONTACT_ITEMS,
+    SOFT_MATERIAL_FIELDS,
+    SOFT_OUTPUT_ITEMS,
+    SOFT_PRESET_ITEMS,
+    SOFT_PRESETS,
+    SOLVER_ITEMS,
+    STRUCTURE_SOURCE_ITEMS,
 )
 
-ENGINE_ITEMS = (
-    ("RIGID", "Rigid", "Rigid bodies with exact Coulomb friction (PROX / PGS / Newton), baked to keyframes"),
-    (
-        "SOFT",
-        "Soft",
-        "Soft bodies (implicit finite elements) colliding with passive objects and active boxes; the soft bodies "
-        "are baked to shape keys or a PC2 cache, the boxes to keyframes",
-    ),
-    ("IPC", "IPC", "Incremental Potential Contact: soft bodies that never intersect or invert; slower"),
-)
-"""``Scene.contact_lab.engine``."""
-
-SOFT_OUTPUT_ITEMS = (
-    (
-        "SHAPE_KEYS",
-        "Shape Keys",
-        "One shape key per frame with keyed values: self-contained .blend, fine for short clips",
-    ),
-    (
-        "PC2",
-        "PC2 Cache",
-        "A PC2 point cache file per object in the Cache Folder, played by a Mesh Cache modifier: small .blend, "
-        "the file must travel with it",
-    ),
-)
-"""``Scene.contact_lab.soft_output``."""
-
-SOFT_CONTACT_ITEMS = (
-    (
-        "IMPLICIT",
-        "Implicit",
-        "Penalty contact with smoothed friction solved inside the implicit Newton step (seed 003)",
-    ),
-    (
-        "DUAL",
-        "Dual",
-        "Hard contact: impulses through the Delassus operator J A^-1 J^T, solved by the scene's Solver "
-        "(PGS, otherwise PROX); best for few contacts",
-    ),
-)
-"""``Scene.contact_lab.soft_contact``."""
-
-SOFT_PRESET_ITEMS = (
-    ("RUBBER", "Rubber", "Soft natural rubber: E 2 MPa, ν 0.47, 1100 kg/m³, lightly damped, grippy (μ 0.8)"),
-    ("GEL", "Gel", "Gelatin / ballistic gel: E 10 kPa, ν 0.45, 1000 kg/m³, wobbly, slippery (μ 0.3)"),
-    ("FLESH", "Flesh", "Soft tissue (muscle, fat): E 100 kPa, ν 0.45, 1050 kg/m³, well damped (μ 0.5)"),
-    ("FOAM", "Foam", "Flexible polyurethane foam: E 100 kPa, ν 0.2, 75 kg/m³, strongly damped (μ 0.6)"),
-    ("CUSTOM", "Custom", "Your own values (chosen automatically when a material value is edited)"),
-)
-"""``Object.contact_lab.soft_preset``."""
-
-SOFT_PRESETS = {
-    "RUBBER": {"youngs_modulus": 2.0e6, "poisson_ratio": 0.47, "density": 1100.0, "damping": 0.002, "friction": 0.8},
-    "GEL": {"youngs_modulus": 1.0e4, "poisson_ratio": 0.45, "density": 1000.0, "damping": 0.01, "friction": 0.3},
-    "FLESH": {"youngs_modulus": 1.0e5, "poisson_ratio": 0.45, "density": 1050.0, "damping": 0.02, "friction": 0.5},
-    "FOAM": {"youngs_modulus": 1.0e5, "poisson_ratio": 0.2, "density": 75.0, "damping": 0.05, "friction": 0.6},
-}
-"""Values each material preset sets (SI units). Sources and rationale:
-
-- Young's modulus E [Pa] at small strain: soft natural rubber 1–5 MPa (engineering tables; 2 MPa is a typical
-  shore-A 40–50 rubber), gelatin / ballistic gel 10–20 kPa, soft tissue 10–100 kPa (muscle and fat, elastography
-  literature), flexible polyurethane foam about 0.1 MPa (Gibson & Ashby, *Cellular Solids*).
-- Poisson ratio ν: rubber, gels and tissue are nearly incompressible (ν 0.49+ measured) but linear tets lock near
-  0.5, so 0.47 / 0.45 keep them soft; a volume penalty (seed 003) will restore incompressibility later. Open-cell
-  foams are compressible, ν 0.0–0.3 (Gibson & Ashby): 0.2.
-- Density ρ [kg/m³]: filled natural rubber 1100, gel ≈ water 1000, soft tissue 1050, flexible foam 30–100 (75).
-- Damping β [s], Rayleigh stiffness-proportional: damping ratio ζ = β ω / 2 at angular frequency ω. For a 1 m
-  object the first mode is about ω ≈ (π / L) √(E/ρ): rubber 134 rad/s → ζ ≈ 0.13 (bouncy), gel 10 rad/s → ζ ≈ 0.05
-  (jiggles for a while), flesh 31 rad/s → ζ ≈ 0.3, foam 115 rad/s → ζ ≈ 3 (overdamped, slow recovery). Smaller
-  objects ring at higher ω and are damped more.
-- Friction μ on dry hard surfaces: rubber 0.6–1.0 (0.8), gel 0.2–0.4 (0.3), skin 0.3–0.7 (0.5), foam 0.5–0.7 (0.6).
-"""
-
-SOFT_MATERIAL_FIELDS = ("youngs_modulus", "poisson_ratio", "density", "damping", "friction")
-"""The object settings a preset sets."""
-
-SHAPE_ITEMS = (
-    ("BOX", "Box", "Box fitted to the object's bounding box (non-uniform scale allowed)"),
-    ("SPHERE", "Sphere", "Sphere of diameter max(dimensions), centred on the bounding box"),
-    ("CAPSULE", "Capsule", "Capsule along local Z: radius max(dim X, dim Y)/2, total height dim Z"),
-    ("PLANE", "Plane", "Infinite ground: the object's local XY plane through its origin, solid below local -Z"),
-    (
-        "MESH",
-        "Mesh",
-        "The evaluated mesh's triangles, for concave objects like bowls and blades: any collider; an active body "
-        "needs a closed mesh (Rigid engine). The Soft engine cannot use it",
-    ),
-    ("CYLINDER", "Cylinder", "Cylinder along local Z fitted to the bounding box: radius max(dim X, dim Y)/2"),
-    (
-        "CONE",
-        "Cone",
-        "Cone along local Z fitted to the bounding box: base at the bottom (-Z), tip at the top; radius "
-        "max(dim X, dim Y)/2",
-    ),
-    (
-        "CONVEX_HULL",
-        "Convex Hull",
-        "The tightest convex shape around the evaluated mesh's vertices, as if shrink-wrapped (fewer vertices "
-        "collide faster)",
-    ),
-    (
-        "COMPOUND",
-        "Compound Parent",
-        "One rigid body made of this object's direct children that have a Role of their own: each collides with its "
-        "own Shape; this object's settings apply to the whole",
-    ),
-)
-"""``Object.contact_lab.shape``. Blender stores an enum by its position: items are append-only (never reorder)."""
-
-RIGID_ONLY_SHAPES = frozenset({"CYLINDER", "CONE", "CONVEX_HULL", "COMPOUND"})
-"""Shapes only the Rigid engine simulates."""
-
-SOLVER_ITEMS = (
-    ("PROX", "PROX", "Proximal-map solver with the exact Coulomb friction cone (default)"),
-    ("PGS", "PGS", "Projected Gauss-Seidel with a box friction model (faster, less accurate friction)"),
-    ("NEWTON", "Newton", "Gauss-Seidel with an exact Fischer-Burmeister Newton solve per contact (slowest)"),
-)
-
-COMBINE_ITEMS = (
-    ("GEOMETRIC", "Geometric Mean", "sqrt(a·b): equal values give that value"),
-    ("AVERAGE", "Average", "(a + b) / 2"),
-    ("MINIMUM", "Minimum", "min(a, b): the more slippery / less bouncy surface wins"),
-    ("MAXIMUM", "Maximum", "max(a, b): the grippier / bouncier surface wins"),
-    ("PRODUCT", "Product", "a·b (Bullet's friction rule)"),
-)
-
-FRICTION_MODEL_ITEMS = (
-    ("COULOMB", "Coulomb", "Isotropic Coulomb friction: the same coefficient μ in every sliding direction"),
-    (
-        "ANISOTROPIC",
-        "Anisotropic",
-        "Elliptic Coulomb friction: μ Along when sliding along the structure direction, μ Across when sliding "
-        "across it (grain, brushed metal, grooves)",
-    ),
-    (
-        "MATCHSTICK",
-        "Matchstick",
-        "Matchstick model: isotropic μ when the two surfaces' structure directions cross at a right angle, "
-        "μ Along / μ Across when they are parallel, blended by the angle between them",
-    ),
-    (
-        "TENSOR",
-        "Tensor",
-        "Friction tensor: force = −κ·(Q_A + R Q_B Rᵀ)·(sliding direction)·(normal force); Q in the structure frame",
-    ),
-    (
-        "TEXTURE",
-        "Texture",
-        "Plowing friction computed from the material's normal map: facets tilted against the motion resist "
-        "(sawtooth ridges slide one way, stick the other)",
-    ),
-)
-"""``Object.contact_lab.friction_model``; names match :class:`core.friction.surface.SurfaceFrictionModel`."""
-
-STRUCTURE_SOURCE_ITEMS = (
-    ("NONE", "None", "No structure direction: the surface behaves isotropically (μ)"),
-    (
-        "ATTRIBUTE",
-        "Attribute",
-        "A FLOAT_VECTOR mesh attribute (point, face or face corner domain) in object space gives the direction",
-    ),
-    (
-        "IMAGE",
-        "Image",
-        "A direction image in UV space: RGB = (2·rgb − 1) along U and V, like a tangent-space normal map's XY",
-    ),
-    ("UV_TANGENT", "UV Tangent", "The direction in which the UV map's U coordinate increases"),
-    ("AXIS", "Axis", "A fixed axis of the object (rotates with it)"),
-)
-"""``Object.contact_lab.structure_source``; names match :class:`core.friction.surface.StructureSource`."""
-
-AXIS_ITEMS = (
-    ("X", "X", "The object's local X axis"),
-    ("Y", "Y", "The object's local Y axis"),
-    ("Z", "Z", "The object's local Z axis"),
-)
-
-COMBINE_PHRASES = {
-    "GEOMETRIC": "geometric mean",
-    "AVERAGE": "average",
-    "MINIMUM": "minimum",
-    "MAXIMUM": "maximum",
-    "PRODUCT": "product",
-}
-"""Short phrase per combine rule, for panels and reports."""
+__all__ = [
+    "AXIS_ITEMS",
+    "CLASSES",
+    "COMBINE_ITEMS",
+    "COMBINE_PHRASES",
+    "CONTACT_LAB_ObjectSettings",
+    "CONTACT_LAB_SceneSettings",
+    "ENGINE_ITEMS",
+    "FRICTION_MODEL_ITEMS",
+    "RIGID_ONLY_SHAPES",
+    "ROLE_ITEMS",
+    "SHAPE_ITEMS",
+    "SOFT_CONTACT_ITEMS",
+    "SOFT_MATERIAL_FIELDS",
+    "SOFT_OUTPUT_ITEMS",
+    "SOFT_PRESETS",
+    "SOFT_PRESET_ITEMS",
+    "SOLVER_ITEMS",
+    "STRUCTURE_SOURCE_ITEMS",
+]
+"""The item tables and presets stay importable from here (scripts and tests read ``properties.SHAPE_ITEMS``)."""
 
 
 def _scene_of(settings):
@@ -307,7 +150,10 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     )
     engine: EnumProperty(
         name="Engine",
-        description="Which simulation the Bake button runs",
+        description=(
+            "Which simulation the Bake button runs: Rigid for solid objects, Soft for squishy ones, IPC for squishy "
+            "ones that must never pass through anything"
+        ),
         items=ENGINE_ITEMS,
         default="RIGID",
     )
@@ -333,22 +179,39 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     )
     substeps: IntProperty(
         name="Substeps",
-        description="Solver steps per frame; more give stiffer, more accurate contact",
+        description=(
+            "Rigid-body solver steps per frame: more give firmer, more accurate contact (fast objects, tall "
+            "stacks) and a slower bake"
+        ),
         default=4,
         min=1,
         soft_max=64,
     )
-    solver: EnumProperty(name="Solver", description="Contact solver", items=SOLVER_ITEMS, default="PROX")
+    solver: EnumProperty(
+        name="Solver",
+        description=(
+            "How the contact forces are computed: PROX is accurate, PGS is faster with rougher friction, Newton is "
+            "the slowest"
+        ),
+        items=SOLVER_ITEMS,
+        default="PROX",
+    )
     iterations: IntProperty(
         name="Iterations",
-        description="Maximum solver iterations per step",
+        description=(
+            "Most solver sweeps per step: raise it when stacks sag or jitter (the report shows the most used)"
+        ),
         default=100,
         min=1,
         soft_max=1000,
     )
     tolerance: FloatProperty(
         name="Tolerance",
-        description="Solver stops when the impulse change drops below this [N·s]",
+        description=(
+            "How precisely the rigid solver settles each step: smaller is more precise and slower. It stops when a "
+            "sweep changes the contact impulses by less than this fraction of the largest impulse (relative, "
+            "no unit)"
+        ),
         default=1e-6,
         min=0.0,
         soft_max=1e-2,
@@ -388,13 +251,16 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     )
     friction_combine: EnumProperty(
         name="Friction Combine",
-        description="How two surfaces' friction coefficients combine into the pair's (Bullet uses Product)",
+        description=(
+            "How the Friction of two touching surfaces combines into the pair's friction (Blender's Bullet uses "
+            "Product)"
+        ),
         items=COMBINE_ITEMS,
         default="GEOMETRIC",
     )
     restitution_combine: EnumProperty(
         name="Restitution Combine",
-        description="How two surfaces' restitution coefficients combine into the pair's",
+        description="How the Restitution (bounciness) of two touching surfaces combines into the pair's",
         items=COMBINE_ITEMS,
         default="MAXIMUM",
     )
@@ -407,22 +273,35 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     )
     soft_contact: EnumProperty(
         name="Soft Contact",
-        description="How contact and friction enter the soft-body solve",
+        description=(
+            "How the Soft engine handles contact and friction: Implicit for most scenes, Dual for exact sticking "
+            "with few contacts"
+        ),
         items=SOFT_CONTACT_ITEMS,
         default="IMPLICIT",
     )
     soft_integrator: EnumProperty(
         name="Integrator",
-        description="Time integration of the soft engine",
+        description=(
+            "How the Soft engine steps through time: Backward Euler calms fast motion, BDF2 keeps more bounce"
+        ),
         items=(
-            ("BE", "Backward Euler", "First order, strongly damps fast motion (robust, the default)"),
-            ("BDF2", "BDF2", "Second order: much less numerical damping, livelier bounces (Implicit contact only)"),
+            ("BE", "Backward Euler", "Robust, the default: calms fast motion and bounces (first order)"),
+            (
+                "BDF2",
+                "BDF2",
+                "Livelier bounces and wobbles, much less damping by the time stepping (second order; Implicit "
+                "contact only)",
+            ),
         ),
         default="BE",
     )
     soft_substeps: IntProperty(
         name="Soft Substeps",
-        description="Implicit steps per frame for the soft engine",
+        description=(
+            "Solver steps per frame of the Soft and IPC engines: more give firmer contact and finer motion and a "
+            "slower bake"
+        ),
         default=2,
         min=1,
         soft_max=32,
@@ -443,10 +322,10 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     soft_friction_velocity: FloatProperty(
         name="Static Friction Speed",
         description=(
-            "The soft engine's friction ε_v [m/s]: sliding slower than this counts as sticking (smoothed static "
-            "friction). A sticking contact is held by a spring to the point where it stuck, which gives at most "
-            "ε_v × step time (0.2 mm at 0.01 m/s, 24 fps, 2 substeps) before it slides, so resting bodies do not "
-            "creep. Smaller = stiffer static friction and slower bakes"
+            "Below this sliding speed the Soft engine treats a contact as sticking [m/s]: smaller holds more "
+            "firmly and bakes slower. A sticking contact is held by a spring to the point where it stuck, which "
+            "gives at most this speed × step time (0.2 mm at 0.01 m/s, 24 fps, 2 substeps) before it slides, so "
+            "resting bodies do not creep (smoothed static friction, ε_v)"
         ),
         default=1.0e-2,
         min=1.0e-7,
@@ -467,8 +346,8 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     ipc_dhat: FloatProperty(
         name="Barrier Distance",
         description=(
-            "IPC's dhat: surfaces closer than this repel each other (scene units); smaller = tighter contact, "
-            "more Newton iterations. 0 = automatic, 1/1000 of the soft bodies' bounding-box diagonal"
+            "Surfaces closer than this push each other apart (scene units): smaller gives tighter contact and a "
+            "slower bake. 0 = automatic, 1/1000 of the soft bodies' bounding-box diagonal (IPC's dhat)"
         ),
         default=0.0,
         min=0.0,
@@ -480,8 +359,9 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     ipc_kappa: FloatProperty(
         name="Barrier Stiffness",
         description=(
-            "IPC's barrier stiffness κ [Pa/m] (energy κ·Σ b(d)); it grows during a step while surfaces keep "
-            "approaching. 0 = automatic from the masses, elasticity and gravity"
+            "How hard surfaces push back when they come closer than the Barrier Distance [Pa/m]: 0 = automatic "
+            "from the masses, elasticity and gravity; it grows during a step while surfaces keep approaching "
+            "(IPC's barrier stiffness κ, energy κ·Σ b(d))"
         ),
         default=0.0,
         min=0.0,
@@ -489,10 +369,10 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         precision=1,
     )
     ipc_eps_v: FloatProperty(
-        name="Static Friction Speed",
+        name="IPC Static Friction Speed",
         description=(
-            "IPC's ε_v [m/s]: sliding slower than this counts as sticking (smoothed static friction); smaller = "
-            "stickier and more Newton iterations"
+            "Below this sliding speed the IPC engine treats a contact as sticking [m/s]: smaller is stickier and "
+            "needs more Newton iterations (smoothed static friction, IPC's ε_v)"
         ),
         default=1.0e-3,
         min=1.0e-7,
@@ -500,10 +380,11 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         precision=5,
     )
     ipc_tolerance: FloatProperty(
-        name="Tolerance",
+        name="IPC Tolerance",
         description=(
-            "IPC Newton stops when the largest position update divided by the time step falls below this times "
-            "the soft bodies' bounding-box diagonal [1/s]"
+            "How precisely the IPC engine settles each step: smaller is more precise and slower [1/s]. Its Newton "
+            "solve stops when the largest position update divided by the time step falls below this times the "
+            "soft bodies' bounding-box diagonal"
         ),
         default=1.0e-3,
         min=1.0e-9,
@@ -512,7 +393,9 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     )
     ipc_max_iterations: IntProperty(
         name="Max Iterations",
-        description="Newton iterations per IPC step at most (the report counts steps that hit it as unconverged)",
+        description=(
+            "Most Newton iterations per IPC step: steps that reach it are counted in the report as not converged"
+        ),
         default=100,
         min=1,
         soft_max=1000,
@@ -520,8 +403,8 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
     check_intersections: BoolProperty(
         name="Check Intersections",
         description=(
-            "Run the independent exact intersection/inversion checker on every baked frame and report the count "
-            "(IPC engine; slower)"
+            "After an IPC bake, test every baked frame for intersections (surfaces passing through each other) "
+            "and tets turned inside out, with an independent exact checker, and report the counts (slower)"
         ),
         default=False,
     )
@@ -558,10 +441,14 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
 class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     """Per-object settings (``obj.contact_lab``); bookkeeping fields keep what a bake replaced."""
 
-    role: EnumProperty(name="Role", description="Part this object plays in the simulation", items=ROLE_ITEMS)
+    role: EnumProperty(
+        name="Role",
+        description="Part this object plays in the simulation: moved (Active, Soft), collider (Passive) or none",
+        items=ROLE_ITEMS,
+    )
     shape: EnumProperty(
         name="Shape",
-        description="Collision primitive; its size is derived from the object's dimensions",
+        description="Shape the object collides as; its size comes from the object's dimensions",
         items=SHAPE_ITEMS,
         default="BOX",
     )
@@ -576,8 +463,8 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     friction: FloatProperty(
         name="Friction",
         description=(
-            "Friction coefficient μ of this surface; a touching pair uses both surfaces' values "
-            "combined by the scene's Friction Combine rule"
+            "How grippy this surface is: 0 slides freely, 1 holds on a 45° slope; a touching pair uses both "
+            "surfaces' values combined by the scene's Friction Combine rule (Coulomb coefficient μ)"
         ),
         default=0.5,
         min=0.0,
@@ -617,14 +504,19 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     # soft body (role 'SOFT'; read by addon.soft.gather) ---------------------------------------
     soft_preset: EnumProperty(
         name="Material",
-        description="Material preset: sets Young's modulus, Poisson ratio, density, damping and friction",
+        description=(
+            "What the soft body is made of: a preset sets Young's Modulus, Poisson Ratio, Density, Damping and Friction"
+        ),
         items=SOFT_PRESET_ITEMS,
         default="FLESH",
         update=_apply_soft_preset,
     )
     youngs_modulus: FloatProperty(
         name="Young's Modulus",
-        description="Stiffness E of the soft material [Pa] (gel 1e4, flesh 1e5, rubber 1e6–5e6); must be positive",
+        description=(
+            "How stiff the soft material is [Pa]: gel 1e4, flesh 1e5, rubber 1e6 to 5e6; must be positive "
+            "(Young's modulus E)"
+        ),
         default=1.0e5,  # the defaults are the Flesh preset's values
         soft_min=100.0,
         soft_max=1.0e8,
@@ -655,8 +547,8 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     damping: FloatProperty(
         name="Damping",
         description=(
-            "Rayleigh stiffness damping β [s]: damping ratio β·ω/2 at angular frequency ω (0 = only the time "
-            "integrator's damping)"
+            "How quickly wobbling dies down [s]: 0 = only the time stepping's own damping (Rayleigh stiffness "
+            "damping β: damping ratio β·ω/2 at angular frequency ω)"
         ),
         default=0.02,
         soft_min=0.0,
@@ -675,8 +567,10 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     volume_compressibility: FloatProperty(
         name="Volume Compressibility",
         description=(
-            "Volume penalty κ [1/atm] (seed 003): resists changes of the enclosed volume on top of the material; "
-            "smaller = stiffer: 1 ≈ air, 0.01 ≈ water-like; 0 = off"
+            "Keeps the soft body's volume, on top of the material, against squeezing [1/atm]: 0 = off, smaller "
+            "holds the volume more firmly. 1 is air at sea level; 0.01 is a bulk modulus of 100 atm (10 MPa), "
+            "about 200 times more compressible than water (4.6e-5). The Flesh preset's own bulk stiffness is "
+            "about 0.3 (volume penalty κ of Larionov et al., fully implicit frictional dynamics)"
         ),
         default=0.0,
         min=0.0,
@@ -685,11 +579,20 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     )
     volume_law: EnumProperty(
         name="Volume Law",
-        description="Pressure–volume law of the volume penalty",
+        description="How the pressure of the volume penalty grows as the volume changes",
         items=(
-            ("QUADRATIC", "Quadratic", "Linear pressure response, W = V0 (V/V0 - 1)² / (2κ)"),
-            ("GAS", "Ideal Gas", "Isothermal gas at 1/κ: stiffens without bound as the volume goes to zero"),
-            ("LIQUID", "Liquid", "Logarithmic liquid law: softens when stretched, stiffens when squeezed"),
+            (
+                "QUADRATIC",
+                "Quadratic",
+                "Pressure in proportion to the volume change, alike for squeezing and stretching: "
+                "W = V0 (V/V0 - 1)² / (2κ)",
+            ),
+            (
+                "GAS",
+                "Ideal Gas",
+                "Like a trapped gas: stiffens without bound as the volume goes to zero (isothermal, pressure 1/κ)",
+            ),
+            ("LIQUID", "Liquid", "Like a liquid: softens when stretched, stiffens when squeezed (logarithmic law)"),
         ),
         default="QUADRATIC",
     )
@@ -711,7 +614,7 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
             "tets at 8, 16,500 at 12, 35,000 at 16; Check Scene estimates it, and a bake above a million tets is "
             "refused)"
         ),
-        # 8: the default cube (2 m, Flesh) bakes with the Soft engine at about 0.1 s per frame on 2 cores
+        # 8: the default cube (2 m, Flesh) bakes with the Soft engine at about 0.2 s per frame on 2 cores
         # (tests/benchmarks/bench_default_cube.py; 12 took 0.5-0.7 s)
         default=8,
         min=1,
@@ -726,9 +629,9 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         default="COULOMB",
     )
     friction_t: FloatProperty(
-        name="μ Along",
+        name="Friction Along",
         description=(
-            "Friction coefficient when sliding along the structure direction (default 0.3; Anisotropic: "
+            "Friction when sliding along the structure direction (default 0.3; Anisotropic: "
             "the ellipse's axis along the structure; Matchstick: when both structures are parallel)"
         ),
         default=0.3,
@@ -736,9 +639,9 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         soft_max=2.0,
     )
     friction_b: FloatProperty(
-        name="μ Across",
+        name="Friction Across",
         description=(
-            "Friction coefficient when sliding across the structure direction (default 0.6; Anisotropic: "
+            "Friction when sliding across the structure direction (default 0.6; Anisotropic: "
             "the ellipse's axis across the structure; Matchstick: when both structures are parallel)"
         ),
         default=0.6,
@@ -746,10 +649,10 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         soft_max=2.0,
     )
     friction_kappa: FloatProperty(
-        name="κ",
+        name="Tensor Scale",
         description=(
-            "Friction tensor scale κ: with both tensors the identity the pair behaves like isotropic Coulomb "
-            "friction with μ = 2κ"
+            "Overall strength of the tensor friction: with both tensors the identity the pair behaves like plain "
+            "friction of twice this value (friction tensor scale κ, μ = 2κ)"
         ),
         default=0.25,
         min=0.0,
@@ -758,8 +661,9 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     friction_tensor: FloatVectorProperty(
         name="Tensor",
         description=(
-            "Friction tensor Q = [[Q_tt, Q_tb], [Q_tb, Q_bb]] in the structure frame (t along the structure, "
-            "b across); must be positive definite (Q_tt > 0, Q_tt·Q_bb > Q_tb²) so friction never adds energy"
+            "How the friction depends on the direction, as a 2×2 matrix in the structure frame (t along the "
+            "structure, b across): Q = [[Q_tt, Q_tb], [Q_tb, Q_bb]]; must be positive definite (Q_tt > 0, "
+            "Q_tt·Q_bb > Q_tb²) so friction never adds energy"
         ),
         size=3,
         default=(1.0, 0.0, 1.0),
@@ -767,8 +671,8 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     friction_spin: FloatProperty(
         name="Spin Friction",
         description=(
-            "Torsional (Coulomb–Contensou) friction: largest torque about the contact normal per newton of "
-            "normal force, a length; resists spinning in place. 0 = off"
+            "Resists spinning in place on a contact (a top, a coin): the largest twisting torque per newton of "
+            "normal force, a length. 0 = off (torsional Coulomb–Contensou friction)"
         ),
         default=0.0,
         min=0.0,
@@ -789,8 +693,8 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     structure_attribute: StringProperty(
         name="Attribute",
         description=(
-            "Name of a FLOAT_VECTOR mesh attribute (point, face or face corner domain) holding the structure "
-            "direction in object space; modifiers and Geometry Nodes may create it. Length and normal component "
+            "Name of the mesh attribute holding the structure direction in object space (FLOAT_VECTOR, on "
+            "points, faces or face corners); modifiers and Geometry Nodes may create it. Length and normal component "
             "do not matter: it is projected onto the contact plane"
         ),
         default="",
@@ -872,13 +776,35 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         description="Action the object had before it was baked; Clear Bake restores it",
         type=bpy.types.Action,
     )
-    previous_slot: StringProperty(name="Previous Slot", description="Identifier of the previous action slot")
-    previous_rotation_mode: StringProperty(name="Previous Rotation Mode", default="XYZ")
-    previous_location: FloatVectorProperty(name="Previous Location", size=3, subtype="TRANSLATION")
-    previous_rotation_quaternion: FloatVectorProperty(
-        name="Previous Quaternion", size=4, default=(1.0, 0.0, 0.0, 0.0), subtype="QUATERNION"
+    previous_slot: StringProperty(
+        name="Previous Slot", description="Action slot the object used before it was baked; Clear Bake restores it"
     )
-    previous_rotation_euler: FloatVectorProperty(name="Previous Euler", size=3, subtype="EULER")
+    previous_rotation_mode: StringProperty(
+        name="Previous Rotation Mode",
+        description=(
+            "Rotation mode the object had before it was baked (a bake keys quaternions); Clear Bake restores it"
+        ),
+        default="XYZ",
+    )
+    previous_location: FloatVectorProperty(
+        name="Previous Location",
+        description="Location the object had before it was baked; Clear Bake restores it",
+        size=3,
+        subtype="TRANSLATION",
+    )
+    previous_rotation_quaternion: FloatVectorProperty(
+        name="Previous Quaternion",
+        description="Quaternion rotation the object had before it was baked; Clear Bake restores it",
+        size=4,
+        default=(1.0, 0.0, 0.0, 0.0),
+        subtype="QUATERNION",
+    )
+    previous_rotation_euler: FloatVectorProperty(
+        name="Previous Euler",
+        description="Euler rotation the object had before it was baked; Clear Bake restores it",
+        size=3,
+        subtype="EULER",
+    )
 
 
 CLASSES = (CONTACT_LAB_SceneSettings, CONTACT_LAB_ObjectSettings)

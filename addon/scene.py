@@ -124,7 +124,9 @@ def object_problems(
     """
     problems: list[tuple[str | None, str]] = []
     if require_active and not active:
-        problems.append((None, "no active bodies: set Physics ▸ Contact Lab ▸ Role to Active on at least one object"))
+        problems.append(
+            (None, "no active bodies: set Physics ▸ Contact Lab Body ▸ Role to Active on at least one object")
+        )
     if frame_end == frame_start:
         single = f"the frame range {frame_start}-{frame_end} is a single frame, nothing to simulate"
         problems.append((None, f"{single}: set End after Start"))
@@ -393,13 +395,13 @@ def mesh_shape_problems(objects: list, engine: str) -> list[tuple[str | None, st
             continue
         if obj.contact_lab.role == "ACTIVE":
             message = (
-                f"the {engine} engine cannot simulate an active Mesh: set Physics ▸ Contact Lab Bake ▸ Engine to "
+                f"the {engine} engine cannot simulate an active Mesh: set Scene ▸ Contact Lab Bake ▸ Engine to "
                 "Rigid, or choose another Shape"
             )
         else:
             message = (
                 f"the Mesh shape is a collider of the Rigid and IPC engines, the {engine} engine cannot use it: set "
-                "Physics ▸ Contact Lab Bake ▸ Engine to IPC, or choose another Shape"
+                "Scene ▸ Contact Lab Bake ▸ Engine to IPC, or choose another Shape"
             )
         problems.append((obj.name, f"'{obj.name}': {message}"))
     return problems
@@ -415,7 +417,7 @@ def engine_shape_problems(objects: list, supported, engine: str) -> list[tuple[s
         (
             obj.name,
             f"'{obj.name}': the {engine} engine cannot use the {shape_label(obj.contact_lab.shape)} shape (the Rigid "
-            "engine can): choose Box, Sphere, Capsule or Plane, or set Physics ▸ Contact Lab Bake ▸ Engine to Rigid",
+            "engine can): choose Box, Sphere, Capsule or Plane, or set Scene ▸ Contact Lab Bake ▸ Engine to Rigid",
         )
         for obj in objects
         if obj.contact_lab.shape not in supported

@@ -241,15 +241,15 @@ def _baked(report: dict) -> str:
         ipc = " with IPC" if report["engine"] == "IPC" else ""
         checked = ""
         if "intersections" in stats:
-            checked = f"; {stats['intersections']} intersections, {stats.get('inverted', 0)} inverted tets"
+            checked = f"; {stats['intersections']} surfaces passing through, {stats.get('inverted', 0)} tets inside out"
         return (
             f"Baked {len(bodies.get('soft', []))} soft object(s){extra}{ipc}, frames {frames['start']}-{frames['end']} "
             f"in {seconds:.2f} s ({stats.get('tets', 0)} tets, up to {stats.get('max_newton_iterations', 0)} "
-            f"Newton iterations per step{checked})"
+            f"solver iterations per step{checked})"
         )
     return (
         f"Baked {len(bodies['active'])} object(s), frames {frames['start']}-{frames['end']} "
-        f"in {seconds:.2f} s (max {stats['max_contacts']} contacts)"
+        f"in {seconds:.2f} s (up to {stats['max_contacts']} contacts at once)"
     )
 
 

@@ -1,4 +1,5 @@
-"""Panels in Properties ▸ Physics: bake settings and report (scene), body settings (object). Draw only."""
+"""Panels in the Properties editor: bake settings and report in the Scene tab (shown with or without an active
+object, as Blender's Rigid Body World), body settings in the Physics tab (the active object's). Draw only."""
 
 import json
 from typing import Literal
@@ -11,15 +12,21 @@ from ..addon.warmup import jitcache, warmup
 
 
 class _PhysicsTab:
-    """Where every Contact Lab panel sits: Properties editor ▸ Physics tab (a mixin, as Blender's own UI does)."""
+    """Where the object's Contact Lab panel sits: Properties editor ▸ Physics tab (a mixin, as Blender's own UI
+    does). Blender shows that tab only while an object is active."""
 
     bl_space_type = "PROPERTIES"
     bl_region_type = "WINDOW"
     bl_context = "physics"
 
 
-class _ScenePanel(_PhysicsTab):
-    """A panel of the scene's Contact Lab settings: shown while the scene has them."""
+class _ScenePanel:
+    """A panel of the scene's Contact Lab settings: Properties editor ▸ Scene tab, which Blender shows with or
+    without an active object (the Physics tab needs one); shown while the scene has the settings."""
+
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "scene"
 
     @classmethod
     def poll(cls, context):
@@ -27,7 +34,7 @@ class _ScenePanel(_PhysicsTab):
 
 
 class CONTACT_LAB_PT_scene(_ScenePanel, bpy.types.Panel):
-    """Bake settings, Bake / Clear buttons, progress and the last report"""
+    """Bake settings, Bake / Clear Bake buttons, progress and the last report"""
 
     bl_label = "Contact Lab Bake"
     bl_idname = "CONTACT_LAB_PT_scene"
@@ -50,29 +57,29 @@ class CONTACT_LAB_PT_scene(_ScenePanel, bpy.types.Panel):
         layout.prop(settings, "engine")
         col = layout.column()
         if settings.engine in ("SOFT", "IPC"):
-            col.prop(settings, "soft_output", text="Output")
+            col.prop(settings, "soft_output")
             if settings.soft_output == "PC2":
                 col.prop(settings, "soft_cache_dir")
                 if settings.soft_cache_dir.startswith("//") and not bpy.data.filepath:
                     col.label(text="Save the .blend file first (relative folder)", icon="ERROR")
         if settings.engine == "IPC":
-            col.prop(settings, "soft_substeps", text="Substeps")
+            col.prop(settings, "soft_substeps")
             box = col.box()
             box.label(text="IPC", icon="MOD_PHYSICS")
             sub = box.column()
             sub.prop(settings, "ipc_dhat")
             sub.prop(settings, "ipc_kappa", text="Barrier Stiffness (Pa/m)")
-            sub.prop(settings, "ipc_eps_v", text="Static Friction Speed (m/s)")
+            sub.prop(settings, "ipc_eps_v", text="IPC Static Friction Speed (m/s)")
             sub.prop(settings, "ipc_tolerance")
             sub.prop(settings, "ipc_max_iterations")
             sub.prop(settings, "check_intersections")
         elif settings.engine == "SOFT":
-            col.prop(settings, "soft_contact", text="Contact")
+            col.prop(settings, "soft_contact")
             if settings.soft_contact == "DUAL":
                 col.prop(settings, "solver")
             else:
                 col.prop(settings, "soft_integrator")
-            col.prop(settings, "soft_substeps", text="Substeps")
+            col.prop(settings, "soft_substeps")
             col.prop(settings, "soft_contact_thickness")
             if settings.soft_contact != "DUAL":  # the DUAL formulation's Coulomb friction sticks exactly
                 col.prop(settings, "soft_friction_velocity", text="Static Friction Speed (m/s)")
@@ -87,8 +94,8 @@ class CONTACT_LAB_PT_scene(_ScenePanel, bpy.types.Panel):
                 sub.prop(settings, "sleep_time")
                 sub.prop(settings, "sleep_linear_speed")
                 sub.prop(settings, "sleep_angular_speed")
-            col.prop(settings, "friction_combine", text="Friction")
-            col.prop(settings, "restitution_combine", text="Restitution")
+            col.prop(settings, "friction_combine")
+            col.prop(settings, "restitution_combine")
 
         _draw_blender_world(layout, context.scene)
 
@@ -96,7 +103,7 @@ class CONTACT_LAB_PT_scene(_ScenePanel, bpy.types.Panel):
         row.scale_y = 1.3
         row.enabled = not settings.is_baking
         row.operator("contact_lab.bake", text="Bake", icon="PHYSICS")
-        row.operator("contact_lab.clear_bake", text="Clear", icon="TRASH")
+        row.operator("contact_lab.clear_bake", text="Clear Bake", icon="TRASH")
 
         if settings.is_baking:
             text = settings.bake_status or "Baking…"
@@ -179,24 +186,32 @@ def _draw_report_box(layout, report: dict) -> None:
             f"mesh vertices: {stats.get('render_vertices', 0)}"
         )
         col.label(
-            text=f"Newton iterations per step: max {stats.get('max_newton_iterations', 0)}, "
+            text=f"Solver iterations per step: most {stats.get('max_newton_iterations', 0)}, "
             f"mean {stats.get('mean_newton_iterations', 0.0):.1f}"
         )
-        col.label(text=f"Max penetration: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
+        col.label(text=f"Deepest overlap: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
         col.label(text=f"Time per frame: {stats.get('seconds_per_frame', 0.0):.2f} s")
         _draw_warnings(box, report)
     elif report.get("engine") == "IPC":
         _draw_ipc_report(box, col, report)
     else:
-        col.label(text=f"Max contacts: {stats.get('max_contacts', 0)} (overflow {stats.get('contact_overflow', 0)})")
-        col.label(text=f"Max iterations: {stats.get('max_iterations', 0)}")
-        col.label(text=f"Max residual: {stats.get('max_residual', 0.0):.3g} N·s")
-        col.label(text=f"Max penetration: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
+        col.label(text=f"Most contacts at once: {stats.get('max_contacts', 0)}")
+        if stats.get("contact_overflow"):
+            col.label(text=f"Contacts over the limit (ignored): {stats['contact_overflow']}", icon="ERROR")
+        col.label(text=f"Most solver iterations in a step: {stats.get('max_iterations', 0)}")
+        col.label(text=f"Largest impulse change left at a step's end: {stats.get('max_residual', 0.0):.3g} N·s")
+        col.label(text=f"Deepest overlap: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
         if stats.get("sleeping_at_end"):
             col.label(text=f"Asleep at the end: {stats['sleeping_at_end']} bodies")
         _draw_warnings(box, report)
     total = timings.get("total", sum(timings.values()) if timings else 0.0)
     col.label(text=f"Time: {total:.2f} s")
+    if report.get("compiled_kernels"):
+        col.label(text=f"Solver kernels compiled: {report['compiled_kernels']} (first use only; later bakes skip it)")
+
+
+BAKE_HINT = "Bake in Properties ▸ Scene ▸ Contact Lab Bake"
+"""Where the Bake button is, under a body's settings (the bake panel is in another tab)."""
 
 
 class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
@@ -223,6 +238,7 @@ class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
         layout.prop(settings, "role")
         if settings.role == "SOFT":
             _draw_soft(layout, context, obj)
+            layout.label(text=BAKE_HINT, icon="INFO")
             return
         parent = compound_parent(obj)
         if parent is not None:
@@ -247,8 +263,13 @@ class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
         sub.prop(settings, "linear_damping", text="Damping Translation")
         sub.prop(settings, "angular_damping", text="Rotation")
         rules = col.column(align=True)
-        rules.label(text=f"Pair friction: {COMBINE_PHRASES[scene_settings.friction_combine]} (scene setting)")
-        rules.label(text=f"Pair restitution: {COMBINE_PHRASES[scene_settings.restitution_combine]} (scene setting)")
+        rules.label(
+            text=f"Pair friction: {COMBINE_PHRASES[scene_settings.friction_combine]} (scene's Friction Combine)"
+        )
+        rules.label(
+            text=f"Pair restitution: {COMBINE_PHRASES[scene_settings.restitution_combine]} "
+            "(scene's Restitution Combine)"
+        )
         for message in _shape_warnings(obj, scene_settings.engine):
             col.label(text=message, icon="ERROR")
         if settings.role == "ACTIVE" and settings.mass <= 0.0:
@@ -256,6 +277,8 @@ class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
         if settings.baked_action is not None:
             col.label(text=f"Baked into '{settings.baked_action.name}'", icon="ACTION")
         _draw_friction(layout, context, obj)
+        if settings.role != "NONE":
+            layout.label(text=BAKE_HINT, icon="INFO")
 
 
 def _draw_part(layout, obj, parent) -> None:
@@ -301,20 +324,24 @@ def _draw_ipc_report(box, col, report: dict) -> None:
         f"mesh vertices: {stats.get('render_vertices', 0)}"
     )
     col.label(
-        text=f"Newton iterations per step: max {stats.get('max_newton_iterations', 0)}, "
-        f"mean {stats.get('mean_newton_iterations', 0.0):.1f} ({stats.get('unconverged_frames', 0)} unconverged)"
+        text=f"Solver iterations per step: most {stats.get('max_newton_iterations', 0)}, "
+        f"mean {stats.get('mean_newton_iterations', 0.0):.1f} ({stats.get('unconverged_frames', 0)} frames not "
+        "converged)"
     )
     dhat = settings.get("dhat", 0.0) * 1000.0
     closest = stats.get("min_distance")
     closest_text = "no contact" if closest is None else f"{closest * 1000.0:.3g} mm"
     automatic = " (automatic)" if settings.get("dhat_automatic") else ""
     col.label(text=f"Closest distance: {closest_text}, barrier distance {dhat:.3g} mm{automatic}")
-    col.label(text=f"Max contacts: {stats.get('max_contacts', 0)}, max κ used: {stats.get('max_kappa', 0.0):.3g} Pa/m")
+    col.label(
+        text=f"Most contacts at once: {stats.get('max_contacts', 0)}, stiffest barrier used: "
+        f"{stats.get('max_kappa', 0.0):.3g} Pa/m"
+    )
     if "intersections" in stats:
         found = stats["intersections"] + stats.get("inverted", 0)
         col.label(
-            text=f"Checker: {stats['intersections']} intersections, {stats.get('inverted', 0)} inverted tets in "
-            f"{stats.get('checked_frames', 0)} frames",
+            text=f"Intersection check: {stats['intersections']} surfaces passing through, "
+            f"{stats.get('inverted', 0)} tets turned inside out, in {stats.get('checked_frames', 0)} frames",
             icon="ERROR" if found else "CHECKMARK",
         )
     col.label(text=f"Time per frame: {stats.get('seconds_per_frame', 0.0):.2f} s")
@@ -361,7 +388,7 @@ def _draw_soft(layout, context, obj) -> None:
     col.prop(settings, "lattice_resolution")
     col.prop(settings, "initial_velocity")
     row = col.row(align=True)
-    row.prop(settings, "volume_compressibility", text="Volume κ (1/atm)")
+    row.prop(settings, "volume_compressibility", text="Volume Compressibility (1/atm)")
     sub = row.row(align=True)
     sub.active = settings.volume_compressibility > 0.0
     sub.prop(settings, "volume_law", text="")
@@ -384,7 +411,7 @@ def _draw_friction(layout, context, obj) -> None:
     box.active = settings.role != "NONE"
     box.label(text="Friction", icon="MOD_PHYSICS")
     col = box.column()
-    col.prop(settings, "friction_model", text="Model")
+    col.prop(settings, "friction_model")
     if model in {"ANISOTROPIC", "MATCHSTICK"}:
         sub = col.column(align=True)
         sub.prop(settings, "friction_t")

@@ -50,7 +50,7 @@ def library_problems(active: list, soft: list, soft_output: str) -> list[tuple[s
                     obj.name,
                     f"'{obj.name}' is a library override: its baked shape keys would be lost when the file is saved "
                     "(the override keeps the library's mesh)",
-                    f"set Physics ▸ Contact Lab Bake ▸ Output to PC2 Cache, or make it local ({MAKE_LOCAL})",
+                    f"set Scene ▸ Contact Lab Bake ▸ Output to PC2 Cache, or make it local ({MAKE_LOCAL})",
                     "override_library",
                 )
             )

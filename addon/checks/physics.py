@@ -27,10 +27,11 @@ Every threshold comes from a constant the engines really use, or from a measurem
   so an overlap deeper than two slops (1 mm) is a warning; the IPC engine refuses any intersection, and surfaces
   that touch without a gap (an error).
 - **Lattices.** A soft body's lattice has about ``6 (V/h³ + A/h²)`` tets for a mesh of volume V and area A at cell
-  size h (:func:`estimate_lattice`); measured on a 2-core machine with a resting 0.2 m cube (6k–105k tets): about
-  5.6 kB of memory per tet (soft) and 4.4 kB (IPC), 40 µs (soft) and 35 µs (IPC) per tet and substep, more with
-  many contacts. Above :data:`LATTICE_TET_WARNING` tets a warning, above :data:`LATTICE_TET_LIMIT` an error: the
-  bake would need gigabytes and minutes per frame (resolution 64 on a cube is 1.7 million tets, about 10 GB).
+  size h (:func:`estimate_lattice`). Its memory and time follow from the costs per tet that
+  ``tests/benchmarks/bench_default_cube.py`` prints for the default cube (:data:`BYTES_PER_TET`,
+  :data:`SECONDS_PER_TET_SUBSTEP`; more time with many contacts). Above :data:`LATTICE_TET_WARNING` tets a warning,
+  above :data:`LATTICE_TET_LIMIT` an error: the bake would need gigabytes and minutes per frame (resolution 64 on a
+  cube is 1.7 million tets, about 10 GB).
 """
 
 from __future__ import annotations
@@ -100,18 +101,34 @@ overlap test's depth is a lower bound, 0 for a near miss."""
 EXACT_DEPTH_KINDS = frozenset({("BOX", "BOX"), ("SPHERE", "SPHERE"), ("SPHERE", "BOX"), ("BOX", "SPHERE")})
 
 LATTICE_TET_WARNING = 100_000
-"""Tets of all soft bodies together above which the bake is slow (about 10 s per frame): a warning."""
+"""Tets of all soft bodies together above which the bake is slow (Soft engine: about 11 s per frame at 2 substeps,
+see :func:`seconds_per_frame`): a warning."""
 
 LATTICE_TET_LIMIT = 1_000_000
-"""Tets above which the bake is refused: about 5.6 GB and several minutes per frame."""
+"""Tets above which the bake is refused: about 5.5 GB and minutes per frame."""
 
-BYTES_PER_TET = {"SOFT": 5600.0, "IPC": 4400.0}
-"""Measured peak memory per tet of a bake [B] (Python's tracemalloc over export and simulation)."""
+BYTES_PER_TET = {"SOFT": 5500.0, "IPC": 1000.0}
+"""Peak memory per tet of a bake [B], as ``tests/benchmarks/bench_default_cube.py`` prints it (Python's tracemalloc
+over one more bake of the default cube: Soft 5.5 kB at 6,000, 5.3 kB at 35,000 and 5.1 kB at 105,000 tets; IPC,
+its faces subdivided with 7 cuts, 1.0 kB and 0.8 kB). Arrays the compiled kernels allocate for themselves are not
+traced."""
 
-SECONDS_PER_TET_SUBSTEP = {"SOFT": 16.0e-6, "IPC": 9.0e-6}
-"""Measured simulation time per tet and substep [s] on a 2-core machine (a lower bound with many contacts): the
-default cube resting on a plane (tests/benchmarks/bench_default_cube.py, 6,000 tets, 2 substeps) takes 16 us with
-the Soft engine (0.19 s per frame) and, subdivided so that IPC's surface rests on its face, 9 us with IPC."""
+COST_REFERENCE_TETS = 6000
+"""Tets of the default cube at the default Lattice Resolution (8): where :data:`SECONDS_PER_TET_SUBSTEP` is measured."""
+
+SECONDS_PER_TET_SUBSTEP = {"SOFT": 16.0e-6, "IPC": 5.0e-6}
+"""Simulation time per tet and solver step [s] at :data:`COST_REFERENCE_TETS` tets on an idle 2-core machine, as
+``tests/benchmarks/bench_default_cube.py`` prints it (best warm run): the default cube resting on a plane, 16 µs
+with the Soft engine (0.195 s per frame at 2 substeps) and, its faces subdivided with 7 cuts (``--cuts 7``) so
+that IPC's contact rests on faces, 6.1 µs with IPC (0.074 s per frame) and 4.5 µs at 35,000 tets: 5 µs between
+them. A lower bound: more with many contacts (the unsubdivided cube standing on its corners takes IPC 24 µs per tet
+at 35,000 tets)."""
+
+COST_GROWTH = {"SOFT": 0.43, "IPC": 0.0}
+"""How the time per tet grows with the lattice: ``(tets / COST_REFERENCE_TETS) ** COST_GROWTH`` (the linear
+solver needs more iterations on a finer lattice). Fitted to the benchmark's Soft runs: 16 µs at 6,000 tets, 35 µs at
+35,000 (resolution 16), and it predicts the 57 µs measured at 105,000 (resolution 24, 8 frames) within 5 %; IPC's
+subdivided cube shows no growth (6.1 µs and 4.5 µs)."""
 
 WINDING_SECONDS_PER_PAIR = 15.0e-9
 """Lattice build: time per (cell, triangle) pair of the winding numbers [s] (``core.fem.lattice``)."""
@@ -342,7 +359,7 @@ def _size_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
                 make(
                     body.obj,
                     f"'{name}' is only {_length(thinnest)} thick: the rigid solver leaves up to "
-                    f"{_length(SLOP)} of penetration uncorrected, so it "
+                    f"{_length(SLOP)} of overlap uncorrected, so it "
                     + ("can sink out of sight or fall through the ground" if severe else "can sink by a tenth of it"),
                     _scale_fix(view, thinnest, TINY_WARNING),
                     "scale",
@@ -391,7 +408,7 @@ def _hover_findings(view: SceneView, body: _Body, size: float, layer: float, exp
         return [
             error(
                 body.obj,
-                f"'{name}' is {_length(size)} across and the {what} set in Physics ▸ Contact Lab Bake is "
+                f"'{name}' is {_length(size)} across and the {what} set in Scene ▸ Contact Lab Bake is "
                 f"{_length(layer)} ({ratio:.0%} of it): it would hover visibly above what it rests on",
                 f"set a {what} below {_length(HOVER_WARNING * size)}, or 0 (automatic)",
                 f"scene.contact_lab.{'ipc_dhat' if view.engine == 'IPC' else 'soft_contact_thickness'}",
@@ -403,7 +420,7 @@ def _hover_findings(view: SceneView, body: _Body, size: float, layer: float, exp
             body.obj,
             f"'{name}' is {_length(size)} across and the {view.engine.title()} engine's automatic {what.lower()} is "
             f"{_length(layer)} ({ratio:.0%} of it): it would hover visibly above what it rests on",
-            _scale_fix(view, size, layer / HOVER_WARNING) + f", or set a smaller {what} in Physics ▸ Contact Lab Bake",
+            _scale_fix(view, size, layer / HOVER_WARNING) + f", or set a smaller {what} in Scene ▸ Contact Lab Bake",
             "scale",
         )
     ]
@@ -468,7 +485,7 @@ def _mass_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
             )
             return out  # the worst pair says it: the warning below would repeat it
     fix = (
-        "keep the masses of bodies that touch within 100:1 of each other, or switch Physics ▸ Contact Lab Bake ▸ "
+        "keep the masses of bodies that touch within 100:1 of each other, or switch Scene ▸ Contact Lab Bake ▸ "
         "Solver to PGS (about 1 cm up to 1000:1)"
     )
     close = [(_ratio(moving[i], moving[j]), i, j) for i, j in touching]
@@ -575,7 +592,7 @@ def _lattice_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
     out = []
     for body, lattice in soft:
         tets = lattice.tets
-        seconds = tets * substeps * SECONDS_PER_TET_SUBSTEP[engine]
+        seconds = seconds_per_frame(tets, tets, substeps, engine)
         out.append(
             info(
                 body.obj,
@@ -589,7 +606,7 @@ def _lattice_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
     total = sum(lattice.tets for _, lattice in soft)
     biggest, biggest_lattice = max(soft, key=lambda pair: pair[1].tets)
     memory = _bytes(total * BYTES_PER_TET[engine])
-    per_frame = total * substeps * SECONDS_PER_TET_SUBSTEP[engine]
+    per_frame = seconds_per_frame(total, biggest_lattice.tets, substeps, engine)
     estimate = (
         f"about {total:,} tets, {memory} of memory and at least {_duration(per_frame)} per frame "
         f"({_duration(per_frame * frames)} for {frames} frames)"
@@ -610,6 +627,13 @@ def _lattice_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
     elif total > LATTICE_TET_WARNING:
         out.append(warning(biggest.obj, f"{whose} at lattice resolution {res} would need {estimate}", fix, setting))
     return out
+
+
+def seconds_per_frame(tets: int, largest: int, substeps: int, engine: str) -> float:
+    """Estimated simulation time per frame [s] of ``tets`` tets in all (``largest`` in the biggest body, whose
+    lattice sets how many iterations the one linear solve of a step needs) at ``substeps`` steps per frame."""
+    growth = max(largest / COST_REFERENCE_TETS, 1.0) ** COST_GROWTH[engine]
+    return tets * substeps * SECONDS_PER_TET_SUBSTEP[engine] * growth
 
 
 def _bytes(count: float) -> str:

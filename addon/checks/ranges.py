@@ -37,7 +37,7 @@ from .. import units
 from ..scene import mesh_arrays
 from .findings import Finding, SceneView, error, warning
 
-BAKE = "Physics ▸ Contact Lab Bake"
+BAKE = "Scene ▸ Contact Lab Bake"
 BODY = "Physics ▸ Contact Lab Body"
 ALL_ENGINES = frozenset({"RIGID", "SOFT", "IPC"})
 ANISO_MODELS = frozenset({"ANISOTROPIC", "MATCHSTICK"})
@@ -107,7 +107,7 @@ SCENE_LIMITS = (
     ),
     Limit(
         "soft_substeps",
-        "Substeps",
+        "Soft Substeps",
         1,
         None,
         "the solver needs at least one step per frame",
@@ -131,7 +131,7 @@ SCENE_LIMITS = (
         open_low=True,
     ),
 )
-"""Hard ranges of ``scene.contact_lab`` (panel: Physics ▸ Contact Lab Bake)."""
+"""Hard ranges of ``scene.contact_lab`` (panel: Scene ▸ Contact Lab Bake)."""
 
 OBJECT_LIMITS = (
     Limit(
@@ -188,11 +188,11 @@ OBJECT_LIMITS = (
             panel=BODY,
             models=ANISO_MODELS,
         )
-        for ident, label in (("friction_t", "μ Along"), ("friction_b", "μ Across"))  # the two anisotropic μ
+        for ident, label in (("friction_t", "Friction Along"), ("friction_b", "Friction Across"))
     ),
     Limit(
         "friction_kappa",
-        "κ",
+        "Tensor Scale",
         0.0,
         None,
         "a negative friction scale adds energy",
@@ -482,7 +482,7 @@ def _speed_findings(view: SceneView, bodies: list[_Soft], dt: float) -> list[Fin
                 f"substep, {ratio:.3g} times its size ({_length(body.size)}); the {engine} engine handles up to "
                 f"{allowed:g} times: {consequence}",
                 f"lower {BODY} ▸ Initial Velocity below {allowed * body.size / dt:.3g} m/s, or raise {BAKE} ▸ "
-                f"Substeps to {substeps:,} or more",
+                f"Soft Substeps to {substeps:,} or more",
                 setting="contact_lab.initial_velocity",
             )
         )
@@ -528,7 +528,7 @@ def _stiffness_findings(view: SceneView, bodies: list[_Soft], dt: float) -> list
                 f"{courant:.3g} lattice cells per substep (wave speed {wave:.3g} m/s, cells of "
                 f"{_length(body.cell)}): {consequence}",
                 f"lower {BODY} ▸ Young's Modulus to {highest:.3g} Pa or less (the motion of a body this stiff "
-                "hardly differs), or raise the Substeps",
+                "hardly differs), or raise the Soft Substeps",
                 setting="contact_lab.youngs_modulus",
             )
         )

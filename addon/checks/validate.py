@@ -297,7 +297,7 @@ def _scene_findings(scene, start: int, end: int) -> list[Finding]:
                 error(
                     None,
                     f"the bake's {which} frame {frame} is outside Blender's frame range (±{BLENDER_MAX_FRAME})",
-                    f"set Physics ▸ Contact Lab Bake ▸ Frame {which}",
+                    f"set Scene ▸ Contact Lab Bake ▸ Frame {which}",
                     "scene.contact_lab.frame_" + which.lower(),
                 )
             )
@@ -329,7 +329,7 @@ def _scene_findings(scene, start: int, end: int) -> list[Finding]:
         bad = _bad_number(value)
         if bad:
             out.append(error(None, f"the scene's {label} {bad}, got {_fmt(value)}", f"set {where}"))
-    out += _setting_findings(None, scene.contact_lab, "Physics ▸ Contact Lab Bake")
+    out += _setting_findings(None, scene.contact_lab, "Scene ▸ Contact Lab Bake")
     return out
 
 
@@ -349,7 +349,7 @@ def _engine_findings(view: SceneView) -> list[Finding]:
             problems.append(
                 (
                     obj.name,
-                    f"'{obj.name}' is a Soft body but the scene's Engine is Rigid: set Physics ▸ Contact Lab Bake ▸ "
+                    f"'{obj.name}' is a Soft body but the scene's Engine is Rigid: set Scene ▸ Contact Lab Bake ▸ "
                     "Engine to Soft or IPC, or change its Role",
                 )
             )

@@ -61,13 +61,13 @@ def _settings_problems(settings) -> list[tuple[str | None, str]]:
     checks = (
         (s.ipc_dhat >= 0.0, f"Barrier Distance must be zero (automatic) or positive, got {s.ipc_dhat:g}"),
         (s.ipc_kappa >= 0.0, f"Barrier Stiffness must be zero (automatic) or positive, got {s.ipc_kappa:g}"),
-        (s.ipc_eps_v > 0.0, f"Static Friction Speed must be positive, got {s.ipc_eps_v:g} m/s"),
-        (s.ipc_tolerance > 0.0, f"Tolerance must be positive, got {s.ipc_tolerance:g}"),
+        (s.ipc_eps_v > 0.0, f"IPC Static Friction Speed must be positive, got {s.ipc_eps_v:g} m/s"),
+        (s.ipc_tolerance > 0.0, f"IPC Tolerance must be positive, got {s.ipc_tolerance:g}"),
         (int(s.ipc_max_iterations) >= 1, f"Max Iterations must be at least 1, got {int(s.ipc_max_iterations)}"),
     )
     # NaN compares False: refused too
     return [
-        (None, f"the IPC {message}: set Physics ▸ Contact Lab Bake ▸ {message.split(' must')[0]}")
+        (None, f"the IPC {message}: set Scene ▸ Contact Lab Bake ▸ {message.split(' must')[0]}")
         for ok, message in checks
         if not ok
     ]

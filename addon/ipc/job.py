@@ -15,7 +15,7 @@ class IpcBakeJob(SoftBakeJob):
     as :class:`SoftBakeJob` (shape keys or PC2 caches, keyframes of the dynamic boxes)."""
 
     engine = "IPC"
-    convergence_fix = "raise Physics ▸ Contact Lab Bake ▸ IPC ▸ Max Iterations, or Substeps"
+    convergence_fix = "raise Scene ▸ Contact Lab Bake ▸ IPC ▸ Max Iterations, or Soft Substeps"
 
     def __init__(self, scene, gathered: IpcSceneInput):
         super().__init__(scene, gathered)

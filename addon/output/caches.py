@@ -33,7 +33,7 @@ __all__ = [
 PART_LENGTH = 40
 """Longest readable part (owner stem, scene, object) of a cache name; the hash tells the rest apart."""
 
-CACHE_FOLDER_PANEL = "Physics ▸ Contact Lab Bake ▸ Cache Folder"
+CACHE_FOLDER_PANEL = "Scene ▸ Contact Lab Bake ▸ Cache Folder"
 """Where the setting ``scene.contact_lab.soft_cache_dir`` is, for messages."""
 
 HASH_LENGTH = 10

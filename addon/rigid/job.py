@@ -37,7 +37,7 @@ class RigidBakeJob(BakeJob):
         soft = sorted(o.name for o in scene.objects if getattr(getattr(o, "contact_lab", None), "role", None) == "SOFT")
         if soft:
             raise BakeError(
-                f"'{soft[0]}' is a Soft body but the scene's Engine is Rigid: set Physics ▸ Contact Lab Bake ▸ Engine "
+                f"'{soft[0]}' is a Soft body but the scene's Engine is Rigid: set Scene ▸ Contact Lab Bake ▸ Engine "
                 "to Soft or IPC, or change its Role",
                 object_name=soft[0],
             )

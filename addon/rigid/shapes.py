@@ -362,7 +362,7 @@ def shape_problems(active: list, passive: list, parts: dict) -> list[tuple[str |
                 (
                     name,
                     f"'{name}': a Compound Parent's friction must be Coulomb (its parts have no shared surface for "
-                    f"the {s.friction_model.title()} model): set Friction ▸ Model to Coulomb",
+                    f"the {s.friction_model.title()} model): set Friction ▸ Friction Model to Coulomb",
                 )
             )
         for part in children:

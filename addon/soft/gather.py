@@ -130,7 +130,7 @@ def _material_problems(obj) -> list[tuple[str, str]]:
         (rho > 0.0, f"density must be positive, got {rho:g} kg/m³", "Density"),
         (beta >= 0.0, f"damping must be zero or positive, got {beta:g} s", "Damping"),
         (mu >= 0.0, f"friction must be zero or positive, got {mu:g}", "Friction"),
-        (kappa >= 0.0, f"volume compressibility must be zero or positive, got {kappa:g}", "Volume κ"),
+        (kappa >= 0.0, f"volume compressibility must be zero or positive, got {kappa:g}", "Volume Compressibility"),
     )
     finite = np.isfinite([E, nu, rho, beta, mu, kappa])
     problems = [
@@ -165,7 +165,9 @@ def soft_problems(soft: list, active: list) -> list[tuple[str | None, str]]:
     """Problems specific to the soft engine that need no frame change (meshes read here, before modifiers)."""
     problems: list[tuple[str | None, str]] = []
     if not soft:
-        problems.append((None, "no soft bodies: set Physics ▸ Contact Lab ▸ Role to Soft on at least one mesh object"))
+        problems.append(
+            (None, "no soft bodies: set Physics ▸ Contact Lab Body ▸ Role to Soft on at least one mesh object")
+        )
     for obj in soft:
         name = obj.name
         if obj.type != "MESH":

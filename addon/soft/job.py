@@ -24,7 +24,7 @@ class SoftBakeJob(BakeJob):
     objects and location/rotation keyframes of the dynamic (active) boxes."""
 
     engine = "SOFT"
-    convergence_fix = "raise Physics ▸ Contact Lab Bake ▸ Substeps (a shorter step)"
+    convergence_fix = "raise Scene ▸ Contact Lab Bake ▸ Soft Substeps (a shorter step)"
     """The end of the warning for frames that did not converge (:func:`..job.unconverged`)."""
 
     def __init__(self, scene, gathered):

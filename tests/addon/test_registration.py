@@ -83,8 +83,14 @@ def test_class_names_and_ids():
     assert op_bake.CONTACT_LAB_OT_bake.bl_idname == "contact_lab.bake"
     assert op_bake.CONTACT_LAB_OT_clear_bake.bl_idname == "contact_lab.clear_bake"
     assert op_bake.CONTACT_LAB_OT_bake.bl_options == {"REGISTER", "UNDO"}
+    # the bake settings in the Scene tab (shown with or without an active object), the body's in the Physics tab
+    tabs = {"CONTACT_LAB_PT_scene": "scene", "CONTACT_LAB_PT_check": "scene", "CONTACT_LAB_PT_object": "physics"}
     for panel in physics.CLASSES:
-        assert (panel.bl_space_type, panel.bl_region_type, panel.bl_context) == ("PROPERTIES", "WINDOW", "physics")
+        assert (panel.bl_space_type, panel.bl_region_type, panel.bl_context) == (
+            "PROPERTIES",
+            "WINDOW",
+            tabs[panel.__name__],
+        )
     assert {p.__name__ for p in physics.CLASSES} == {
         "CONTACT_LAB_PT_scene",
         "CONTACT_LAB_PT_check",

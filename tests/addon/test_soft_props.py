@@ -227,7 +227,7 @@ def test_ipc_report_lines():
     layout = RecordingLayout()
     physics._draw_report(layout, json.dumps(report))
     assert "Closest distance: 0.125 mm, barrier distance 0.35 mm (automatic)" in layout.labels
-    assert "Checker: 0 intersections, 0 inverted tets in 12 frames" in layout.labels
+    assert "Intersection check: 0 surfaces passing through, 0 tets turned inside out, in 12 frames" in layout.labels
     report["stats"]["min_distance"] = None
     layout = RecordingLayout()
     physics._draw_report(layout, json.dumps(report))

@@ -1,7 +1,7 @@
 """The default cube as an artist gets it, baked with the Soft and the IPC engine (issue 13's speed targets).
 
 Run: ``python tests/benchmarks/bench_default_cube.py [--engines soft,ipc] [--frames 24] [--resolution N]
-[--repeat 2] [--cold]``, with any of the project's environments (``.venv`` = bpy 5.0, ``.venv-blender52``,
+[--repeat 2] [--cold] [--cuts N]``, with any of the project's environments (``.venv`` = bpy 5.0, ``.venv-blender52``,
 ``.venv-blender42``).
 
 The scene is built in real Blender (``bpy``) exactly as an artist makes it: the factory scene, a Plane (20 m)
@@ -20,7 +20,9 @@ Per solver step (every substep, and under IPC every halved step) the benchmark r
 by wrapping the engine's ``step`` method in this process only: the bake report keeps each frame's last step
 (the IPC report may carry per-step statistics: they are used when present). Printed: seconds per frame (the
 report's, simulation only), tets, Newton iterations per step (mean and max over all steps), PCG iterations per
-step and per Newton iteration, elastic Hessian evaluations per step (soft), the load average before each run,
+step and per Newton iteration, elastic Hessian evaluations per step (soft), the simulation time per tet and
+solver step and the peak memory per tet (one more bake, traced by tracemalloc apart from the timed ones: the
+costs Check Scene's lattice estimate uses), the load average before each run,
 and the targets of issue 13 with PASS/FAIL:
 
 - soft: <= 0.2 s per frame;
@@ -38,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 
 TARGETS = {"SOFT": {"seconds_per_frame": 0.2}, "IPC": {"seconds_per_frame": 1.0, "mean_newton_per_step": 10.0}}
 """Issue 13's acceptance targets for the default cube (warm)."""
@@ -47,7 +50,7 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def build_default_cube_scene(engine: str, frames: int, resolution: int | None):
+def build_default_cube_scene(engine: str, frames: int, resolution: int | None, cuts: int = 0):
     """The factory scene with a passive ground plane and the default cube 0.1 m above it, Role Soft."""
     import bpy
     import contact_lab
@@ -67,6 +70,11 @@ def build_default_cube_scene(engine: str, frames: int, resolution: int | None):
     cube.contact_lab.role = "SOFT"
     if resolution is not None:
         cube.contact_lab.lattice_resolution = resolution
+    if cuts:  # a finer surface, so that IPC's contact rests on faces rather than the 8 corners
+        bpy.ops.object.mode_set(mode="EDIT")
+        bpy.ops.mesh.select_all(action="SELECT")
+        bpy.ops.mesh.subdivide(number_cuts=cuts)
+        bpy.ops.object.mode_set(mode="OBJECT")
     scene.frame_set(1)
     return scene
 
@@ -86,16 +94,16 @@ class StepRecorder:
         cls.step = step
 
 
-def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRecorder) -> dict:
+def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRecorder, cuts: int = 0) -> dict:
     """Build the scene, bake it with the add-on, return the report's figures and the per-step statistics."""
     from contact_lab.addon.bake.driver import bake_scene
 
-    scene = build_default_cube_scene(engine, frames, resolution)
+    scene = build_default_cube_scene(engine, frames, resolution, cuts)
     load = _load()
     recorder.rows.clear()
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     report = bake_scene(scene)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     stats = report["stats"]
     rows = recorder.rows
     newton = [r[0] for r in rows]
@@ -108,6 +116,10 @@ def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRe
         "seconds_per_frame": float(stats["seconds_per_frame"]),
         "tets": int(stats["tets"]),
         "frames": frames,
+        # simulation time per tet and solver step (a substep, or a halved IPC step), the cost Check Scene uses
+        "us_per_tet_step": 1e6 * float(stats["seconds_per_frame"]) * frames / max(len(rows) * int(stats["tets"]), 1),
+        # the whole bake's processor time (all threads) per tet and step: what the wall time is on a busy machine
+        "cpu_us_per_tet_step": 1e6 * cpu / max(len(rows) * int(stats["tets"]), 1),
         "steps": len(rows),
         "mean_newton_per_step": sum(newton) / max(len(newton), 1),
         "max_newton_per_step": max(newton, default=0),
@@ -127,7 +139,7 @@ def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRe
     return out
 
 
-def run_engine(engine: str, frames: int, resolution: int | None, repeat: int) -> list[dict]:
+def run_engine(engine: str, frames: int, resolution: int | None, repeat: int, cuts: int = 0) -> list[dict]:
     """In this process: one first bake (cache load), then ``repeat`` warm bakes."""
     if engine == "SOFT":
         from contact_lab.core.soft.world_solver import SoftWorldSolver
@@ -139,9 +151,16 @@ def run_engine(engine: str, frames: int, resolution: int | None, repeat: int) ->
         recorder = StepRecorder(IpcSolver, ("newton_iterations", "pcg_iterations"))
     runs = []
     for k in range(1 + repeat):
-        row = bake_once(engine, frames, resolution, recorder)
+        row = bake_once(engine, frames, resolution, recorder, cuts)
         row["run"] = "first" if k == 0 else "warm"
         runs.append(row)
+    # one more bake under tracemalloc (numpy reports its arrays to it), apart from the timed ones: its peak
+    # memory per tet is the figure Check Scene's lattice estimate uses
+    tracemalloc.start()
+    row = bake_once(engine, frames, resolution, recorder, cuts)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    runs[-1]["peak_bytes_per_tet"] = peak / max(row["tets"], 1)
     return runs
 
 
@@ -150,6 +169,8 @@ def _child(args, engine: str, cache_dir: str | None = None) -> list[dict]:
     cmd += ["--repeat", str(args.repeat)]
     if args.resolution is not None:
         cmd += ["--resolution", str(args.resolution)]
+    if args.cuts:
+        cmd += ["--cuts", str(args.cuts)]
     env = dict(os.environ)
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
@@ -180,12 +201,13 @@ def main() -> None:
     parser.add_argument("--engines", default="soft,ipc")
     parser.add_argument("--frames", type=int, default=24, help="simulated frames (24 = 1 s at 24 fps)")
     parser.add_argument("--resolution", type=int, default=None, help="Lattice Resolution (default: the add-on's)")
+    parser.add_argument("--cuts", type=int, default=0, help="subdivide the cube's faces with N cuts (default: none)")
     parser.add_argument("--repeat", type=int, default=2, help="warm bakes after the first one")
     parser.add_argument("--cold", action="store_true", help="also bake once with an empty kernel cache")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run_engine(args.child, args.frames, args.resolution, args.repeat)))
+        print(json.dumps(run_engine(args.child, args.frames, args.resolution, args.repeat, args.cuts)))
         return
     import bpy
 
@@ -193,10 +215,12 @@ def main() -> None:
         f"Default cube (2 m, Role Soft, every setting default) dropped 0.1 m on a passive plane, {args.frames} "
         f"frames at 24 fps; bpy {bpy.app.version_string}, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs, NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}"
+        + (f"; its faces subdivided with {args.cuts} cuts" if args.cuts else "")
     )
     head = (
         f"{'engine':<6} {'run':<6} {'load (1/5/15 min)':<18} {'tets':>6} {'s/frame':>8} {'steps':>5} "
-        f"{'Newton/step':>12} {'max':>4} {'PCG/step':>9} {'PCG/Newton':>10} {'Hessians/step':>13} {'compiled':>8}"
+        f"{'Newton/step':>12} {'max':>4} {'PCG/step':>9} {'PCG/Newton':>10} {'Hessians/step':>13} {'compiled':>8} "
+        f"{'µs/tet/step':>11}"
     )
     for engine in [e.strip().upper() for e in args.engines.split(",") if e.strip()]:
         print()
@@ -216,11 +240,17 @@ def main() -> None:
             print(
                 f"{engine:<6} {r['run']:<6} {r['load']:<18} {r['tets']:>6} {r['seconds_per_frame']:>8.3f} "
                 f"{r['steps']:>5} {r['mean_newton_per_step']:>12.2f} {r['max_newton_per_step']:>4} "
-                f"{r['mean_pcg_per_step']:>9.1f} {r['pcg_per_newton']:>10.1f} {hess:>13} {r['compiled_kernels']:>8}"
+                f"{r['mean_pcg_per_step']:>9.1f} {r['pcg_per_newton']:>10.1f} {hess:>13} {r['compiled_kernels']:>8} "
+                f"{r['us_per_tet_step']:>11.1f}"
             )
         warm = [r for r in runs if r["run"] == "warm"] or runs
         best = min(warm, key=lambda r: r["seconds_per_frame"])
         print(f"{engine} target (best warm run): {_verdict(engine, best)}")
+        print(
+            f"{engine} cost (best warm run): {best['us_per_tet_step']:.1f} µs per tet and solver step "
+            f"(processor time of the whole bake, all threads: {best['cpu_us_per_tet_step']:.1f} µs); peak memory "
+            f"{runs[-1]['peak_bytes_per_tet'] / 1e3:.1f} kB per tet (one more bake under tracemalloc)"
+        )
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def test_ipc_with_one_newton_iteration_warns_naming_the_setting():
     job, report = bake_job(scene)
     assert report["status"] == "FINISHED"
     (warning,) = convergence_warnings(report)
-    assert "Physics ▸ Contact Lab Bake ▸ IPC ▸ Max Iterations" in warning
+    assert "Scene ▸ Contact Lab Bake ▸ IPC ▸ Max Iterations" in warning
     n, total, first = expected_count(job)
     assert n >= 1 and total == FRAMES - 1  # (the issue: 11 of 12 frames; resting frames converge in one)
     assert COUNT.search(warning).groups() == (str(n), str(total), str(first))
@@ -113,7 +113,7 @@ def test_a_stiff_soft_drop_that_does_not_converge_says_so():
     if n:
         (warning,) = warnings
         assert COUNT.search(warning).groups() == (str(n), str(total), str(first))
-        assert "Physics ▸ Contact Lab Bake ▸ Substeps" in warning
+        assert "Scene ▸ Contact Lab Bake ▸ Soft Substeps" in warning
     else:
         assert not warnings
 

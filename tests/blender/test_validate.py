@@ -73,7 +73,7 @@ def test_tiny_box_is_refused_and_would_fall_through_the_ground(lab, monkeypatch)
     lab.add_ground()
     box = lab.add_cube("Box", (0.0, 0.0, 1.0))
     box.scale = (1e-6,) * 3
-    finding = the_finding(findings_of(scene), "ERROR", "Box", "1 µm thick", "0.5 mm of penetration", "Unit Scale")
+    finding = the_finding(findings_of(scene), "ERROR", "Box", "1 µm thick", "0.5 mm of overlap", "Unit Scale")
     assert finding.setting == "scale"
     bake_refused(scene, lab, "'Box' is only 1 µm thick")
 
@@ -125,7 +125,7 @@ def test_a_contact_thickness_the_user_set_is_only_flagged_when_absurd(lab):
     scene.contact_lab.soft_contact_thickness = 0.001
     assert [f.level for f in findings_of(scene)] == ["INFO"]
     scene.contact_lab.soft_contact_thickness = 0.005
-    finding = the_finding(findings_of(scene), "ERROR", "Finger", "Contact Thickness set in Physics", "17%")
+    finding = the_finding(findings_of(scene), "ERROR", "Finger", "Contact Thickness set in Scene", "17%")
     assert finding.setting == "scene.contact_lab.soft_contact_thickness" and "below 0.3 mm" in finding.fix
 
 

@@ -90,8 +90,8 @@ SCENE_CASES = [
     ("RIGID", "sleep_time", 0.0, "Sleep Time"),
     ("RIGID", "sleep_linear_speed", -1.0, "Sleep Speed"),
     ("RIGID", "sleep_angular_speed", 0.0, "Sleep Spin"),
-    ("SOFT", "soft_substeps", 0, "Substeps"),
-    ("IPC", "soft_substeps", -1, "Substeps"),
+    ("SOFT", "soft_substeps", 0, "Soft Substeps"),
+    ("IPC", "soft_substeps", -1, "Soft Substeps"),
     ("SOFT", "soft_contact_thickness", -0.01, "Contact Thickness"),
     ("SOFT", "soft_friction_velocity", 0.0, "Static Friction Speed"),
 ]
@@ -109,7 +109,7 @@ def test_scene_setting_past_its_slider_is_refused(lab, engine, ident, value, lab
     scene.contact_lab[ident] = value  # an ID property: the slider's limit does not apply
     assert getattr(scene.contact_lab, ident) == pytest.approx(value)
     finding = the_finding(scene, "ERROR", f"scene.contact_lab.{ident}", f"the scene's {label} is", "outside its range")
-    assert f"Physics ▸ Contact Lab Bake ▸ {label}" in finding.fix
+    assert f"Scene ▸ Contact Lab Bake ▸ {label}" in finding.fix
     refused(scene, f"{label} is")
 
 
@@ -119,9 +119,9 @@ OBJECT_CASES = [
     ("restitution", -0.5, "Restitution"),
     ("linear_damping", 2.0, "Damping Translation"),
     ("angular_damping", -1.0, "Damping Rotation"),
-    ("friction_t", -1.0, "μ Along"),
-    ("friction_b", -1.0, "μ Across"),
-    ("friction_kappa", -0.5, "κ"),
+    ("friction_t", -1.0, "Friction Along"),
+    ("friction_b", -1.0, "Friction Across"),
+    ("friction_kappa", -0.5, "Tensor Scale"),
     ("friction_spin", -0.1, "Spin Friction"),
     ("normal_map_strength", -1.0, "Strength"),
     ("texture_patch_size", 0.0, "Patch Size"),
@@ -274,7 +274,7 @@ def test_one_ipc_newton_iteration_is_named(lab):
     assert not [f for f in problems(scene) if f.level != "INFO"]
     scene.contact_lab.ipc_max_iterations = 1
     finding = the_finding(scene, "WARNING", "scene.contact_lab.ipc_max_iterations", "IPC Max Iterations is 1")
-    assert "Physics ▸ Contact Lab Bake ▸ Max Iterations" in finding.fix
+    assert "Scene ▸ Contact Lab Bake ▸ Max Iterations" in finding.fix
     assert any("Max Iterations" in text for text in validate.check_before_bake(scene, "IPC"))
 
 
@@ -296,7 +296,7 @@ def test_one_ipc_newton_iteration_bakes_with_the_warning(lab):
     scene, _ = soft_scene(lab, "IPC", size=0.5)
     scene.frame_end = 4
     scene.contact_lab.ipc_max_iterations = 1
-    bake_with_warning(scene, "IPC Max Iterations is 1", "Physics ▸ Contact Lab Bake ▸ Max Iterations")
+    bake_with_warning(scene, "IPC Max Iterations is 1", "Scene ▸ Contact Lab Bake ▸ Max Iterations")
 
 
 def test_a_stiff_soft_body_bakes_with_the_warning(lab):

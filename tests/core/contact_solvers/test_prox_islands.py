@@ -14,7 +14,7 @@ G = 9.81
 HALF = 0.5
 """The boxes are 1 m cubes: resting on the ground, their centres are at z = 0.5 m."""
 FPS, SUBSTEPS, ITERATIONS, TOLERANCE = 24, 4, 100, 1e-6
-"""The add-on's default bake settings (Physics ▸ Contact Lab Bake, a new scene at 24 fps)."""
+"""The add-on's default bake settings (Scene ▸ Contact Lab Bake, a new scene at 24 fps)."""
 SECONDS = 2.0
 
 
