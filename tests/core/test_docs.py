@@ -246,12 +246,21 @@ SCRIPT = re.compile(r"^(?:\./)?((?:tests|demo|docs|cli|core|addon)/[\w./-]+\.(?:
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-def command_problems(command: str, where: str, root: Path = ROOT) -> list[str]:
+def shell_commands(line: str) -> list[list[str]]:
+    """The simple commands of one shell line as token lists: quotes respected, split at ``&& || ; | &``."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    commands: list[list[str]] = [[]]
+    for token in lexer:
+        if token and all(c in "&|;()<>" for c in token):
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    return [c for c in commands if c]
+
+
+def command_problems(tokens: list[str], where: str, root: Path = ROOT) -> list[str]:
     """Problems of one simple shell command: unknown make targets, missing scripts, unknown CLI names."""
-    try:
-        tokens = shlex.split(command, comments=True)
-    except ValueError as exc:
-        return [f"{where}: cannot parse `{command.strip()}`: {exc}"]
     while tokens and ENV_ASSIGNMENT.match(tokens[0]):
         tokens = tokens[1:]
     problems = []
@@ -300,12 +309,17 @@ def shell_problems(page: Path, root: Path = ROOT) -> list[str]:
         if block.lang not in ("sh", "bash", "shell", "console"):
             continue
         for number, line in shell_lines(block):
-            for command in re.split(r"&&|\|\||;|\|", line):
-                problems += command_problems(command, f"{name}:{number}", root)
+            try:
+                commands = shell_commands(line)
+            except ValueError as exc:
+                problems.append(f"{name}:{number}: cannot parse `{line.strip()}`: {exc}")
+                continue
+            for tokens in commands:
+                problems += command_problems(tokens, f"{name}:{number}", root)
     prose = blank_fences(text)
     for number, line in enumerate(prose.splitlines(), 1):
         for span in re.findall(r"`(make(?: [\w.-]+)+)`", line):
-            problems += command_problems(span, f"{name}:{number}", root)
+            problems += command_problems(span.split(), f"{name}:{number}", root)
     return problems
 
 
