@@ -5,9 +5,9 @@ Pages: ``README.md``, ``CHANGELOG.md``, every ``docs/*.md`` and ``tests/benchmar
 - Every fenced ``python`` block runs in a fresh namespace (in a temporary folder, ``print`` silenced), except the
   ones that need Blender (they name ``bpy``, ``bl_ext`` or the add-on's modules), which are compiled only; the
   library examples are also checked against their physics (the slide distance, the soft rest, the IPC gap).
-- Every shell line (``sh``, ``bash``, ``shell``, ``console`` blocks, and inline ``make X`` spans) names existing
-  ``make`` targets, existing repository scripts, and the command line's real subcommands and options
-  (``python -m contact_lab ...`` is checked against :func:`contact_lab.cli.command.build_parser`).
+- Every shell line (``sh``, ``bash``, ``shell``, ``console`` blocks; inline ``make X`` and ``python -m contact_lab``
+  spans) names existing ``make`` targets, existing repository scripts, and the command line's real subcommands
+  and options (``python -m contact_lab ...`` is checked against :func:`contact_lab.cli.command.build_parser`).
 - Every relative link and image resolves to a file, and a ``#anchor`` to a heading of that file (GitHub's slugs).
 - ``README.md`` is at most 12 KiB (the front door; the rest lives under ``docs/``).
 """
@@ -233,6 +233,7 @@ def cli_problems(args: list[str], where: str) -> list[str]:
     """What is wrong with ``python -m contact_lab ARGS`` as far as names go (values are not checked)."""
     parser = cli_parser()
     commands = _subcommands(parser)
+    args = [a.strip("[]") for a in args if a.strip("[]") not in ("...", "…", "")]  # usage lines: [-o OUT] ...
     options = [t for t in args if t.startswith("-") and t != "-"]
     if not args or args[0].startswith("-"):
         return [p for t in options if (p := _option_problem(parser, t, where))]
@@ -320,6 +321,9 @@ def shell_problems(page: Path, root: Path = ROOT) -> list[str]:
     for number, line in enumerate(prose.splitlines(), 1):
         for span in re.findall(r"`(make(?: [\w.-]+)+)`", line):
             problems += command_problems(span.split(), f"{name}:{number}", root)
+        for span in re.findall(r"`([^`]*-m contact_lab\b[^`]*)`", line):
+            for tokens in shell_commands(span):
+                problems += command_problems(tokens, f"{name}:{number}", root)
     return problems
 
 
