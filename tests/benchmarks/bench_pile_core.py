@@ -15,7 +15,8 @@ argument kinds the substep passes (arrays, scalars, a tuple of arrays), which is
 dispatcher on this interpreter.
 
 Run: ``python tests/benchmarks/bench_pile_core.py`` (defaults: 1000 boxes, 5 s, PGS). Options: ``--bodies``,
-``--shape box|rock``, ``--seconds``, ``--solvers PGS PROX``, ``--phases``, ``--cprofile N``, ``--dispatch``,
+``--shape box|rock``, ``--seconds``, ``--solvers PGS PROX PGS-plain`` (PGS-plain: PGS without its
+conjugate-gradient steps), ``--phases``, ``--cprofile N``, ``--dispatch``,
 ``--bpy`` (import bpy first, as inside Blender), ``--empty-cache`` (compile into a new cache directory: the cold
 start then prints the compile time of each part: import, the contact-free path, PGS's contact kernels, PROX's,
 the rocks'), ``--json PATH``. ``NUMBA_NUM_THREADS`` and ``NUMBA_CACHE_DIR`` are read from the environment.
@@ -117,12 +118,17 @@ class PhaseTimer:
         return [(name, 1e3 * sec / substeps) for name, sec in rows]
 
 
+PLAIN_PGS = "PGS-plain"
+"""Solver name of this script for PGS without its conjugate-gradient steps (``accelerate=False``)."""
+
+
 def simulate(model, seconds: float, solver: str):
     from contact_lab.core import simulate as core_simulate
 
+    options = {"accelerate": False} if solver == PLAIN_PGS else {}
     return core_simulate(
-        model, frame_count=round(seconds * ps.FPS) + 1, fps=ps.FPS, substeps=ps.SUBSTEPS, solver=solver,
-        iterations=ps.ITERATIONS, tolerance=ps.TOLERANCE,
+        model, frame_count=round(seconds * ps.FPS) + 1, fps=ps.FPS, substeps=ps.SUBSTEPS,
+        solver="PGS" if solver == PLAIN_PGS else solver, iterations=ps.ITERATIONS, tolerance=ps.TOLERANCE, **options,
     )  # fmt: skip
 
 

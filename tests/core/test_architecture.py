@@ -1,4 +1,4 @@
-"""The README's architecture picture is current, and the layering it shows holds in the code."""
+"""The architecture picture (docs/architecture.md) is current, and the layering it shows holds in the code."""
 
 import ast
 import functools

@@ -210,6 +210,7 @@ def test_block_slide_with_lagged_ipc_friction_stops_near_the_coulomb_time():
     """Acceptance 5: IPC's lagged friction stops the block within 3 % of the analytic 15.38 s."""
     t_stop, d_stop = ipc_block_slide()
     assert t_stop is not None
+    print(f"IPC, two lagging passes, h = 0.02 s: stops at {t_stop:.3f} s after {d_stop:.4f} m (Coulomb {T_STOP:.2f} s)")
     assert t_stop == pytest.approx(T_STOP, rel=0.03)
     assert d_stop == pytest.approx(V0 * V0 / (2 * A_COULOMB), rel=0.03)
 

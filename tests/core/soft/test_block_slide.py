@@ -73,6 +73,7 @@ def implicit_runs():
 def test_implicit_be_stops_at_analytic_time_and_distance(implicit_runs, h):
     t_stop, d_stop, _ = implicit_runs[h]
     assert t_stop is not None
+    print(f"h = {h} s: stops at {t_stop:.2f} s after {d_stop:.3f} m (Coulomb: {T_STOP:.2f} s, {D_STOP:.3f} m)")
     assert t_stop == pytest.approx(T_STOP, rel=0.03)
     assert d_stop == pytest.approx(D_STOP, rel=0.03)
 
