@@ -45,8 +45,8 @@ RESTING_PILE_SETTINGS = {
 }
 """Solver options (PGS) that bring a 1000-box pile at 20 sweeps to rest as deep as Bullet does: Bullet's order,
 warm-start factor and zero slop, with the push-out in a split impulse. In ``tests/benchmarks/bench_pile.py`` they
-leave 0.016 J of kinetic energy and 0.13 mm of penetration after 5 s (Bullet 0.006 J, 0.18 mm; the defaults 0.02 J,
-0.5 mm: their slop) at 1.8x the defaults' time (a second solve). Not the defaults, because a damped warm start holds
+leave 0.015 J of kinetic energy and 0.10 mm of penetration after 5 s (Bullet 0.006 J, 0.18 mm; the defaults 0.021 J,
+0.50 mm: their slop) at 1.7x the defaults' time (a second solve). Not the defaults, because a damped warm start holds
 tall stacks worse: a 20-box stack at 50 sweeps leans 4 mm and keeps 2e-4 of its released energy."""
 
 DEFAULT_RESTITUTION_THRESHOLD = 0.2

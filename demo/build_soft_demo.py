@@ -10,14 +10,14 @@ a. **Ball on steps** (``out/soft_demo_ball.blend``): a rubber icosphere (642 ver
    dropped on the front edge of the top step of a staircase of four passive boxes. The edge kicks it forward; it
    bounces down the steps to the ground. BDF2 with 4 substeps: with backward Euler at 2 substeps the numerical
    damping eats the bounces and the ball stops on a step.
-b. **Grasp** (``out/soft_demo_grasp.blend``, seed 003 Fig. 1): an upside-down bowl whose collision shape is the
-   box fitted to its bounds (an active 0.5 kg body) rests on a passive ground; three soft pads, pinned on their
-   outer face through a vertex group, are keyed to squeeze, lift by 10 cm and hold. A box only takes normal
+b. **Grasp** (``out/soft_demo_grasp.blend``, after Fig. 1 of Larionov et al.): an upside-down bowl whose collision
+   shape is the box fitted to its bounds (an active 0.5 kg body) rests on a passive ground; three soft pads, pinned
+   on their outer face through a vertex group, are keyed to squeeze, lift by 10 cm and hold. A box only takes normal
    forces along its face normals, so three pads at 120° cannot press on it in balance (and three faces leave one
-   push unbalanced); the pads grip like a thumb and two fingers instead: one pad on the +X face, two side by
-   side on the -X face. The squeeze then cancels, the two sides press with the same N, and friction holds the
-   bowl iff 2 μ N > W. The bowl's outline is a slightly squared circle, so the pads touch the bowl where they
-   touch its box. Two grasps side by side: μ 0.5 lifts the bowl, μ 0.03 slides off it.
+   push unbalanced); the pads grip like a thumb and two fingers instead: one pad on the +X face, two side by side on
+   the -X face. The squeeze then cancels, the two sides press with the same N, and friction holds the bowl iff 2 μ N
+   > W. The bowl's outline is a slightly squared circle, so the pads touch the bowl where they touch its box. Two
+   grasps side by side: μ 0.5 lifts the bowl, μ 0.03 slides off it.
 c. **Jelly on an incline** (``out/soft_demo_jelly.blend``): a gel cube starts at rest on a passive plane tilted
    25° (pair μ 0.37 < tan 25° = 0.47), rocks forward, settles into a lean and slides down at the Coulomb rate.
 

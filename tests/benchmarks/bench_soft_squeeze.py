@@ -1,4 +1,5 @@
-"""Soft-body benchmark, seed 003 Table 2 scene: a ball pressed between two planes, ~1K and ~50K tets.
+"""Soft-body benchmark, the scene of Table 2 of the fully implicit frictional dynamics paper (Larionov et al.):
+a ball pressed between two planes, ~1K and ~50K tets.
 
 Run: ``python tests/benchmarks/bench_soft_squeeze.py [--sizes 1k,50k] [--frames N]``. Each size runs in
 its own process (so peak memory is that size's): a lattice ball (icosphere, E = 1e5 Pa, nu = 0.3,
@@ -23,7 +24,7 @@ import time
 
 import numpy as np
 
-# seed 003 Table 2: (seconds per frame, GB) for the iterative solver; volume loss
+# that paper's Table 2: (seconds per frame, GB) for the iterative solver; volume loss
 SEED = {
     ("1k", 1.0): (0.391, 0.081, 0.336),
     ("1k", 0.01): (0.463, 0.214, 0.0049),
@@ -111,7 +112,7 @@ def main() -> None:
                 check=True, capture_output=True, text=True,
             )  # fmt: skip
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"Soft squeeze (seed 003 Table 2 scene), {args.frames} frames, 1 step per frame, lagged BE, PCG")
+    print(f"Soft squeeze (Larionov et al., Table 2 scene), {args.frames} frames, 1 step per frame, lagged BE, PCG")
     head = "size  kappa  tets    cold s  warm s/frame  Newton  PCG/step  tangents  peak MB  vol loss | "
     head += "seed s/frame  GB    loss"
     print(head)
