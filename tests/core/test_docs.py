@@ -3,8 +3,9 @@
 Pages: ``README.md``, ``CHANGELOG.md``, every ``docs/*.md`` and ``tests/benchmarks/README.md``.
 
 - Every fenced ``python`` block runs in a fresh namespace (in a temporary folder, ``print`` silenced), except the
-  ones that need Blender (they name ``bpy``, ``bl_ext`` or the add-on's modules), which are compiled only; the
-  library examples are also checked against their physics (the slide distance, the soft rest, the IPC gap).
+  ones that need Blender (they name ``bpy``, ``bl_ext`` or the add-on's modules), which are compiled here and run
+  in Blender by ``tests/blender/test_docs_scripting.py``; the library examples are also checked against their
+  physics (the slide distance, the soft rest, the IPC gap).
 - Every shell line (``sh``, ``bash``, ``shell``, ``console`` blocks; inline ``make X`` and ``python -m contact_lab``
   spans) names existing ``make`` targets, existing repository scripts, and the command line's real subcommands
   and options (``python -m contact_lab ...`` is checked against :func:`contact_lab.cli.command.build_parser`).
