@@ -133,13 +133,14 @@ $(STAMP52): pyproject.toml Makefile
 # ---- tests ----------------------------------------------------------------------------------
 # `make test` runs every step even after a failure, prints a summary and fails if any step failed.
 # It runs two lanes at once, each step after the other within its lane: the machine has two cores and
-# every step is essentially one process. Lane 1: lint, the type check, the core and mocked-bpy tier, then
-# Blender 4.2; lane 2: the Blender 5.2 tier (Python 3.13: a kernel cache of its own), then Blender 5.0 (whose
-# zip-install, fuzz and warm-up tests make it the longest tier). The Python 3.11 steps share one kernel cache (numba writes it atomically).
+# every step is essentially one process. Lane 1: lint, the core and mocked-bpy tier, then Blender 4.2; lane 2: the
+# Blender 5.2 tier (Python 3.13: a kernel cache of its own), then Blender 5.0 (whose zip-install, fuzz and warm-up
+# tests make it the longest tier), then the type check (it balances the lanes: lane 1 carries the core tier's cold
+# compile). The Python 3.11 steps share one kernel cache (numba writes it atomically).
 # Each line is prefixed with its lane; the summary at the end lists every step. `after:STEP` waits until the other
-# lane has run STEP (lane 1's lint sets up .venv, which the 5.0 tier uses: one pip at a time in it).
-LANE1 := lint typecheck test-core test-blender42
-LANE2 := test-blender52 after:lint test-blender
+# lane has run STEP (lane 1's lint sets up .venv, which the 5.0 tier and the type check use: one pip at a time in it).
+LANE1 := lint test-core test-blender42
+LANE2 := test-blender52 after:lint test-blender typecheck
 TEST_STEPS := $(filter-out after:%,$(LANE1) $(LANE2))
 
 test:
