@@ -93,7 +93,7 @@ def iter_simulate(
         state_0.body_pos[kinematic_track.body_index] = kinematic_track.pos[0]
         state_0.body_quat[kinematic_track.body_index] = kinematic_track.quat[0]
     rest = _Sleep(model.body_count, settings) if settings.sleeping else None
-    traj = Trajectory(frame_count, model.body_count)
+    traj = Trajectory(frame_count, model.body_count, model.joint_count)
     traj.record(0, state_0)
     yield 0, traj
     for frame in range(frame_count - 1):
@@ -160,6 +160,12 @@ def _record_substep(traj: Trajectory, frame: int, contacts, step_solver) -> None
     capped = step_solver.last_status == SolverStatus.MAX_ITERATIONS
     traj.solver_capped[frame] += capped
     traj.converged[frame] &= not capped
+    joints = step_solver.joints
+    if joints is not None:
+        traj.joint_error_linear[frame] = max(traj.joint_error_linear[frame], float(joints.error[0]))
+        traj.joint_error_angular[frame] = max(traj.joint_error_angular[frame], float(joints.error[1]))
+        for j in joints.last_broken:
+            traj.joint_broken_frame[j] = frame
     if n:
         traj.max_penetration[frame] = max(traj.max_penetration[frame], -float(contacts.contact_gap[:n].min()))
 

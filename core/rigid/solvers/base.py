@@ -276,4 +276,4 @@ class SolverBase:
             state_out.body_pos, state_out.body_quat,
         )  # fmt: skip
         if self.joints is not None:
-            self.joints.project(m, self._inv_inertia_world, state_out)
+            self.joints.project(m, state_out, dt)

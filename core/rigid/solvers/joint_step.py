@@ -22,13 +22,15 @@ from ..joint_rows import (
     joint_model_arrays,
     joint_row_arrays,
     joint_scratch,
-    project_joints,
 )
+from ..joint_projection import project_joints
 
 MAX_ROUNDS = 8
 """Joint/contact rounds per step at most."""
-PROJECTION_PASSES = 4
-"""Nonlinear Gauss–Seidel passes of the post-step projection."""
+PROJECTION_PASSES = 50
+"""Nonlinear Gauss–Seidel passes of the post-step projection at most."""
+PROJECTION_TOLERANCE = 1e-7
+"""The projection stops once no joint is off by more than this [m | rad]."""
 MAX_MOVE = 0.2
 """Largest move of a body in one projection pass [m]."""
 MAX_TURN = 0.5
@@ -56,6 +58,8 @@ class JointStep:
         self._vec = np.zeros(JOINT_ROWS)
         self._delta = np.zeros(JOINT_ROWS)
         self.last_sweeps = 0
+        self.last_projection_passes = 0
+        """Passes of the last step's projection."""
 
     def begin(self, model, state_in, inv_inertia_world, vel_free, omega_free, dt, warm_factor) -> None:
         """Rows at the start poses and the warm start (``dv``, ``dw`` then hold the joints' start impulses)."""
@@ -101,9 +105,10 @@ class JointStep:
         else:
             self.last_broken = []
 
-    def project(self, model, inv_inertia_world, state_out) -> None:
+    def project(self, model, state_out, dt: float) -> None:
         """The post-step projection of the new poses (:func:`project_joints`); fills :attr:`error`."""
-        project_joints(
-            self.model_arrays, model.body_inv_mass, inv_inertia_world, self.broken, PROJECTION_PASSES, MAX_MOVE,
-            MAX_TURN, state_out.body_pos, state_out.body_quat, self.error,
+        self.last_projection_passes = project_joints(
+            self.model_arrays, self.rows, model.body_inv_mass, self.broken, PROJECTION_PASSES, PROJECTION_TOLERANCE,
+            MAX_MOVE, MAX_TURN, dt, state_out.body_pos, state_out.body_quat, state_out.body_vel, state_out.body_omega,
+            self.error,
         )  # fmt: skip
