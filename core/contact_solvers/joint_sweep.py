@@ -12,6 +12,7 @@ so the two couple inside the block. Without boxed rows one direct solve is exact
 """
 
 from ..jit import njit_kernel
+from ..rigid.joint_global import solve_global_equalities
 from ..rigid.joint_rows import JOINT_ROWS, cholesky_solve, row_speed
 
 DEFAULT_BLOCK_PASSES = 4
@@ -52,12 +53,15 @@ def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
 
 
 @njit_kernel
-def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta):
-    """One joint's block update (module docstring); returns its largest impulse change [N·s]."""
+def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta, boxed_only):
+    """One joint's block update (module docstring); returns its largest impulse change [N·s]. ``boxed_only``: the
+    equality rows are solved elsewhere (:mod:`..rigid.joint_global`)."""
     kind, row_J, row_IJ, row_b, row_lo, row_hi, row_gamma, row_K, row_L, eq_index, eq_count, box_index = rows[:12]
     box_count = rows[12]
     merit = 0.0
     neq, nbox = eq_count[j], box_count[j]
+    if boxed_only:
+        neq = 0
     for _ in range(passes if nbox > 0 else 1):
         if neq > 0:
             for a in range(neq):
@@ -84,25 +88,30 @@ def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw
 
 @njit_kernel
 def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, tolerance, lam, dv_c, dw_c, dv, dw,
-                       scratch, delta):  # fmt: skip
+                       scratch, delta, glob):  # fmt: skip
     """Up to ``sweeps`` symmetric Gauss–Seidel sweeps over the joint blocks with the contacts' ``(dv_c, dw_c)``
     held; stops when a sweep changes no impulse by more than ``tolerance`` times the largest one.
 
     ``rows``: :func:`..rigid.joint_rows.joint_row_arrays`; ``lam`` (nj, R) [N·s]; ``dv``, ``dw`` (nb, 3): the joints'
-    accumulators (updated); ``scratch``, ``delta`` (R,). Returns ``(sweeps done, merit of the first sweep)`` (the
-    first sweep's merit says whether the contacts' last change moved the joints at all).
+    accumulators (updated); ``scratch``, ``delta`` (R,). ``glob``: :func:`..rigid.joint_global.global_scratch`;
+    when it holds rows, each sweep solves every equality row at once and the blocks only their boxed rows.
+    Returns ``(sweeps done, merit of the first sweep)`` (the first sweep's merit says whether the contacts' last
+    change moved the joints at all).
     """
     nj = joint_body.shape[0]
     first = 0.0
     done = 0
+    use_global = glob[7][0] > 0
     for it in range(sweeps):
         merit = 0.0
         largest = 0.0
+        if use_global:
+            merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, dv_c, dw_c, dv, dw)
         for i in range(nj):
             j = i if it % 2 == 0 else nj - 1 - i
             passes = joint_passes[j] if joint_passes[j] > 0 else DEFAULT_BLOCK_PASSES
             merit = max(merit, _solve_block(j, joint_body[j, 0], joint_body[j, 1], passes, body_inv_mass, rows, lam,
-                                            dv_c, dw_c, dv, dw, scratch, delta))  # fmt: skip
+                                            dv_c, dw_c, dv, dw, scratch, delta, use_global))  # fmt: skip
             for r in range(JOINT_ROWS):
                 largest = max(largest, abs(lam[j, r]))
         if it == 0:

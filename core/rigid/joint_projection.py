@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
+from .joint_global import factor_global
 from .joint_rows import JOINT_ROWS, _position_rows, cholesky_factor, cholesky_solve, geometry_scratch, joint_errors
 from .joint_rows import joint_geometry as _geometry
 
@@ -47,14 +48,23 @@ def _clamp_factor(change, max_move, max_turn):
     return f
 
 
+SHAKE_MOVE = 1e-3
+"""Largest move [m] of a body in one pass whose velocity follows it (SHAKE); larger corrections move the pose
+only (a joint pulled apart by a collision or a bad start is mended without launching the bodies)."""
+SHAKE_TURN = 1e-2
+"""Largest turn [rad] whose angular velocity follows it."""
+
+
 @njit_kernel
 def _apply_change(b, change, scale, dt, pos, quat, vel, omega):
-    """Move body ``b`` by ``scale * change`` and add the same over ``dt`` to its velocity (SHAKE)."""
+    """Move body ``b`` by ``scale * change`` and add the same over ``dt`` to its velocity (SHAKE), the velocity's
+    share clamped to ``SHAKE_MOVE``, ``SHAKE_TURN``."""
     w0, w1, w2 = scale * change[3], scale * change[4], scale * change[5]
+    follow = scale * _clamp_factor(change, SHAKE_MOVE / max(scale, 1e-300), SHAKE_TURN / max(scale, 1e-300))
     for i in range(3):
         pos[b, i] += scale * change[i]
-        vel[b, i] += scale * change[i] / dt
-        omega[b, i] += scale * change[3 + i] / dt
+        vel[b, i] += follow * change[i] / dt
+        omega[b, i] += follow * change[3 + i] / dt
     qw, qx, qy, qz = quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]
     quat[b, 0] = qw + 0.5 * (-w0 * qx - w1 * qy - w2 * qz)
     quat[b, 1] = qx + 0.5 * (w0 * qw + w1 * qz - w2 * qy)
@@ -115,5 +125,80 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
                 _apply_change(b0, change0, f, dt, pos, quat, vel, omega)
             if b1 >= 0:
                 _apply_change(b1, change1, f, dt, pos, quat, vel, omega)
+    joint_errors(joints, joint_broken, pos, quat, out_error)
+    return done
+
+
+@njit_kernel
+def _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target):
+    """The projection's rows: every locked axis and violated limit at the poses given, with the value each is
+    brought to (``row_target`` [m | rad]); returns their count, -1 when more than the scratch holds."""
+    joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
+    kind = rows[0]
+    g, s, Jg = geometry_scratch()
+    C = np.zeros(JOINT_ROWS)
+    index = np.zeros(JOINT_ROWS, np.int64)
+    n = 0
+    for j in range(joint_body.shape[0]):
+        if joint_broken[j]:
+            continue
+        _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
+        for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
+            r = index[a]
+            if kind[j, r] == 0:
+                continue
+            if n == row_joint.shape[0]:
+                return -1
+            row_joint[n], row_slot[n], row_target[n] = j, r, s[r] - C[r]
+            n += 1
+    return n
+
+
+@njit_kernel
+def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tolerance, max_move, max_turn, dt,
+                          glob, row_target, pos, quat, vel, omega, out_error):  # fmt: skip
+    """:func:`project_joints` with every projected row solved at once (:mod:`.joint_global`): the rows are chosen
+    and ``K`` factored at the first pass, each pass solves ``K d = -C`` over all of them and moves every body by
+    its summed ``M^-1 J^T d`` (clamped per body). Returns the passes done, or -1 when the rows do not fit ``glob``
+    (nothing changed then)."""
+    joint_body, frame_pos, frame_quat, sign = joints[0], joints[1], joints[2], joints[6]
+    row_joint, row_slot, identity, K, L, rhs, x, count = glob
+    J, IJ = rows[1], rows[2]
+    n = _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target)
+    if n < 0:
+        return -1
+    g, s, Jg = geometry_scratch()
+    change = np.zeros((pos.shape[0], 6))
+    done = 0
+    if n > 0:
+        factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, n, K, L, identity)
+    for _ in range(passes if n > 0 else 0):
+        joint_errors(joints, joint_broken, pos, quat, out_error)
+        if out_error[0] <= tolerance and out_error[1] <= tolerance:
+            break
+        done += 1
+        last = -1
+        for a in range(n):
+            j, r = row_joint[a], row_slot[a]
+            if j != last:
+                _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
+                last = j
+            rhs[a] = -(s[r] - row_target[a])
+        cholesky_solve(n, identity, L, rhs, x)
+        change[:] = 0.0
+        for a in range(n):
+            j, r = row_joint[a], row_slot[a]
+            for side in range(2):
+                b = joint_body[j, side]
+                if b < 0:
+                    continue
+                sgn = 1.0 if side == 1 else -1.0
+                for i in range(3):
+                    change[b, i] += sgn * body_inv_mass[b] * J[j, r, 0, i] * x[a]
+                    change[b, 3 + i] += sgn * IJ[j, r, side, i] * x[a]
+        for b in range(pos.shape[0]):
+            if change[b, 0] != 0.0 or change[b, 3] != 0.0 or change[b, 1] != 0.0 or change[b, 4] != 0.0 \
+                    or change[b, 2] != 0.0 or change[b, 5] != 0.0:  # fmt: skip
+                _apply_change(b, change[b], _clamp_factor(change[b], max_move, max_turn), dt, pos, quat, vel, omega)
     joint_errors(joints, joint_broken, pos, quat, out_error)
     return done

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
-from ..math.quat import quat_normalize, quat_to_matrix
+from ..math.quat import quat_to_matrix
 from .joints import AXIS_LIMITED, AXIS_LOCKED, AXIS_MOTOR, AXIS_SPRING, SPRING1
 
 JOINT_ROWS = 14
@@ -390,3 +390,21 @@ def joint_errors(joints, joint_broken, pos, quat, out_error):
             k = index[a]
             side = 0 if k < 3 else 1
             out_error[side] = max(out_error[side], abs(C[k]))
+
+
+@njit_kernel
+def drop_joined_pairs(pairs, count, shape_body, body_count, joined):
+    """Remove in place, keeping the order, the candidate shape pairs ``pairs[:count]`` whose bodies a joint with
+    Disable Collisions joins; ``joined`` (k,) int64: sorted keys ``min(b0, b1) * body_count + max(b0, b1)``.
+    Returns the new count."""
+    n = 0
+    for p in range(count):
+        a, b = shape_body[pairs[p, 0]], shape_body[pairs[p, 1]]
+        key = min(a, b) * body_count + max(a, b)
+        i = np.searchsorted(joined, key)
+        if i < joined.shape[0] and joined[i] == key:
+            continue
+        pairs[n, 0] = pairs[p, 0]
+        pairs[n, 1] = pairs[p, 1]
+        n += 1
+    return n

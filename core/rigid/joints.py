@@ -262,3 +262,10 @@ def pack_joints(m, specs: list[JointSpec], body_pos: np.ndarray, body_quat: np.n
         m.joint_passes[j] = int(spec.solver_iterations)
         m.joint_disable_collisions[j] = bool(spec.disable_collisions)
         m.joint_label.append(spec.name or f"joint{j}")
+    nb = body_pos.shape[0]
+    keys = {
+        min(spec.body0, spec.body1) * nb + max(spec.body0, spec.body1)
+        for spec in specs
+        if spec.disable_collisions and spec.body0 >= 0 and spec.body1 >= 0
+    }
+    m.joint_joined_pairs = np.array(sorted(keys), np.int64)

@@ -159,6 +159,9 @@ class Model:
         """Blender's solver iterations override per joint (0: the scene's), shape (joint_count,), int32."""
         self.joint_disable_collisions: np.ndarray = np.zeros(0, np.bool_)
         """Whether the joined bodies skip collisions with each other, shape (joint_count,)."""
+        self.joint_joined_pairs: np.ndarray = np.zeros(0, np.int64)
+        """Body pairs that do not collide (a joint with Disable Collisions joins them), sorted keys
+        ``min(b0, b1) * body_count + max(b0, b1)``, int64 (:func:`.joint_rows.drop_joined_pairs`)."""
         self.joint_label: list[str] = []
         """The constraint object's name per joint, for messages and reports."""
 

@@ -16,6 +16,8 @@ from ...contact_solvers.joint_sweep import (
     solve_joint_sweeps,
     warm_start_joints,
 )
+from ..joint_global import GLOBAL_MAX_ROWS, collect_equality_rows, factor_global, global_scratch
+from ..joint_projection import project_joints, project_joints_global
 from ..joint_rows import (
     JOINT_ROWS,
     compute_joint_rows,
@@ -23,7 +25,6 @@ from ..joint_rows import (
     joint_row_arrays,
     joint_scratch,
 )
-from ..joint_projection import project_joints
 
 MAX_ROUNDS = 8
 """Joint/contact rounds per step at most."""
@@ -55,6 +56,12 @@ class JointStep:
         """Joints that broke in the last step."""
         self.error = np.zeros(2)
         """Largest joint error after the last step's projection: [m, rad]."""
+        rows_used = int(np.count_nonzero(model.joint_axis_flags)) + 2 * nj  # locked, limited, sprung, motors
+        capacity = rows_used if rows_used <= GLOBAL_MAX_ROWS else 0
+        self.glob = global_scratch(capacity)
+        """The velocity rows' one dense solve (:mod:`...joint_global`); no capacity: Gauss–Seidel per block."""
+        self.glob_position = global_scratch(capacity)
+        self._target = np.zeros(capacity)
         self._vec = np.zeros(JOINT_ROWS)
         self._delta = np.zeros(JOINT_ROWS)
         self.last_sweeps = 0
@@ -67,13 +74,21 @@ class JointStep:
             self.model_arrays, state_in.body_pos, state_in.body_quat, state_in.body_vel, state_in.body_omega,
             model.body_inv_mass, inv_inertia_world, vel_free, omega_free, self.broken, dt, self.rows,
         )  # fmt: skip
+        count = self.glob[7]
+        count[0] = 0
+        if self.glob[0].shape[0]:
+            n = collect_equality_rows(self.rows, self.glob[0], self.glob[1])
+            if n > 0:
+                factor_global(model.joint_body, self.rows, model.body_inv_mass, self.glob[0], self.glob[1], n,
+                              self.glob[3], self.glob[4], self.glob[2])  # fmt: skip
+            count[0] = max(n, 0)
         warm_start_joints(model.joint_body, model.body_inv_mass, self.rows, warm_factor, self.impulse, self.dv, self.dw)
 
     def sweeps(self, model, dv_c, dw_c, sweeps: int, tolerance: float) -> tuple[int, float]:
         """Joint sweeps with the contacts' accumulators held (:func:`solve_joint_sweeps`)."""
         done, first = solve_joint_sweeps(
             model.joint_body, model.joint_passes, model.body_inv_mass, self.rows, sweeps, tolerance, self.impulse,
-            dv_c, dw_c, self.dv, self.dw, self._vec, self._delta,
+            dv_c, dw_c, self.dv, self.dw, self._vec, self._delta, self.glob,
         )  # fmt: skip
         self.last_sweeps += int(done)
         return int(done), float(first)
@@ -107,6 +122,14 @@ class JointStep:
 
     def project(self, model, state_out, dt: float) -> None:
         """The post-step projection of the new poses (:func:`project_joints`); fills :attr:`error`."""
+        if self.glob_position[0].shape[0]:
+            self.last_projection_passes = project_joints_global(
+                self.model_arrays, self.rows, model.body_inv_mass, self.broken, PROJECTION_PASSES,
+                PROJECTION_TOLERANCE, MAX_MOVE, MAX_TURN, dt, self.glob_position, self._target, state_out.body_pos,
+                state_out.body_quat, state_out.body_vel, state_out.body_omega, self.error,
+            )  # fmt: skip
+            if self.last_projection_passes >= 0:
+                return
         self.last_projection_passes = project_joints(
             self.model_arrays, self.rows, model.body_inv_mass, self.broken, PROJECTION_PASSES, PROJECTION_TOLERANCE,
             MAX_MOVE, MAX_TURN, dt, state_out.body_pos, state_out.body_quat, state_out.body_vel, state_out.body_omega,

@@ -151,7 +151,8 @@ def test_a_spring_oscillates_at_sqrt_k_over_m_with_its_damping_ratio(spring_type
     zeta = sigma / omega
     c_eff = c if spring_type == "SPRING1" else c + k / HZ
     print(
-        f"{spring_type}: omega {omega:.4f} ({math.sqrt(k / m):.4f}), zeta {zeta:.5f} ({c_eff / (2 * math.sqrt(k * m)):.5f})"
+        f"{spring_type}: omega {omega:.4f} ({math.sqrt(k / m):.4f}), "
+        f"zeta {zeta:.5f} ({c_eff / (2 * math.sqrt(k * m)):.5f})"
     )
     assert abs(omega / math.sqrt(k / m) - 1.0) < 0.01
     assert abs(zeta / (c_eff / (2.0 * math.sqrt(k * m))) - 1.0) < 0.01
@@ -166,8 +167,8 @@ def test_a_hinge_at_its_limit_under_a_load_holds_within_half_a_degree():
     b.add_shape_box(plank, (0.5, 0.05, 0.02))
     load = b.add_body(pos=(1.0, 0.0, -0.2), mass=5.0, label="load")
     b.add_shape_sphere(load, 0.05)
-    b.add_joint(JointSpec(JointKind.HINGE, plank, -1, (0.0, 0.0, 0.0), Y_HINGE, use_limit_ang=(False, False, True),
-                          limit_ang_lower=(0.0, 0.0, -0.2), limit_ang_upper=(0.0, 0.0, 0.5), name="Door hinge"))  # fmt: skip
+    limits = dict(use_limit_ang=(False, False, True), limit_ang_lower=(0, 0, -0.2), limit_ang_upper=(0, 0, 0.5))
+    b.add_joint(JointSpec(JointKind.HINGE, plank, -1, (0.0, 0.0, 0.0), Y_HINGE, name="Door hinge", **limits))
     b.add_joint(JointSpec(JointKind.POINT, load, plank, (1.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), name="Hook"))
     traj = simulate(b.finalize(), frame_count=int(3 * HZ) + 1, fps=HZ, substeps=1)
     q = traj.body_quat[:, 0]
@@ -229,8 +230,8 @@ def hanging_pair(threshold):
 
 def test_a_fixed_joint_breaks_in_the_step_its_impulse_first_reaches_the_threshold():
     """The unbreakable weld carries the top block's m g h in the first step (static load: the explicit spring is
-    still slack) and a growing load after; with the threshold between steps 39's and 40's impulses it holds 39 steps and breaks in the
-    40th (it acted in that step: the top block is still in place, and falls from step 41)."""
+    still slack) and a growing load after; with the threshold between steps 39's and 40's impulses it holds 39
+    steps and breaks in the 40th (it acted in that step: the top block is still in place, and falls from step 41)."""
     h = 1.0 / HZ
     load = []
     _step(hanging_pair(math.inf), 60, each=lambda k, s, st: load.append(float(np.abs(s.joints.impulse[0]).max())))
