@@ -8,12 +8,14 @@ then never see a joint, and a contact rollback (PROX) cannot lose a joint's impu
 Per joint (seed §3.2, blocked Gauss–Seidel with the joint blocks solved directly): the equality rows (locked axes,
 implicit springs) at once by the joint's Cholesky factor, ``d = -(K_EE)^-1 (u_E + gamma lambda_E)``, then the
 boxed rows (limits one-sided, motors ``|lambda| <= max impulse``) row by row projected, alternated a few passes
-so the two couple inside the block. Without boxed rows one direct solve is exact.
+so the two couple inside the block. Without boxed rows one direct solve is exact. When the scene's equality rows
+are few, the rigid engine factors all of them together (``..rigid.joint_global``) and each sweep solves them at
+once (:func:`solve_global_equalities`): a long chain is then exact in one solve instead of stretching under
+Gauss–Seidel.
 """
 
 from ..jit import njit_kernel
-from ..rigid.joint_global import solve_global_equalities
-from ..rigid.joint_rows import JOINT_ROWS, cholesky_solve, row_speed
+from .joint_block import JOINT_ROWS, cholesky_solve, row_speed
 
 DEFAULT_BLOCK_PASSES = 4
 """Passes inside a joint block with boxed rows (Blender's per-joint solver iterations replace it)."""
@@ -93,10 +95,10 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
     held; stops when a sweep changes no impulse by more than ``tolerance`` times the largest one.
 
     ``rows``: :func:`..rigid.joint_rows.joint_row_arrays`; ``lam`` (nj, R) [N·s]; ``dv``, ``dw`` (nb, 3): the joints'
-    accumulators (updated); ``scratch``, ``delta`` (R,). ``glob``: :func:`..rigid.joint_global.global_scratch`;
-    when it holds rows, each sweep solves every equality row at once and the blocks only their boxed rows.
-    Returns ``(sweeps done, merit of the first sweep)`` (the first sweep's merit says whether the contacts' last
-    change moved the joints at all).
+    accumulators (updated); ``scratch``, ``delta`` (R,). ``glob``: the dense solve's scratch
+    (``..rigid.joint_global.global_scratch``: rows, factor, count); when it holds rows, each sweep solves every
+    equality row at once (:func:`solve_global_equalities`) and the blocks only their boxed rows. Returns ``(sweeps done, merit of the
+    first sweep)`` (the first sweep's merit says whether the contacts' last change moved the joints at all).
     """
     nj = joint_body.shape[0]
     first = 0.0
@@ -155,3 +157,31 @@ def shift_contact_rhs(contact_rows, contact_count, base_b, dv, dw, out_b):
                     - row_rc0[k, d, i] * dw[b0, i]
                 )
             out_b[k, d] = s
+
+
+@njit_kernel
+def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c, dw_c, dv, dw):
+    """One direct solve of every equality row at once: ``d = -K^-1 (u + gamma lambda)``; the accumulators
+    ``(dv, dw)`` take ``M^-1 J^T d``. Returns the largest change [N·s]."""
+    row_joint, row_slot, identity, _, L, rhs, x, count = scratch
+    J, IJ, row_b, gamma = rows[1], rows[2], rows[3], rows[6]
+    n = count[0]
+    for a in range(n):
+        j, r = row_joint[a], row_slot[a]
+        u = row_b[j, r] + row_speed(J[j, r], joint_body[j, 0], joint_body[j, 1], dv_c, dw_c, dv, dw)
+        rhs[a] = -(u + gamma[j, r] * lam[j, r])
+    cholesky_solve(n, identity, L, rhs, x)
+    merit = 0.0
+    for a in range(n):
+        j, r = row_joint[a], row_slot[a]
+        lam[j, r] += x[a]
+        merit = max(merit, abs(x[a]))
+        b0, b1 = joint_body[j, 0], joint_body[j, 1]
+        for i in range(3):
+            if b1 >= 0:
+                dv[b1, i] += body_inv_mass[b1] * J[j, r, 0, i] * x[a]
+                dw[b1, i] += IJ[j, r, 1, i] * x[a]
+            if b0 >= 0:
+                dv[b0, i] -= body_inv_mass[b0] * J[j, r, 0, i] * x[a]
+                dw[b0, i] -= IJ[j, r, 0, i] * x[a]
+    return merit

@@ -9,8 +9,8 @@ per step: the equality rows are then exact in one solve, for the velocity rows a
 
 import numpy as np
 
+from ..contact_solvers.joint_block import JOINT_ROWS, ROW_EQUALITY, cholesky_factor
 from ..jit import njit_kernel
-from .joint_rows import JOINT_ROWS, ROW_EQUALITY, cholesky_factor, cholesky_solve, row_speed
 
 GLOBAL_MAX_ROWS = 360
 """At most this many equality rows are solved as one dense system (a 60-link chain of hinges)."""
@@ -71,31 +71,3 @@ def collect_equality_rows(rows, row_joint, row_slot):
                 row_slot[n] = r
                 n += 1
     return n
-
-
-@njit_kernel
-def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c, dw_c, dv, dw):
-    """One direct solve of every equality row at once: ``d = -K^-1 (u + gamma lambda)``; the accumulators
-    ``(dv, dw)`` take ``M^-1 J^T d``. Returns the largest change [N·s]."""
-    row_joint, row_slot, identity, _, L, rhs, x, count = scratch
-    J, IJ, row_b, gamma = rows[1], rows[2], rows[3], rows[6]
-    n = count[0]
-    for a in range(n):
-        j, r = row_joint[a], row_slot[a]
-        u = row_b[j, r] + row_speed(J[j, r], joint_body[j, 0], joint_body[j, 1], dv_c, dw_c, dv, dw)
-        rhs[a] = -(u + gamma[j, r] * lam[j, r])
-    cholesky_solve(n, identity, L, rhs, x)
-    merit = 0.0
-    for a in range(n):
-        j, r = row_joint[a], row_slot[a]
-        lam[j, r] += x[a]
-        merit = max(merit, abs(x[a]))
-        b0, b1 = joint_body[j, 0], joint_body[j, 1]
-        for i in range(3):
-            if b1 >= 0:
-                dv[b1, i] += body_inv_mass[b1] * J[j, r, 0, i] * x[a]
-                dw[b1, i] += IJ[j, r, 1, i] * x[a]
-            if b0 >= 0:
-                dv[b0, i] -= body_inv_mass[b0] * J[j, r, 0, i] * x[a]
-                dw[b0, i] -= IJ[j, r, 0, i] * x[a]
-    return merit

@@ -15,9 +15,10 @@ import math
 
 import numpy as np
 
+from ..contact_solvers.joint_block import JOINT_ROWS, cholesky_factor, cholesky_solve
 from ..jit import njit_kernel
 from .joint_global import factor_global
-from .joint_rows import JOINT_ROWS, _position_rows, cholesky_factor, cholesky_solve, geometry_scratch, joint_errors
+from .joint_rows import _position_rows, geometry_scratch, joint_errors
 from .joint_rows import joint_geometry as _geometry
 
 

@@ -25,18 +25,16 @@ import math
 
 import numpy as np
 
+from ..contact_solvers.joint_block import (
+    JOINT_ROWS,
+    ROW_BOXED,
+    ROW_EQUALITY,
+    ROW_OFF,
+    cholesky_factor,
+)
 from ..jit import njit_kernel
 from ..math.quat import quat_to_matrix
 from .joints import AXIS_LIMITED, AXIS_LOCKED, AXIS_MOTOR, AXIS_SPRING, SPRING1
-
-JOINT_ROWS = 14
-"""Row slots per joint: 6 constraint rows, 6 spring rows, 2 motor rows."""
-ROW_OFF = 0
-"""Row kind: unused this step."""
-ROW_EQUALITY = 1
-"""Row kind: solved directly with the joint's other equality rows (locked axes, SPRING2)."""
-ROW_BOXED = 2
-"""Row kind: projected onto ``[lo, hi]`` (limits, motors, SPRING1's fixed impulse)."""
 
 
 def joint_scratch(joint_count: int) -> dict:
@@ -159,22 +157,6 @@ def geometry_scratch():
 
 
 @njit_kernel
-def row_speed(J, b0, b1, vel0, omega0, vel1, omega1):
-    """``lin·(v1 - v0) + ang1·w1 - ang0·w0`` of a row ``J`` (3, 3); a negative body index is the world (at rest).
-
-    ``vel*/omega*``: two (nb, 3) arrays per side whose sum is the velocity (pass the same array twice with zeros
-    for a single one).
-    """
-    u = 0.0
-    for i in range(3):
-        if b1 >= 0:
-            u += J[0, i] * (vel0[b1, i] + vel1[b1, i]) + J[2, i] * (omega0[b1, i] + omega1[b1, i])
-        if b0 >= 0:
-            u -= J[0, i] * (vel0[b0, i] + vel1[b0, i]) + J[1, i] * (omega0[b0, i] + omega1[b0, i])
-    return u
-
-
-@njit_kernel
 def _inv_inertia_row(b, I_world, ang, out):
     for i in range(3):
         out[i] = 0.0
@@ -191,39 +173,6 @@ def row_coupling(Ja, IJb, b0, b1, body_inv_mass, Jb):
     for i in range(3):
         k += (m0 + m1) * Ja[0, i] * Jb[0, i] + Ja[1, i] * IJb[0, i] + Ja[2, i] * IJb[1, i]
     return k
-
-
-@njit_kernel
-def cholesky_solve(n, index, L, rhs, out):
-    """Solve ``L L^T out = rhs`` for the ``n`` rows ``index[:n]`` (``L`` packed by position, (R, R))."""
-    for a in range(n):
-        s = rhs[index[a]]
-        for c in range(a):
-            s -= L[a, c] * out[index[c]]
-        out[index[a]] = s / L[a, a]
-    for a in range(n - 1, -1, -1):
-        s = out[index[a]]
-        for c in range(a + 1, n):
-            s -= L[c, a] * out[index[c]]
-        out[index[a]] = s / L[a, a]
-
-
-@njit_kernel
-def cholesky_factor(n, index, K, L):
-    """``L`` (lower, packed by position) of ``K[index, index] + eps`` with a tiny relative regularization."""
-    scale = 0.0
-    for a in range(n):
-        scale = max(scale, K[index[a], index[a]])
-    eps = 1e-10 * scale + 1e-300
-    for a in range(n):
-        for c in range(a + 1):
-            s = K[index[a], index[c]] + (eps if a == c else 0.0)
-            for k in range(c):
-                s -= L[a, k] * L[c, k]
-            if a == c:
-                L[a, a] = math.sqrt(max(s, eps))
-            else:
-                L[a, c] = s / L[c, c]
 
 
 @njit_kernel

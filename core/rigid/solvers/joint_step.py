@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...contact_solvers.joint_block import JOINT_ROWS
 from ...contact_solvers.joint_sweep import (
     break_joints,
     shift_contact_rhs,
@@ -19,7 +20,6 @@ from ...contact_solvers.joint_sweep import (
 from ..joint_global import GLOBAL_MAX_ROWS, collect_equality_rows, factor_global, global_scratch
 from ..joint_projection import project_joints, project_joints_global
 from ..joint_rows import (
-    JOINT_ROWS,
     compute_joint_rows,
     joint_model_arrays,
     joint_row_arrays,

@@ -1,0 +1,68 @@
+"""Joint rows as the row solvers see them: slot layout, kinds, a row's velocity and the small dense factor.
+
+The rigid engine builds the rows (:mod:`..rigid.joint_rows`); :mod:`.joint_sweep` solves them. A row's Jacobian is
+``[lin, ang0, ang1]`` (3, 3): its velocity is ``lin·(v1 - v0) + ang1·w1 - ang0·w0``; a negative body index is
+the world.
+"""
+
+import math
+
+from ..jit import njit_kernel
+
+JOINT_ROWS = 14
+"""Row slots per joint: 6 constraint rows, 6 spring rows, 2 motor rows."""
+ROW_OFF = 0
+"""Row kind: unused this step."""
+ROW_EQUALITY = 1
+"""Row kind: solved directly with the joint's other equality rows (locked axes, SPRING2)."""
+ROW_BOXED = 2
+"""Row kind: projected onto ``[lo, hi]`` (limits, motors, SPRING1's fixed impulse)."""
+
+
+@njit_kernel
+def row_speed(J, b0, b1, vel0, omega0, vel1, omega1):
+    """``lin·(v1 - v0) + ang1·w1 - ang0·w0`` of a row ``J`` (3, 3); a negative body index is the world (at rest).
+
+    ``vel*/omega*``: two (nb, 3) arrays per side whose sum is the velocity (pass the same array twice with zeros
+    for a single one).
+    """
+    u = 0.0
+    for i in range(3):
+        if b1 >= 0:
+            u += J[0, i] * (vel0[b1, i] + vel1[b1, i]) + J[2, i] * (omega0[b1, i] + omega1[b1, i])
+        if b0 >= 0:
+            u -= J[0, i] * (vel0[b0, i] + vel1[b0, i]) + J[1, i] * (omega0[b0, i] + omega1[b0, i])
+    return u
+
+
+@njit_kernel
+def cholesky_factor(n, index, K, L):
+    """``L`` (lower, packed by position) of ``K[index, index] + eps`` with a tiny relative regularization."""
+    scale = 0.0
+    for a in range(n):
+        scale = max(scale, K[index[a], index[a]])
+    eps = 1e-10 * scale + 1e-300
+    for a in range(n):
+        for c in range(a + 1):
+            s = K[index[a], index[c]] + (eps if a == c else 0.0)
+            for k in range(c):
+                s -= L[a, k] * L[c, k]
+            if a == c:
+                L[a, a] = math.sqrt(max(s, eps))
+            else:
+                L[a, c] = s / L[c, c]
+
+
+@njit_kernel
+def cholesky_solve(n, index, L, rhs, out):
+    """Solve ``L L^T out = rhs`` for the ``n`` rows ``index[:n]`` (``L`` packed by position, (R, R))."""
+    for a in range(n):
+        s = rhs[index[a]]
+        for c in range(a):
+            s -= L[a, c] * out[index[c]]
+        out[index[a]] = s / L[a, a]
+    for a in range(n - 1, -1, -1):
+        s = out[index[a]]
+        for c in range(a + 1, n):
+            s -= L[c, a] * out[index[c]]
+        out[index[a]] = s / L[a, a]
