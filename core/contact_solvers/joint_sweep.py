@@ -97,8 +97,9 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
     ``rows``: :func:`..rigid.joint_rows.joint_row_arrays`; ``lam`` (nj, R) [N·s]; ``dv``, ``dw`` (nb, 3): the joints'
     accumulators (updated); ``scratch``, ``delta`` (R,). ``glob``: the dense solve's scratch
     (``..rigid.joint_global.global_scratch``: rows, factor, count); when it holds rows, each sweep solves every
-    equality row at once (:func:`solve_global_equalities`) and the blocks only their boxed rows. Returns ``(sweeps done, merit of the
-    first sweep)`` (the first sweep's merit says whether the contacts' last change moved the joints at all).
+    equality row at once (:func:`solve_global_equalities`) and the blocks only their boxed rows.
+    Returns ``(sweeps done, merit of the first sweep)`` (the first sweep's merit says whether the contacts' last
+    change moved the joints at all).
     """
     nj = joint_body.shape[0]
     first = 0.0
