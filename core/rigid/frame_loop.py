@@ -164,6 +164,7 @@ def _record_substep(traj: Trajectory, frame: int, contacts, step_solver) -> None
     if joints is not None:
         traj.joint_error_linear[frame] = max(traj.joint_error_linear[frame], float(joints.error[0]))
         traj.joint_error_angular[frame] = max(traj.joint_error_angular[frame], float(joints.error[1]))
+        traj.joint_impulse[frame] = max(traj.joint_impulse[frame], float(np.abs(joints.impulse).max()))
         for j in joints.last_broken:
             traj.joint_broken_frame[j] = frame
     if n:

@@ -48,6 +48,8 @@ class Trajectory:
         projection [m], shape (frame_count,); 0 without joints."""
         self.joint_error_angular = np.zeros(frame_count)
         """Largest joint angle error over the frame's substeps [rad], shape (frame_count,)."""
+        self.joint_impulse = np.zeros(frame_count)
+        """Largest impulse of one joint row over the frame's substeps [N·s | N·m·s], shape (frame_count,)."""
         self.joint_broken_frame = np.full(joint_count, -1, np.int64)
         """Output frame in which each joint broke (its last substep of action lies in it), -1 if it held,
         shape (joint_count,)."""

@@ -239,7 +239,9 @@ class SolverBase:
 
     def _joints_alone(self) -> None:
         """A step with joints and no contacts: joint sweeps to the tolerance; the statistics count them."""
-        sweeps, _ = self.joints.sweeps(self.model, self._dv, self._dw, self.iterations, self.tolerance)
+        joints = self.joints
+        assert joints is not None
+        sweeps, _ = joints.sweeps(self.model, self._dv, self._dw, self.iterations, self.tolerance)
         self.last_iterations = sweeps
         self.last_status = SolverStatus.ABSOLUTE if sweeps < self.iterations else SolverStatus.MAX_ITERATIONS
 

@@ -12,11 +12,13 @@ from contact_lab.core.rigid.builder import ModelBuilder
 from contact_lab.core.rigid.collision.pipeline import CollisionPipeline
 from contact_lab.core.rigid.frame_loop import simulate
 from contact_lab.core.rigid.joints import JointKind, JointSpec
-from contact_lab.core.rigid.solvers import SOLVER_NAMES, make_solver
+from contact_lab.core.rigid.solvers import SOLVER_NAMES, joint_step, make_solver
 from contact_lab.core.rigid.trajectory import Trajectory
 from scipy.special import ellipk
 
 HZ = 240.0
+DENSE = [True, False]
+"""Both ways the equality rows are solved: all at once (few rows) and joint block by joint block (many rows)."""
 G = 9.81
 Y_HINGE = (math.sqrt(0.5), -math.sqrt(0.5), 0.0, 0.0)
 """A frame whose Z axis is the world's Y (a hinge turning in the XZ plane)."""
@@ -51,8 +53,16 @@ def pendulum(amplitude, length=1.0):
     return b.finalize()
 
 
+@pytest.fixture(params=DENSE, ids=["dense", "blocks"])
+def dense(request, monkeypatch):
+    """Run the test with the scene-wide dense solve, then with Gauss–Seidel over the joint blocks."""
+    if not request.param:
+        monkeypatch.setattr(joint_step, "GLOBAL_MAX_ROWS", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("amplitude_deg", [2.0, 60.0])
-def test_pendulum_period_matches_the_elliptic_integral(amplitude_deg):
+def test_pendulum_period_matches_the_elliptic_integral(amplitude_deg, dense):
     """Period from zero crossings over >= 5 periods within 0.5 % of 4 sqrt(L/g) K(sin^2(a/2)) (and of 2 pi
     sqrt(L/g) for the small swing); the rod's length is kept to 1e-4 m."""
     a = math.radians(amplitude_deg)
@@ -136,7 +146,7 @@ def spring_scene(spring_type, k=100.0, c=2.0, mass=1.0):
 
 
 @pytest.mark.parametrize("spring_type", ["SPRING1", "SPRING2"])
-def test_a_spring_oscillates_at_sqrt_k_over_m_with_its_damping_ratio(spring_type):
+def test_a_spring_oscillates_at_sqrt_k_over_m_with_its_damping_ratio(spring_type, dense):
     """Undamped frequency and damping ratio from the zero crossings and the peaks' log decrement, within 1 % of
     sqrt(k/m) and c' / (2 sqrt(k m)): c' = c for SPRING1 (explicit), c + h k for SPRING2 (implicit, the damping
     its implicit stiffness adds: :mod:`contact_lab.core.rigid.joint_rows`)."""
@@ -159,7 +169,7 @@ def test_a_spring_oscillates_at_sqrt_k_over_m_with_its_damping_ratio(spring_type
     assert np.abs(traj.body_pos[:, 0, 1:]).max() < 1e-9  # the locked axes stay locked
 
 
-def test_a_hinge_at_its_limit_under_a_load_holds_within_half_a_degree():
+def test_a_hinge_at_its_limit_under_a_load_holds_within_half_a_degree(dense):
     """A plank hinged at one end to the world falls about the hinge (Bullet's hinge angle: the plank relative
     to the world) and rests at the upper limit 0.5 rad, the far end loaded with a second plank's weight."""
     b = ModelBuilder(gravity=(0.0, 0.0, -G))
@@ -179,7 +189,7 @@ def test_a_hinge_at_its_limit_under_a_load_holds_within_half_a_degree():
     assert np.abs(settled - 0.5).max() < math.radians(0.5)
 
 
-def test_a_motor_reaches_its_target_velocity_and_never_exceeds_its_maximum_impulse():
+def test_a_motor_reaches_its_target_velocity_and_never_exceeds_its_maximum_impulse(dense):
     """A MOTOR joint to the world drives a free body along and about X; each step's impulse stays within the
     maximum (1e-12) and the body reaches the target speed after target m / max impulse steps (Bullet's signs:
     body0 moves at -target along X and turns at +target about X)."""
@@ -228,7 +238,7 @@ def hanging_pair(threshold):
     return b.finalize()
 
 
-def test_a_fixed_joint_breaks_in_the_step_its_impulse_first_reaches_the_threshold():
+def test_a_fixed_joint_breaks_in_the_step_its_impulse_first_reaches_the_threshold(dense):
     """The unbreakable weld carries the top block's m g h in the first step (static load: the explicit spring is
     still slack) and a growing load after; with the threshold between steps 39's and 40's impulses it holds 39
     steps and breaks in the 40th (it acted in that step: the top block is still in place, and falls from step 41)."""
@@ -255,7 +265,7 @@ def test_a_fixed_joint_breaks_in_the_step_its_impulse_first_reaches_the_threshol
 
 
 @pytest.mark.parametrize("solver", SOLVER_NAMES)
-def test_a_hinged_plank_resting_on_the_ground_shares_its_weight_with_the_contact(solver):
+def test_a_hinged_plank_resting_on_the_ground_shares_its_weight_with_the_contact(solver, dense):
     """A frictionless plank hinged to the world at its upper end rests its lower end on the ground: the contact
     carries m g d_G / d_N of the weight (moments about the hinge), the hinge the rest; every solver."""
     alpha = math.radians(30.0)
@@ -326,3 +336,5 @@ def test_joint_statistics_round_trip_through_save_and_load(tmp_path):
     assert back.joint_broken_frame.tolist() == [1, -1]
     assert back.joint_error_linear.tobytes() == traj.joint_error_linear.tobytes()
     assert back.joint_error_angular.tobytes() == traj.joint_error_angular.tobytes()
+    assert back.joint_impulse.tobytes() == traj.joint_impulse.tobytes()
+    assert traj.joint_impulse[1] == pytest.approx(G / HZ, rel=1e-9)  # the top block's weight, m g h
