@@ -338,3 +338,24 @@ def test_joint_statistics_round_trip_through_save_and_load(tmp_path):
     assert back.joint_error_angular.tobytes() == traj.joint_error_angular.tobytes()
     assert back.joint_impulse.tobytes() == traj.joint_impulse.tobytes()
     assert traj.joint_impulse[1] == pytest.approx(G / HZ, rel=1e-9)  # the top block's weight, m g h
+
+
+def test_a_sleeping_welded_pair_wakes_as_one_when_a_ball_hits_one_of_them():
+    """Two boxes welded side by side fall asleep on the ground; a ball hits the first after 1 s. The joint ties
+    their islands, so the second moves with the first (same velocity, the weld's rigid motion) instead of staying
+    frozen while its partner is pushed."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    ground = b.add_body(kind=BodyKind.KINEMATIC, label="ground")
+    b.add_shape_plane(ground)
+    left = b.add_body(pos=(0.0, 0.0, 0.1), mass=1.0, label="left")
+    b.add_shape_box(left, (0.1, 0.1, 0.1))
+    right = b.add_body(pos=(0.2, 0.0, 0.1), mass=1.0, label="right")
+    b.add_shape_box(right, (0.1, 0.1, 0.1))
+    b.add_joint(JointSpec(JointKind.FIXED, left, right, (0.1, 0.0, 0.1), (1.0, 0.0, 0.0, 0.0), name="Weld"))
+    ball = b.add_body(pos=(-3.15, 0.0, 0.1), vel=(3.0, 0.0, G / 2.0), mass=5.0, label="ball")
+    b.add_shape_sphere(ball, 0.05)
+    traj = simulate(b.finalize(), frame_count=int(1.5 * HZ) + 1, fps=HZ, substeps=1, sleeping=True)
+    assert traj.sleeping_bodies[int(0.9 * HZ)] == 2  # the welded pair slept before the hit
+    after = int(1.2 * HZ)
+    assert traj.body_vel[after, 1, 0] > 0.1  # pushed
+    assert traj.body_vel[after, 2, 0] == pytest.approx(traj.body_vel[after, 1, 0], abs=1e-6)
