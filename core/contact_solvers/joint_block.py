@@ -7,6 +7,8 @@ the world.
 
 import math
 
+import numpy as np
+
 from ..jit import njit_kernel
 
 JOINT_ROWS = 14
@@ -66,3 +68,67 @@ def cholesky_solve(n, index, L, rhs, out):
         for c in range(a + 1, n):
             s -= L[c, a] * out[index[c]]
         out[index[a]] = s / L[a, a]
+
+
+@njit_kernel
+def envelope_layout(joint_body, body_count, row_joint, count, layout):
+    """``layout[0, a]`` = first column of row ``a``'s envelope, ``layout[1]`` the offsets of the rows; returns the
+    number of entries."""
+    joint_count = joint_body.shape[0]
+    earliest = np.full(body_count, joint_count, np.int64)
+    joint_first_row = np.full(joint_count, -1, np.int64)
+    for a in range(count):
+        j = row_joint[a]
+        if joint_first_row[j] < 0:
+            joint_first_row[j] = a
+        for side in range(2):
+            b = joint_body[j, side]
+            if b >= 0 and earliest[b] > j:
+                earliest[b] = j
+    layout[1, 0] = 0
+    for a in range(count):
+        j = row_joint[a]
+        first_joint = j
+        for side in range(2):
+            b = joint_body[j, side]
+            if b >= 0:
+                first_joint = min(first_joint, earliest[b])
+        layout[0, a] = joint_first_row[first_joint]
+        layout[1, a + 1] = layout[1, a] + a - layout[0, a] + 1
+    return layout[1, count]
+
+
+@njit_kernel
+def envelope_cholesky(count, layout, K, L):
+    """``L`` of ``K`` (both in the envelope layout) with a tiny relative regularization of the diagonal."""
+    first, start = layout[0], layout[1]
+    scale = 0.0
+    for a in range(count):
+        scale = max(scale, K[start[a] + a - first[a]])
+    eps = 1e-10 * scale + 1e-300
+    for a in range(count):
+        fa = first[a]
+        for c in range(fa, a + 1):
+            fc = first[c]
+            s = K[start[a] + c - fa]
+            for k in range(max(fa, fc), c):
+                s -= L[start[a] + k - fa] * L[start[c] + k - fc]
+            if c == a:
+                L[start[a] + a - fa] = math.sqrt(max(s + eps, eps))
+            else:
+                L[start[a] + c - fa] = s / L[start[c] + c - fc]
+
+
+@njit_kernel
+def envelope_solve(count, layout, L, rhs, x):
+    """``x = (L L^T)^-1 rhs`` in the envelope layout (``rhs`` is left unchanged)."""
+    first, start = layout[0], layout[1]
+    for a in range(count):
+        s = rhs[a]
+        for k in range(first[a], a):
+            s -= L[start[a] + k - first[a]] * x[k]
+        x[a] = s / L[start[a] + a - first[a]]
+    for a in range(count - 1, -1, -1):
+        x[a] /= L[start[a] + a - first[a]]
+        for k in range(first[a], a):
+            x[k] -= L[start[a] + k - first[a]] * x[a]

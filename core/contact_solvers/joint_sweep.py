@@ -15,7 +15,7 @@ Gauss–Seidel.
 """
 
 from ..jit import njit_kernel
-from .joint_block import JOINT_ROWS, cholesky_solve, row_speed
+from .joint_block import JOINT_ROWS, cholesky_solve, envelope_solve, row_speed
 
 DEFAULT_BLOCK_PASSES = 4
 """Passes inside a joint block with boxed rows (Blender's per-joint solver iterations replace it)."""
@@ -164,14 +164,14 @@ def shift_contact_rhs(contact_rows, contact_count, base_b, dv, dw, out_b):
 def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c, dw_c, dv, dw):
     """One direct solve of every equality row at once: ``d = -K^-1 (u + gamma lambda)``; the accumulators
     ``(dv, dw)`` take ``M^-1 J^T d``. Returns the largest change [N·s]."""
-    row_joint, row_slot, identity, _, L, rhs, x, count = scratch
+    row_joint, row_slot, layout, _, L, rhs, x, count = scratch
     J, IJ, row_b, gamma = rows[1], rows[2], rows[3], rows[6]
     n = count[0]
     for a in range(n):
         j, r = row_joint[a], row_slot[a]
         u = row_b[j, r] + row_speed(J[j, r], joint_body[j, 0], joint_body[j, 1], dv_c, dw_c, dv, dw)
         rhs[a] = -(u + gamma[j, r] * lam[j, r])
-    cholesky_solve(n, identity, L, rhs, x)
+    envelope_solve(n, layout, L, rhs, x)
     merit = 0.0
     for a in range(n):
         j, r = row_joint[a], row_slot[a]

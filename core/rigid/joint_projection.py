@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..contact_solvers.joint_block import JOINT_ROWS, cholesky_factor, cholesky_solve
+from ..contact_solvers.joint_block import JOINT_ROWS, cholesky_factor, cholesky_solve, envelope_solve
 from ..jit import njit_kernel
 from .joint_global import factor_global
 from .joint_rows import _position_rows, geometry_scratch, joint_errors
@@ -163,7 +163,7 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
     its summed ``M^-1 J^T d`` (clamped per body). Returns the passes done, or -1 when the rows do not fit ``glob``
     (nothing changed then)."""
     joint_body, frame_pos, frame_quat, sign = joints[0], joints[1], joints[2], joints[6]
-    row_joint, row_slot, identity, K, L, rhs, x, count = glob
+    row_joint, row_slot, layout, K, L, rhs, x, count = glob
     J, IJ = rows[1], rows[2]
     n = _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target)
     if n < 0:
@@ -172,7 +172,8 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
     change = np.zeros((pos.shape[0], 6))
     done = 0
     if n > 0:
-        factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, n, K, L, identity)
+        if not factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, n, K, L, layout):
+            return -1
     for _ in range(passes if n > 0 else 0):
         joint_errors(joints, joint_broken, pos, quat, out_error)
         if out_error[0] <= tolerance and out_error[1] <= tolerance:
@@ -185,7 +186,7 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
                 _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
                 last = j
             rhs[a] = -(s[r] - row_target[a])
-        cholesky_solve(n, identity, L, rhs, x)
+        envelope_solve(n, layout, L, rhs, x)
         change[:] = 0.0
         for a in range(n):
             j, r = row_joint[a], row_slot[a]

@@ -17,7 +17,7 @@ from ...contact_solvers.joint_sweep import (
     solve_joint_sweeps,
     warm_start_joints,
 )
-from ..joint_global import GLOBAL_MAX_ROWS, collect_equality_rows, factor_global, global_scratch
+from ..joint_global import collect_equality_rows, envelope_capacity, factor_global, global_scratch
 from ..joint_projection import project_joints, project_joints_global
 from ..joint_rows import (
     compute_joint_rows,
@@ -26,6 +26,9 @@ from ..joint_rows import (
     joint_scratch,
 )
 
+DIRECT_SOLVE = True
+"""Solve the joints' equality rows all at once when the envelope allows (:mod:`..joint_global`); False keeps
+Gauss–Seidel over the blocks (tests compare the two)."""
 MAX_ROUNDS = 8
 """Joint/contact rounds per step at most."""
 PROJECTION_PASSES = 50
@@ -56,11 +59,10 @@ class JointStep:
         """Joints that broke in the last step."""
         self.error = np.zeros(2)
         """Largest joint error after the last step's projection: [m, rad]."""
-        rows_used = int(np.count_nonzero(model.joint_axis_flags)) + 2 * nj  # locked, limited, sprung, motors
-        capacity = rows_used if rows_used <= GLOBAL_MAX_ROWS else 0
-        self.glob = global_scratch(capacity)
-        """The velocity rows' one dense solve (:mod:`...joint_global`); no capacity: Gauss–Seidel per block."""
-        self.glob_position = global_scratch(capacity)
+        capacity, entries = envelope_capacity(model) if DIRECT_SOLVE else (0, 0)
+        self.glob = global_scratch(capacity, entries)
+        """The equality rows' one sparse solve (:mod:`...joint_global`); no capacity: Gauss–Seidel per block."""
+        self.glob_position = global_scratch(capacity, entries)
         self._target = np.zeros(capacity)
         self._vec = np.zeros(JOINT_ROWS)
         self._delta = np.zeros(JOINT_ROWS)
@@ -78,9 +80,9 @@ class JointStep:
         count[0] = 0
         if self.glob[0].shape[0]:
             n = collect_equality_rows(self.rows, self.glob[0], self.glob[1])
-            if n > 0:
-                factor_global(model.joint_body, self.rows, model.body_inv_mass, self.glob[0], self.glob[1], n,
-                              self.glob[3], self.glob[4], self.glob[2])  # fmt: skip
+            if n > 0 and not factor_global(model.joint_body, self.rows, model.body_inv_mass, self.glob[0],
+                                           self.glob[1], n, self.glob[3], self.glob[4], self.glob[2]):  # fmt: skip
+                n = 0
             count[0] = max(n, 0)
         warm_start_joints(model.joint_body, model.body_inv_mass, self.rows, warm_factor, self.impulse, self.dv, self.dw)
 
