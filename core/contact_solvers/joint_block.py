@@ -132,3 +132,25 @@ def envelope_solve(count, layout, L, rhs, x):
         x[a] /= L[start[a] + a - first[a]]
         for k in range(first[a], a):
             x[k] -= L[start[a] + k - first[a]] * x[a]
+
+
+@njit_kernel
+def envelope_refined_solve(count, layout, K, L, rhs, x, residual, correction, refinements):
+    """:func:`envelope_solve` followed by ``refinements`` steps of iterative refinement with ``K`` itself (the
+    factor of a long chain's ill-conditioned ``K`` is only accurate to some percent in its softest modes).
+    ``residual``, ``correction`` (count,): scratch."""
+    first, start = layout[0], layout[1]
+    envelope_solve(count, layout, L, rhs, x)
+    for _ in range(refinements):
+        for a in range(count):
+            residual[a] = rhs[a]
+        for a in range(count):  # residual -= K x, K symmetric in its lower envelope
+            fa = first[a]
+            for c in range(fa, a):
+                k = K[start[a] + c - fa]
+                residual[a] -= k * x[c]
+                residual[c] -= k * x[a]
+            residual[a] -= K[start[a] + a - fa] * x[a]
+        envelope_solve(count, layout, L, residual, correction)
+        for a in range(count):
+            x[a] += correction[a]

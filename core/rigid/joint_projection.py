@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..contact_solvers.joint_block import JOINT_ROWS, cholesky_factor, cholesky_solve, envelope_solve
+from ..contact_solvers.joint_block import JOINT_ROWS, cholesky_factor, cholesky_solve, envelope_refined_solve
 from ..jit import njit_kernel
 from .joint_global import factor_global
 from .joint_rows import _position_rows, geometry_scratch, joint_errors
@@ -49,6 +49,8 @@ def _clamp_factor(change, max_move, max_turn):
     return f
 
 
+REFINEMENTS = 3
+"""Iterative-refinement steps of each pass's scene-wide solve."""
 SHAKE_MOVE = 1e-3
 """Largest move [m] of a body in one pass whose velocity follows it (SHAKE); larger corrections move the pose
 only (a joint pulled apart by a collision or a bad start is mended without launching the bodies)."""
@@ -131,6 +133,28 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
 
 
 @njit_kernel
+def _save(saved, pos, quat, vel, omega):
+    for b in range(pos.shape[0]):
+        for i in range(3):
+            saved[b, i] = pos[b, i]
+            saved[b, 7 + i] = vel[b, i]
+            saved[b, 10 + i] = omega[b, i]
+        for i in range(4):
+            saved[b, 3 + i] = quat[b, i]
+
+
+@njit_kernel
+def _restore(saved, pos, quat, vel, omega):
+    for b in range(pos.shape[0]):
+        for i in range(3):
+            pos[b, i] = saved[b, i]
+            vel[b, i] = saved[b, 7 + i]
+            omega[b, i] = saved[b, 10 + i]
+        for i in range(4):
+            quat[b, i] = saved[b, 3 + i]
+
+
+@njit_kernel
 def _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target):
     """The projection's rows: every locked axis and violated limit at the poses given, with the value each is
     brought to (``row_target`` [m | rad]); returns their count, -1 when more than the scratch holds."""
@@ -160,8 +184,9 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
                           glob, row_target, pos, quat, vel, omega, out_error):  # fmt: skip
     """:func:`project_joints` with every projected row solved at once (:mod:`.joint_global`): the rows are chosen
     and ``K`` factored at the first pass, each pass solves ``K d = -C`` over all of them and moves every body by
-    its summed ``M^-1 J^T d`` (clamped per body). Returns the passes done, or -1 when the rows do not fit ``glob``
-    (nothing changed then)."""
+    its summed ``M^-1 J^T d`` (clamped per body). Returns the passes done; ``-1 - passes kept`` when the rows do
+    not fit ``glob`` or a pass raised the largest error (that pass is undone): :func:`project_joints` goes on.
+    """
     joint_body, frame_pos, frame_quat, sign = joints[0], joints[1], joints[2], joints[6]
     row_joint, row_slot, layout, K, L, rhs, x, count = glob
     J, IJ = rows[1], rows[2]
@@ -174,10 +199,19 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
     if n > 0:
         if not factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, n, K, L, layout):
             return -1
+    saved = np.empty((pos.shape[0], 13))
+    residual, correction = np.empty(n), np.empty(n)
+    previous = np.inf
     for _ in range(passes if n > 0 else 0):
         joint_errors(joints, joint_broken, pos, quat, out_error)
-        if out_error[0] <= tolerance and out_error[1] <= tolerance:
+        worst = max(out_error[0], out_error[1])
+        if worst > previous:  # the last pass made things worse (an ill-conditioned K): undo it and hand over
+            _restore(saved, pos, quat, vel, omega)
+            return -1 - done
+        if worst <= tolerance:
             break
+        previous = worst
+        _save(saved, pos, quat, vel, omega)
         done += 1
         last = -1
         for a in range(n):
@@ -186,7 +220,7 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
                 _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
                 last = j
             rhs[a] = -(s[r] - row_target[a])
-        envelope_solve(n, layout, L, rhs, x)
+        envelope_refined_solve(n, layout, K, L, rhs, x, residual, correction, REFINEMENTS)
         change[:] = 0.0
         for a in range(n):
             j, r = row_joint[a], row_slot[a]

@@ -124,15 +124,18 @@ class JointStep:
 
     def project(self, model, state_out, dt: float) -> None:
         """The post-step projection of the new poses (:func:`project_joints`); fills :attr:`error`."""
+        kept = 0
         if self.glob_position[0].shape[0]:
-            self.last_projection_passes = project_joints_global(
+            done = project_joints_global(
                 self.model_arrays, self.rows, model.body_inv_mass, self.broken, PROJECTION_PASSES,
                 PROJECTION_TOLERANCE, MAX_MOVE, MAX_TURN, dt, self.glob_position, self._target, state_out.body_pos,
                 state_out.body_quat, state_out.body_vel, state_out.body_omega, self.error,
             )  # fmt: skip
-            if self.last_projection_passes >= 0:
+            if done >= 0:
+                self.last_projection_passes = done
                 return
-        self.last_projection_passes = project_joints(
+            kept = -1 - done
+        self.last_projection_passes = kept + project_joints(
             self.model_arrays, self.rows, model.body_inv_mass, self.broken, PROJECTION_PASSES, PROJECTION_TOLERANCE,
             MAX_MOVE, MAX_TURN, dt, state_out.body_pos, state_out.body_quat, state_out.body_vel, state_out.body_omega,
             self.error,
