@@ -359,3 +359,40 @@ def test_a_sleeping_welded_pair_wakes_as_one_when_a_ball_hits_one_of_them():
     after = int(1.2 * HZ)
     assert traj.body_vel[after, 1, 0] > 0.1  # pushed
     assert traj.body_vel[after, 2, 0] == pytest.approx(traj.body_vel[after, 1, 0], abs=1e-6)
+
+
+@pytest.mark.parametrize("disable", [True, False])
+def test_disable_collisions_removes_the_joined_pair_only(disable):
+    """Two overlapping boxes welded together collide with each other only when the weld allows it; with a third
+    box touching the second, that pair collides either way."""
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    first = b.add_body(pos=(0.0, 0.0, 0.0), label="first")
+    b.add_shape_box(first, (0.1, 0.1, 0.1))
+    second = b.add_body(pos=(0.19, 0.0, 0.0), label="second")
+    b.add_shape_box(second, (0.1, 0.1, 0.1))
+    third = b.add_body(pos=(0.38, 0.0, 0.0), label="third")
+    b.add_shape_box(third, (0.1, 0.1, 0.1))
+    b.add_joint(JointSpec(JointKind.FIXED, first, second, (0.1, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0),
+                          disable_collisions=disable, name="Weld"))  # fmt: skip
+    model = b.finalize()
+    contacts = model.contacts()
+    CollisionPipeline(model).collide(model.state(), contacts)
+    n = contacts.contact_count
+    pairs = {
+        tuple(sorted(p))
+        for p in zip(contacts.contact_body0[:n].tolist(), contacts.contact_body1[:n].tolist(), strict=True)
+    }
+    assert (1, 2) in pairs
+    assert ((0, 1) in pairs) == (not disable)
+
+
+def test_a_joint_with_the_world_as_body0_is_the_same_pendulum():
+    """The world may be either side: a POINT joint with body0 = -1 swings the bob with the same period."""
+    a = math.radians(30.0)
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    bob = b.add_body(pos=(math.sin(a), 0.0, -math.cos(a)), mass=1.0, label="bob")
+    b.add_shape_sphere(bob, 0.005)
+    b.add_joint(JointSpec(JointKind.POINT, -1, bob, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), name="Pivot"))
+    swapped = simulate(b.finalize(), frame_count=int(5 * HZ) + 1, fps=HZ, substeps=1)
+    plain = simulate(pendulum(a), frame_count=int(5 * HZ) + 1, fps=HZ, substeps=1)
+    assert np.abs(swapped.body_pos - plain.body_pos).max() < 1e-6  # the projection's tolerance is 1e-7 m a step
