@@ -99,8 +99,8 @@ def envelope_layout(joint_body, body_count, row_joint, count, layout):
 
 
 @njit_kernel
-def envelope_cholesky(count, layout, K, L):
-    """``L`` of ``K`` (both in the envelope layout), each diagonal raised by ``1e-13`` of itself: a regularization
+def envelope_cholesky(count, layout, K, L, relative):
+    """``L`` of ``K`` (both in the envelope layout), each diagonal raised by ``relative`` of itself: a regularization
     relative to the row's own scale (a floor set by the largest diagonal would swamp a long chain's softest mode,
     whose eigenvalue falls as ``1 / n^2`` below the rows' own, and angular rows' diagonals are far above the
     linear ones')."""
@@ -113,7 +113,7 @@ def envelope_cholesky(count, layout, K, L):
             for k in range(max(fa, fc), c):
                 s -= L[start[a] + k - fa] * L[start[c] + k - fc]
             if c == a:
-                eps = 1e-13 * K[start[a] + a - fa] + 1e-300
+                eps = relative * K[start[a] + a - fa] + 1e-300
                 L[start[a] + a - fa] = math.sqrt(max(s + eps, eps))
             else:
                 L[start[a] + c - fa] = s / L[start[c] + c - fc]

@@ -80,9 +80,10 @@ def row_pair_coupling(ja, ra, jb, rb, joint_body, J, IJ, body_inv_mass):
 
 
 @njit_kernel
-def factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, count, K, L, layout):
+def factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, count, K, L, layout, relative):
     """Assemble ``K + diag(gamma)`` over the ``count`` rows ``(row_joint, row_slot)`` in their envelope and factor
-    it; False (nothing factored) when the envelope does not fit ``K``."""
+    it with each diagonal raised by ``relative`` of itself; False (nothing factored) when the envelope does not fit
+    ``K``."""
     J, IJ, gamma = rows[1], rows[2], rows[6]
     if envelope_layout(joint_body, body_inv_mass.shape[0], row_joint, count, layout) > K.shape[0]:
         return False
@@ -93,7 +94,7 @@ def factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, count, K
             K[start[a] + c - first[a]] = row_pair_coupling(ja, ra, row_joint[c], row_slot[c], joint_body, J, IJ,
                                                           body_inv_mass)  # fmt: skip
         K[start[a] + a - first[a]] += gamma[ja, ra]
-    envelope_cholesky(count, layout, K, L)
+    envelope_cholesky(count, layout, K, L, relative)
     return True
 
 

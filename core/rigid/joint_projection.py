@@ -49,8 +49,11 @@ def _clamp_factor(change, max_move, max_turn):
     return f
 
 
-REFINEMENTS = 3
+REFINEMENTS = 0
 """Iterative-refinement steps of each pass's scene-wide solve."""
+PROJECTION_DAMPING = 1e-6
+"""Each diagonal of the projection's ``K`` is raised by this fraction of itself (Levenberg–Marquardt): a long
+chain's softest modes, where the linearization is worst, move a little less per pass."""
 SHAKE_MOVE = 1e-3
 """Largest move [m] of a body in one pass whose velocity follows it (SHAKE); larger corrections move the pose
 only (a joint pulled apart by a collision or a bad start is mended without launching the bodies)."""
@@ -197,7 +200,8 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
     change = np.zeros((pos.shape[0], 6))
     done = 0
     if n > 0:
-        if not factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, n, K, L, layout):
+        damping = PROJECTION_DAMPING
+        if not factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, n, K, L, layout, damping):
             return -1
     saved = np.empty((pos.shape[0], 13))
     residual, correction = np.empty(n), np.empty(n)

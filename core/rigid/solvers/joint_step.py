@@ -29,6 +29,8 @@ from ..joint_rows import (
 DIRECT_SOLVE = True
 """Solve the joints' equality rows all at once when the envelope allows (:mod:`..joint_global`); False keeps
 Gauss–Seidel over the blocks (tests compare the two)."""
+VELOCITY_REGULARIZATION = 1e-13
+"""Each diagonal of the velocity rows' scene-wide ``K`` is raised by this fraction of itself before factoring."""
 MAX_ROUNDS = 8
 """Joint/contact rounds per step at most."""
 PROJECTION_PASSES = 50
@@ -80,8 +82,9 @@ class JointStep:
         count[0] = 0
         if self.glob[0].shape[0]:
             n = collect_equality_rows(self.rows, self.glob[0], self.glob[1])
-            if n > 0 and not factor_global(model.joint_body, self.rows, model.body_inv_mass, self.glob[0],
-                                           self.glob[1], n, self.glob[3], self.glob[4], self.glob[2]):  # fmt: skip
+            row_joint, row_slot, layout, K, L = self.glob[:5]
+            args = (model.joint_body, self.rows, model.body_inv_mass, row_joint, row_slot, n, K, L, layout)
+            if n > 0 and not factor_global(*args, VELOCITY_REGULARIZATION):
                 n = 0
             count[0] = max(n, 0)
         warm_start_joints(model.joint_body, model.body_inv_mass, self.rows, warm_factor, self.impulse, self.dv, self.dw)
