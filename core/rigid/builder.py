@@ -11,6 +11,7 @@ from ..friction.lookup import pack_surfaces
 from ..friction.surface import StructureSource, SurfaceFriction, SurfaceFrictionModel
 from ..math.quat import rotation_matrix
 from .hull import convex_hull, pack_hulls
+from .joints import JointSpec, pack_joints, validate_joint
 from .mass_properties import primitive_mass_properties, shape_inertia, shape_volume
 from .mesh import mesh_bounding_radius, pack_meshes, validated_mesh
 from .model import Model
@@ -72,6 +73,7 @@ class ModelBuilder:
         self.plowing_law = int(plowing_law)
         self._bodies: list[dict] = []
         self._shapes: list[dict] = []
+        self._joints: list[JointSpec] = []
 
     # bodies ---------------------------------------------------------------------------------
     def add_body(
@@ -219,6 +221,17 @@ class ModelBuilder:
         self._shapes[shape]["surface"] = surface
         self._shapes[shape]["mu"] = float(surface.mu)
 
+    # joints ---------------------------------------------------------------------------------
+    def add_joint(self, spec: JointSpec) -> int:
+        """Add a joint (:mod:`.joints`) between bodies already added; returns its index.
+
+        Raises:
+            ModelError: naming ``spec.name`` and the field (see :func:`.joints.validate_joint`).
+        """
+        validate_joint(spec, len(self._bodies))
+        self._joints.append(spec)
+        return len(self._joints) - 1
+
     # finalize -------------------------------------------------------------------------------
     def finalize(
         self,
@@ -260,6 +273,8 @@ class ModelBuilder:
         self._finalize_friction(m, order)
         self._validate_shapes()
         m.initial_state = self._finalize_bodies(m, shapes_of)
+        if self._joints:
+            pack_joints(m, self._joints, m.initial_state.body_pos, m.initial_state.body_quat)
         return m
 
     def _finalize_shapes(self, m: Model, shapes_of: list[list[int]], margin: float) -> list[int]:

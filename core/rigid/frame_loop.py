@@ -93,7 +93,7 @@ def iter_simulate(
         state_0.body_pos[kinematic_track.body_index] = kinematic_track.pos[0]
         state_0.body_quat[kinematic_track.body_index] = kinematic_track.quat[0]
     rest = _Sleep(model.body_count, settings) if settings.sleeping else None
-    traj = Trajectory(frame_count, model.body_count)
+    traj = Trajectory(frame_count, model.body_count, model.joint_count)
     traj.record(0, state_0)
     yield 0, traj
     for frame in range(frame_count - 1):
@@ -103,7 +103,7 @@ def iter_simulate(
                 _set_kinematic_targets(control, kinematic_track, frame, (sub + 1) / substeps)
             pipeline.collide(state_0, contacts, dt)
             if rest is not None:
-                rest.update(model, state_0, contacts, dt)
+                rest.update(model, state_0, contacts, dt, step_solver.joints)
             step_solver.step(state_0, state_1, control, contacts, dt)
             if rest is not None and rest.count:
                 rest.freeze(state_0, state_1)
@@ -126,11 +126,13 @@ class _Sleep:
         self.count = 0
         """Bodies asleep after the last :meth:`update`."""
 
-    def update(self, model: Model, state, contacts, dt: float) -> None:
+    def update(self, model: Model, state, contacts, dt: float, joints=None) -> None:
+        body0, body1, count = contacts.contact_body0, contacts.contact_body1, contacts.contact_count
+        if joints is not None:  # an unbroken joint between two bodies ties their islands as a contact does
+            body0, body1, count = _joined_pairs(model, joints.broken, body0, body1, count)
         self.count = update_sleep(
-            model.body_kind, state.body_vel, state.body_omega, contacts.contact_body0, contacts.contact_body1,
-            contacts.contact_count, self.linear_speed, self.angular_speed, self.time, dt, self.rest_time,
-            self.island, self.island_rest, self.asleep,
+            model.body_kind, state.body_vel, state.body_omega, body0, body1, count, self.linear_speed,
+            self.angular_speed, self.time, dt, self.rest_time, self.island, self.island_rest, self.asleep,
         )  # fmt: skip
 
     def freeze(self, state_0, state_1) -> None:
@@ -139,6 +141,14 @@ class _Sleep:
             self.asleep, state_0.body_pos, state_0.body_quat, state_1.body_pos, state_1.body_quat,
             state_1.body_vel, state_1.body_omega,
         )  # fmt: skip
+
+
+def _joined_pairs(model: Model, broken: np.ndarray, body0: np.ndarray, body1: np.ndarray, count: int):
+    """The contacts' body pairs followed by those of the unbroken joints between two bodies (int32, as the
+    contacts'), and their count."""
+    pairs = model.joint_body[~broken & (model.joint_body.min(axis=1) >= 0)].astype(np.int32)
+    return (np.concatenate([body0[:count], pairs[:, 0]]), np.concatenate([body1[:count], pairs[:, 1]]),
+            count + pairs.shape[0])  # fmt: skip
 
 
 def _check_arguments(frame_count: int, fps: float, kinematic_track: KinematicTrack | None) -> None:
@@ -160,6 +170,13 @@ def _record_substep(traj: Trajectory, frame: int, contacts, step_solver) -> None
     capped = step_solver.last_status == SolverStatus.MAX_ITERATIONS
     traj.solver_capped[frame] += capped
     traj.converged[frame] &= not capped
+    joints = step_solver.joints
+    if joints is not None:
+        traj.joint_error_linear[frame] = max(traj.joint_error_linear[frame], float(joints.error[0]))
+        traj.joint_error_angular[frame] = max(traj.joint_error_angular[frame], float(joints.error[1]))
+        traj.joint_impulse[frame] = max(traj.joint_impulse[frame], float(np.abs(joints.impulse).max()))
+        for j in joints.last_broken:
+            traj.joint_broken_frame[j] = frame
     if n:
         traj.max_penetration[frame] = max(traj.max_penetration[frame], -float(contacts.contact_gap[:n].min()))
 

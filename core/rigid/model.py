@@ -23,6 +23,7 @@ class Model:
         self._declare_shapes()
         self._declare_surfaces()
         self._declare_world()
+        self._declare_joints()
 
     def _declare_bodies(self) -> None:
         """Bodies: mass, inertia, damping and where their shapes start."""
@@ -123,6 +124,46 @@ class Model:
 
         self.initial_state: State | None = None
         """Poses and velocities at time 0 (copied by :meth:`state`)."""
+
+    def _declare_joints(self) -> None:
+        """Joints (:mod:`.joints`): bodies, frames in each body, the per-axis table, springs, motors, breaking."""
+        self.joint_count: int = 0
+        """Number of joints."""
+        self.joint_body: np.ndarray = np.zeros((0, 2), np.int64)
+        """Body0 (Blender's object1) and body1 per joint, shape (joint_count, 2), int64; -1 is the world."""
+        self.joint_frame_pos: np.ndarray = np.zeros((0, 2, 3))
+        """The joint frame's origin in each side's body frame [m] (world frame for the world), (joint_count, 2, 3)."""
+        self.joint_frame_quat: np.ndarray = np.zeros((0, 2, 4))
+        """The joint frame's orientation in each side's body frame (wxyz), shape (joint_count, 2, 4)."""
+        self.joint_axis_flags: np.ndarray = np.zeros((0, 6), np.int32)
+        """``AXIS_*`` flags of :mod:`.joints` per axis (lin x, y, z, ang x, y, z), shape (joint_count, 6), int32."""
+        self.joint_lower: np.ndarray = np.zeros((0, 6))
+        """Lower limit or locked value per axis [m | rad] in Blender's sense, shape (joint_count, 6)."""
+        self.joint_upper: np.ndarray = np.zeros((0, 6))
+        """Upper limit per axis [m | rad], shape (joint_count, 6)."""
+        self.joint_sign: np.ndarray = np.ones((0, 6))
+        """Blender's coordinate = sign × the core's (body1 relative to body0), shape (joint_count, 6)."""
+        self.joint_spring_stiffness: np.ndarray = np.zeros((0, 6))
+        """Spring stiffness per axis [N/m | N·m/rad], shape (joint_count, 6)."""
+        self.joint_spring_damping: np.ndarray = np.zeros((0, 6))
+        """Spring damping per axis [N·s/m | N·m·s/rad], shape (joint_count, 6)."""
+        self.joint_spring_type: np.ndarray = np.zeros(0, np.int32)
+        """``SPRING1`` or ``SPRING2`` of :mod:`.joints` per joint, shape (joint_count,), int32."""
+        self.joint_motor_target: np.ndarray = np.zeros((0, 6))
+        """Motor target velocity in the core's coordinate [m/s | rad/s], shape (joint_count, 6)."""
+        self.joint_motor_max_impulse: np.ndarray = np.zeros((0, 6))
+        """Largest motor impulse per step [N·s | N·m·s], shape (joint_count, 6)."""
+        self.joint_break_threshold: np.ndarray = np.zeros(0)
+        """A row impulse of at least this breaks the joint [N·s] (inf: unbreakable), shape (joint_count,)."""
+        self.joint_passes: np.ndarray = np.zeros(0, np.int32)
+        """Blender's solver iterations override per joint (0: the scene's), shape (joint_count,), int32."""
+        self.joint_disable_collisions: np.ndarray = np.zeros(0, np.bool_)
+        """Whether the joined bodies skip collisions with each other, shape (joint_count,)."""
+        self.joint_joined_pairs: np.ndarray = np.zeros(0, np.int64)
+        """Body pairs that do not collide (a joint with Disable Collisions joins them), sorted keys
+        ``min(b0, b1) * body_count + max(b0, b1)``, int64 (:func:`.joint_rows.drop_joined_pairs`)."""
+        self.joint_label: list[str] = []
+        """The constraint object's name per joint, for messages and reports."""
 
     # factories -----------------------------------------------------------------------------
     def state(self) -> State:

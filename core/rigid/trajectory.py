@@ -13,7 +13,7 @@ import numpy as np
 class Trajectory:
     """Per-frame body poses and solver statistics; frame 0 is the initial state."""
 
-    def __init__(self, frame_count: int, body_count: int):
+    def __init__(self, frame_count: int, body_count: int, joint_count: int = 0):
         self.frame_count = int(frame_count)
         """Number of recorded frames (including the initial one)."""
         self.frames_done = 0
@@ -43,6 +43,16 @@ class Trajectory:
         """Deepest penetration (-min gap, 0 if none) over the frame's substeps [m], shape (frame_count,)."""
         self.sleeping_bodies = np.zeros(frame_count, np.int64)
         """Bodies asleep in the frame's last substep (:mod:`.sleeping`), shape (frame_count,)."""
+        self.joint_error_linear = np.zeros(frame_count)
+        """Largest joint position error (locked axes, violated limits) over the frame's substeps after the
+        projection [m], shape (frame_count,); 0 without joints."""
+        self.joint_error_angular = np.zeros(frame_count)
+        """Largest joint angle error over the frame's substeps [rad], shape (frame_count,)."""
+        self.joint_impulse = np.zeros(frame_count)
+        """Largest impulse of one joint row over the frame's substeps [N·s | N·m·s], shape (frame_count,)."""
+        self.joint_broken_frame = np.full(joint_count, -1, np.int64)
+        """Output frame in which each joint broke (its last substep of action lies in it), -1 if it held,
+        shape (joint_count,)."""
 
     def record(self, frame: int, state) -> None:
         """Store ``state`` as frame ``frame``; keeps each quaternion in the previous one's hemisphere."""
@@ -64,7 +74,8 @@ class Trajectory:
     def load_npz(cls, path) -> Trajectory:
         """Read a trajectory written by :meth:`save_npz`."""
         data = np.load(path)
-        traj = cls(data["body_pos"].shape[0], data["body_pos"].shape[1])
+        joints = data["joint_broken_frame"].shape[0] if "joint_broken_frame" in data.files else 0
+        traj = cls(data["body_pos"].shape[0], data["body_pos"].shape[1], joints)
         for key in data.files:
             setattr(traj, key, data[key])
         traj.frames_done = traj.frame_count

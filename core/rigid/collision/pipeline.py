@@ -11,6 +11,7 @@ from ...friction.texture import STANDARD_DIRECTIONS
 from ...jit import njit_kernel
 from ...math.quat import quat_mul, quat_rotate, quat_to_matrix
 from ..contacts import Contacts
+from ..joint_rows import drop_joined_pairs
 from ..model import Model
 from .broad_phase import sweep_and_prune
 from .narrow_phase import FEATURE_MAX, compute_shape_aabbs, generate_contacts
@@ -218,6 +219,10 @@ class CollisionPipeline:
             self.pair_max = int(self.pair_counts[0] + self.pair_counts[1]) * 2
             self.pairs = np.zeros((self.pair_max, 2), np.int32)
             sweep_and_prune(self.aabb_lower, self.aabb_upper, m.shape_body, m.body_kind, self.pairs, self.pair_counts)
+        if m.joint_joined_pairs.shape[0]:  # joints with Disable Collisions: their bodies never touch
+            self.pair_counts[0] = drop_joined_pairs(
+                self.pairs, self.pair_counts[0], m.shape_body, m.body_count, m.joint_joined_pairs
+            )
         self.pair_overflow = int(self.pair_counts[1])
         return int(self.pair_counts[0])
 

@@ -24,6 +24,7 @@ from ..integrate import compute_free_velocities, finish_step, integrate_position
 from ..model import Model
 from ..position_correction import position_correction_targets
 from ..state import State
+from .joint_step import JointStep
 
 
 class SolverBase:
@@ -100,6 +101,8 @@ class SolverBase:
         """Why the last solve stopped."""
         self.last_correction_sweeps = 0
         """Sweeps of the last step's split-impulse position correction."""
+        self.joints = JointStep(model) if model.joint_count else None
+        """The joints' rows, impulses and breaks (:mod:`.joint_step`); None for a scene without joints."""
 
     def _allocate(self, nb: int, nc: int) -> None:
         """The step's scratch, once: per body (``nb``) and per contact slot (``nc``); never resized."""
@@ -203,7 +206,10 @@ class SolverBase:
                     contacts.contact_body0, contacts.contact_body1, n, contacts.contact_spin_impulse,
                     self._row_spin, self._dw,
                 )  # fmt: skip
-        self._solve(contacts)
+        if self.joints is None:
+            self._solve(contacts)
+        else:
+            self.joints.coupled(self, contacts, n)
         self.last_iterations = int(self._result[0])
         self.last_residual = float(self._result[1])
         self.last_rejections = int(self._result[2])
@@ -231,6 +237,14 @@ class SolverBase:
         self._pseudo_vel[:] = 0.0
         self._pseudo_omega[:] = 0.0
 
+    def _joints_alone(self) -> None:
+        """A step with joints and no contacts: joint sweeps to the tolerance; the statistics count them."""
+        joints = self.joints
+        assert joints is not None
+        sweeps, _ = joints.sweeps(self.model, self._dv, self._dw, self.iterations, self.tolerance)
+        self.last_iterations = sweeps
+        self.last_status = SolverStatus.ABSOLUTE if sweeps < self.iterations else SolverStatus.MAX_ITERATIONS
+
     def step(self, state_in: State, state_out: State, control: Control, contacts: Contacts, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` using ``contacts`` found at ``state_in``."""
         m = self.model
@@ -241,11 +255,20 @@ class SolverBase:
             self._inv_inertia_world, self._vel_free, self._omega_free,
         )  # fmt: skip
         n = contacts.contact_count
+        if self.joints is not None:
+            self.joints.begin(m, state_in, self._inv_inertia_world, self._vel_free, self._omega_free, dt,
+                              self.warm_start_factor if self.warm_start else 0.0)  # fmt: skip
         if n:
             self._solve_contacts(state_in, contacts, n, dt)
         else:
             self._no_contacts()
+            if self.joints is not None:
+                self._joints_alone()
         self._prev_count = n
+        if self.joints is not None:
+            self._dv += self.joints.dv
+            self._dw += self.joints.dw
+            self.joints.finish(m, m.joint_break_threshold)
         finish_step(
             m.body_kind, self._vel_free, self._omega_free, self._dv, self._dw, state_out.body_vel, state_out.body_omega
         )
@@ -254,3 +277,5 @@ class SolverBase:
             control.body_target_pos, control.body_target_quat, self._pseudo_vel, self._pseudo_omega, dt,
             state_out.body_pos, state_out.body_quat,
         )  # fmt: skip
+        if self.joints is not None:
+            self.joints.project(m, state_out, dt)

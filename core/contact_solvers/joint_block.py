@@ -1,0 +1,156 @@
+"""Joint rows as the row solvers see them: slot layout, kinds, a row's velocity and the small dense factor.
+
+The rigid engine builds the rows (:mod:`..rigid.joint_rows`); :mod:`.joint_sweep` solves them. A row's Jacobian is
+``[lin, ang0, ang1]`` (3, 3): its velocity is ``lin·(v1 - v0) + ang1·w1 - ang0·w0``; a negative body index is
+the world.
+"""
+
+import math
+
+import numpy as np
+
+from ..jit import njit_kernel
+
+JOINT_ROWS = 14
+"""Row slots per joint: 6 constraint rows, 6 spring rows, 2 motor rows."""
+ROW_OFF = 0
+"""Row kind: unused this step."""
+ROW_EQUALITY = 1
+"""Row kind: solved directly with the joint's other equality rows (locked axes, SPRING2)."""
+ROW_BOXED = 2
+"""Row kind: projected onto ``[lo, hi]`` (limits, motors, SPRING1's fixed impulse)."""
+
+
+@njit_kernel
+def row_speed(J, b0, b1, vel0, omega0, vel1, omega1):
+    """``lin·(v1 - v0) + ang1·w1 - ang0·w0`` of a row ``J`` (3, 3); a negative body index is the world (at rest).
+
+    ``vel*/omega*``: two (nb, 3) arrays per side whose sum is the velocity (pass the same array twice with zeros
+    for a single one).
+    """
+    u = 0.0
+    for i in range(3):
+        if b1 >= 0:
+            u += J[0, i] * (vel0[b1, i] + vel1[b1, i]) + J[2, i] * (omega0[b1, i] + omega1[b1, i])
+        if b0 >= 0:
+            u -= J[0, i] * (vel0[b0, i] + vel1[b0, i]) + J[1, i] * (omega0[b0, i] + omega1[b0, i])
+    return u
+
+
+@njit_kernel
+def cholesky_factor(n, index, K, L):
+    """``L`` (lower, packed by position) of ``K[index, index] + eps`` with a tiny relative regularization."""
+    scale = 0.0
+    for a in range(n):
+        scale = max(scale, K[index[a], index[a]])
+    eps = 1e-10 * scale + 1e-300
+    for a in range(n):
+        for c in range(a + 1):
+            s = K[index[a], index[c]] + (eps if a == c else 0.0)
+            for k in range(c):
+                s -= L[a, k] * L[c, k]
+            if a == c:
+                L[a, a] = math.sqrt(max(s, eps))
+            else:
+                L[a, c] = s / L[c, c]
+
+
+@njit_kernel
+def cholesky_solve(n, index, L, rhs, out):
+    """Solve ``L L^T out = rhs`` for the ``n`` rows ``index[:n]`` (``L`` packed by position, (R, R))."""
+    for a in range(n):
+        s = rhs[index[a]]
+        for c in range(a):
+            s -= L[a, c] * out[index[c]]
+        out[index[a]] = s / L[a, a]
+    for a in range(n - 1, -1, -1):
+        s = out[index[a]]
+        for c in range(a + 1, n):
+            s -= L[c, a] * out[index[c]]
+        out[index[a]] = s / L[a, a]
+
+
+@njit_kernel
+def envelope_layout(joint_body, body_count, row_joint, count, layout):
+    """``layout[0, a]`` = first column of row ``a``'s envelope, ``layout[1]`` the offsets of the rows; returns the
+    number of entries."""
+    joint_count = joint_body.shape[0]
+    earliest = np.full(body_count, joint_count, np.int64)
+    joint_first_row = np.full(joint_count, -1, np.int64)
+    for a in range(count):
+        j = row_joint[a]
+        if joint_first_row[j] < 0:
+            joint_first_row[j] = a
+        for side in range(2):
+            b = joint_body[j, side]
+            if b >= 0 and earliest[b] > j:
+                earliest[b] = j
+    layout[1, 0] = 0
+    for a in range(count):
+        j = row_joint[a]
+        first_joint = j
+        for side in range(2):
+            b = joint_body[j, side]
+            if b >= 0:
+                first_joint = min(first_joint, earliest[b])
+        layout[0, a] = joint_first_row[first_joint]
+        layout[1, a + 1] = layout[1, a] + a - layout[0, a] + 1
+    return layout[1, count]
+
+
+@njit_kernel
+def envelope_cholesky(count, layout, K, L, relative):
+    """``L`` of ``K`` (both in the envelope layout), each diagonal raised by ``relative`` of itself: a regularization
+    relative to the row's own scale (a floor set by the largest diagonal would swamp a long chain's softest mode,
+    whose eigenvalue falls as ``1 / n^2`` below the rows' own, and angular rows' diagonals are far above the
+    linear ones')."""
+    first, start = layout[0], layout[1]
+    for a in range(count):
+        fa = first[a]
+        for c in range(fa, a + 1):
+            fc = first[c]
+            s = K[start[a] + c - fa]
+            for k in range(max(fa, fc), c):
+                s -= L[start[a] + k - fa] * L[start[c] + k - fc]
+            if c == a:
+                eps = relative * K[start[a] + a - fa] + 1e-300
+                L[start[a] + a - fa] = math.sqrt(max(s + eps, eps))
+            else:
+                L[start[a] + c - fa] = s / L[start[c] + c - fc]
+
+
+@njit_kernel
+def envelope_solve(count, layout, L, rhs, x):
+    """``x = (L L^T)^-1 rhs`` in the envelope layout (``rhs`` is left unchanged)."""
+    first, start = layout[0], layout[1]
+    for a in range(count):
+        s = rhs[a]
+        for k in range(first[a], a):
+            s -= L[start[a] + k - first[a]] * x[k]
+        x[a] = s / L[start[a] + a - first[a]]
+    for a in range(count - 1, -1, -1):
+        x[a] /= L[start[a] + a - first[a]]
+        for k in range(first[a], a):
+            x[k] -= L[start[a] + k - first[a]] * x[a]
+
+
+@njit_kernel
+def envelope_refined_solve(count, layout, K, L, rhs, x, residual, correction, refinements):
+    """:func:`envelope_solve` followed by ``refinements`` steps of iterative refinement with ``K`` itself (the
+    factor of a long chain's ill-conditioned ``K`` is only accurate to some percent in its softest modes).
+    ``residual``, ``correction`` (count,): scratch."""
+    first, start = layout[0], layout[1]
+    envelope_solve(count, layout, L, rhs, x)
+    for _ in range(refinements):
+        for a in range(count):
+            residual[a] = rhs[a]
+        for a in range(count):  # residual -= K x, K symmetric in its lower envelope
+            fa = first[a]
+            for c in range(fa, a):
+                k = K[start[a] + c - fa]
+                residual[a] -= k * x[c]
+                residual[c] -= k * x[a]
+            residual[a] -= K[start[a] + a - fa] * x[a]
+        envelope_solve(count, layout, L, residual, correction)
+        for a in range(count):
+            x[a] += correction[a]

@@ -1,0 +1,188 @@
+"""The joint block update: each joint's rows solved as one block against the body accumulators.
+
+A joint's rows (:mod:`..rigid.joint_rows`) read the velocity ``u = row_b + J (dv, dw)`` from the accumulators
+the contact solvers keep, as a contact does, and add ``M^-1 J^T d_lambda`` back. The joints keep their share in
+their own accumulators ``(dv_j, dw_j)`` and read the sum with the contacts' ``(dv_c, dw_c)``: the contact kernels
+then never see a joint, and a contact rollback (PROX) cannot lose a joint's impulse.
+
+Per joint (seed §3.2, blocked Gauss–Seidel with the joint blocks solved directly): the equality rows (locked axes,
+implicit springs) at once by the joint's Cholesky factor, ``d = -(K_EE)^-1 (u_E + gamma lambda_E)``, then the
+boxed rows (limits one-sided, motors ``|lambda| <= max impulse``) row by row projected, alternated a few passes
+so the two couple inside the block. Without boxed rows one direct solve is exact. When the scene's equality rows
+are few, the rigid engine factors all of them together (``..rigid.joint_global``) and each sweep solves them at
+once (:func:`solve_global_equalities`): a long chain is then exact in one solve instead of stretching under
+Gauss–Seidel.
+"""
+
+from ..jit import njit_kernel
+from .joint_block import JOINT_ROWS, cholesky_solve, envelope_solve, row_speed
+
+DEFAULT_BLOCK_PASSES = 4
+"""Passes inside a joint block with boxed rows (Blender's per-joint solver iterations replace it)."""
+
+
+@njit_kernel
+def _apply_row(j, r, b0, b1, delta, body_inv_mass, row_J, row_IJ, dv, dw):
+    """``(dv, dw) += M^-1 J_r^T delta`` for row ``r`` of joint ``j`` (the world takes nothing)."""
+    for i in range(3):
+        if b1 >= 0:
+            dv[b1, i] += body_inv_mass[b1] * row_J[j, r, 0, i] * delta
+            dw[b1, i] += row_IJ[j, r, 1, i] * delta
+        if b0 >= 0:
+            dv[b0, i] -= body_inv_mass[b0] * row_J[j, r, 0, i] * delta
+            dw[b0, i] -= row_IJ[j, r, 0, i] * delta
+
+
+@njit_kernel
+def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
+    """Start every active row from ``factor`` times its last impulse (boxed rows clamped to this step's box) and
+    add it to ``(dv, dw)`` (nb, 3), which are zeroed first. ``lam`` (nj, R) [N·s]; inactive rows are zeroed."""
+    kind, row_J, row_IJ, _, row_lo, row_hi = rows[:6]
+    dv[:] = 0.0
+    dw[:] = 0.0
+    for j in range(joint_body.shape[0]):
+        b0, b1 = joint_body[j, 0], joint_body[j, 1]
+        for r in range(JOINT_ROWS):
+            if kind[j, r] == 0:
+                lam[j, r] = 0.0
+                continue
+            x = factor * lam[j, r]
+            if kind[j, r] == 2:
+                x = min(max(x, row_lo[j, r]), row_hi[j, r])
+            lam[j, r] = x
+            if x != 0.0:
+                _apply_row(j, r, b0, b1, x, body_inv_mass, row_J, row_IJ, dv, dw)
+
+
+@njit_kernel
+def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta, boxed_only):
+    """One joint's block update (module docstring); returns its largest impulse change [N·s]. ``boxed_only``: the
+    equality rows are solved elsewhere (:mod:`..rigid.joint_global`)."""
+    kind, row_J, row_IJ, row_b, row_lo, row_hi, row_gamma, row_K, row_L, eq_index, eq_count, box_index = rows[:12]
+    box_count = rows[12]
+    merit = 0.0
+    neq, nbox = eq_count[j], box_count[j]
+    if boxed_only:
+        neq = 0
+    for _ in range(passes if nbox > 0 else 1):
+        if neq > 0:
+            for a in range(neq):
+                r = eq_index[j, a]
+                u = row_b[j, r] + row_speed(row_J[j, r], b0, b1, dv_c, dw_c, dv, dw)
+                scratch[r] = -(u + row_gamma[j, r] * lam[j, r])
+            cholesky_solve(neq, eq_index[j], row_L[j], scratch, delta)
+            for a in range(neq):
+                r = eq_index[j, a]
+                lam[j, r] += delta[r]
+                merit = max(merit, abs(delta[r]))
+                _apply_row(j, r, b0, b1, delta[r], body_inv_mass, row_J, row_IJ, dv, dw)
+        for a in range(nbox):
+            r = box_index[j, a]
+            u = row_b[j, r] + row_speed(row_J[j, r], b0, b1, dv_c, dw_c, dv, dw)
+            new = min(max(lam[j, r] - u / row_K[j, r, r], row_lo[j, r]), row_hi[j, r])
+            d = new - lam[j, r]
+            if d != 0.0:
+                lam[j, r] = new
+                merit = max(merit, abs(d))
+                _apply_row(j, r, b0, b1, d, body_inv_mass, row_J, row_IJ, dv, dw)
+    return merit
+
+
+@njit_kernel
+def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, tolerance, lam, dv_c, dw_c, dv, dw,
+                       scratch, delta, glob):  # fmt: skip
+    """Up to ``sweeps`` symmetric Gauss–Seidel sweeps over the joint blocks with the contacts' ``(dv_c, dw_c)``
+    held; stops when a sweep changes no impulse by more than ``tolerance`` times the largest one.
+
+    ``rows``: :func:`..rigid.joint_rows.joint_row_arrays`; ``lam`` (nj, R) [N·s]; ``dv``, ``dw`` (nb, 3): the joints'
+    accumulators (updated); ``scratch``, ``delta`` (R,). ``glob``: the dense solve's scratch
+    (``..rigid.joint_global.global_scratch``: rows, factor, count); when it holds rows, each sweep solves every
+    equality row at once (:func:`solve_global_equalities`) and the blocks only their boxed rows.
+    Returns ``(sweeps done, merit of the first sweep)`` (the first sweep's merit says whether the contacts' last
+    change moved the joints at all).
+    """
+    nj = joint_body.shape[0]
+    first = 0.0
+    done = 0
+    use_global = glob[7][0] > 0
+    for it in range(sweeps):
+        merit = 0.0
+        largest = 0.0
+        if use_global:
+            merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, dv_c, dw_c, dv, dw)
+        for i in range(nj):
+            j = i if it % 2 == 0 else nj - 1 - i
+            passes = joint_passes[j] if joint_passes[j] > 0 else DEFAULT_BLOCK_PASSES
+            merit = max(merit, _solve_block(j, joint_body[j, 0], joint_body[j, 1], passes, body_inv_mass, rows, lam,
+                                            dv_c, dw_c, dv, dw, scratch, delta, use_global))  # fmt: skip
+            for r in range(JOINT_ROWS):
+                largest = max(largest, abs(lam[j, r]))
+        if it == 0:
+            first = merit
+        done = it + 1
+        if merit <= tolerance * max(largest, 1e-300):
+            break
+    return done, first
+
+
+@njit_kernel
+def break_joints(rows, lam, threshold, joint_broken):
+    """Bullet's rule after a step's solve: a joint any of whose rows carried ``|lambda| >= threshold`` [N·s] breaks
+    (it acted in this step; it is gone from the next). Returns how many broke now."""
+    kind = rows[0]
+    count = 0
+    for j in range(lam.shape[0]):
+        if joint_broken[j]:
+            continue
+        for r in range(JOINT_ROWS):
+            if kind[j, r] != 0 and abs(lam[j, r]) >= threshold[j]:
+                joint_broken[j] = True
+                count += 1
+                break
+    return count
+
+
+@njit_kernel
+def shift_contact_rhs(contact_rows, contact_count, base_b, dv, dw, out_b):
+    """``out_b = base_b + J_c (dv, dw)``: the contacts' constant velocity with the joints' share of the
+    accumulators folded in, so a contact kernel working on its own accumulators sees the joints' impulses."""
+    contact_body0, contact_body1, _, contact_frame, row_rc0, row_rc1 = contact_rows[:6]
+    for k in range(contact_count):
+        b0, b1 = contact_body0[k], contact_body1[k]
+        for d in range(3):
+            s = base_b[k, d]
+            for i in range(3):
+                s += (
+                    contact_frame[k, d, i] * (dv[b1, i] - dv[b0, i])
+                    + row_rc1[k, d, i] * dw[b1, i]
+                    - row_rc0[k, d, i] * dw[b0, i]
+                )
+            out_b[k, d] = s
+
+
+@njit_kernel
+def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c, dw_c, dv, dw):
+    """One direct solve of every equality row at once: ``d = -K^-1 (u + gamma lambda)``; the accumulators
+    ``(dv, dw)`` take ``M^-1 J^T d``. Returns the largest change [N·s]."""
+    row_joint, row_slot, layout, _, L, rhs, x, count = scratch
+    J, IJ, row_b, gamma = rows[1], rows[2], rows[3], rows[6]
+    n = count[0]
+    for a in range(n):
+        j, r = row_joint[a], row_slot[a]
+        u = row_b[j, r] + row_speed(J[j, r], joint_body[j, 0], joint_body[j, 1], dv_c, dw_c, dv, dw)
+        rhs[a] = -(u + gamma[j, r] * lam[j, r])
+    envelope_solve(n, layout, L, rhs, x)
+    merit = 0.0
+    for a in range(n):
+        j, r = row_joint[a], row_slot[a]
+        lam[j, r] += x[a]
+        merit = max(merit, abs(x[a]))
+        b0, b1 = joint_body[j, 0], joint_body[j, 1]
+        for i in range(3):
+            if b1 >= 0:
+                dv[b1, i] += body_inv_mass[b1] * J[j, r, 0, i] * x[a]
+                dw[b1, i] += IJ[j, r, 1, i] * x[a]
+            if b0 >= 0:
+                dv[b0, i] -= body_inv_mass[b0] * J[j, r, 0, i] * x[a]
+                dw[b0, i] -= IJ[j, r, 0, i] * x[a]
+    return merit

@@ -1,0 +1,244 @@
+"""Joint drift: the post-step projection of the new poses back onto every joint (seed §1.9).
+
+The velocity rows (:mod:`.joint_rows`) hold each joint's coordinates still to first order only: a pendulum's bob
+leaves its circle by ``(h v)^2 / (2 L)`` per step, a chain drifts. After the positions are integrated, a few
+nonlinear Gauss–Seidel passes (Box2D's position iterations) move each joint's two bodies by
+``M^-1 J^T K^-1 (-C)`` on its locked and violated-limit axes, ``C`` at the current poses. The direction is the
+step's Jacobian ``J`` (the rows the velocity solve used), and the velocities take the same change divided by
+``h``: together with the velocity rows this is SHAKE (Ryckaert, Ciccotti and Berendsen 1977) on the symplectic
+Euler step, whose energy does not drift, where a projection that leaves the velocities alone loses a little of
+the motion in every step (a 60° pendulum's swing visibly shrinks). The move of a body is clamped per pass, so a
+joint violated by far is brought back over several steps instead of exploding.
+"""
+
+import math
+
+import numpy as np
+
+from ..contact_solvers.joint_block import JOINT_ROWS, cholesky_factor, cholesky_solve, envelope_refined_solve
+from ..jit import njit_kernel
+from .joint_global import factor_global
+from .joint_rows import _position_rows, geometry_scratch, joint_errors
+from .joint_rows import joint_geometry as _geometry
+
+
+@njit_kernel
+def _body_change(b, side, inv_mass, J, IJ, j, delta, index, n, out):
+    """A body's move ``out`` (6,) = ``(M^-1 J^T delta)`` for one side: (dx [m], dtheta [rad])."""
+    for i in range(6):
+        out[i] = 0.0
+    for a in range(n):
+        r = index[a]
+        for i in range(3):
+            out[i] += inv_mass[b] * J[j, r, 0, i] * delta[r]
+            out[3 + i] += IJ[j, r, side, i] * delta[r]
+    sgn = 1.0 if side == 1 else -1.0
+    for i in range(6):
+        out[i] *= sgn
+
+
+@njit_kernel
+def _clamp_factor(change, max_move, max_turn):
+    lin = math.sqrt(change[0] ** 2 + change[1] ** 2 + change[2] ** 2)
+    ang = math.sqrt(change[3] ** 2 + change[4] ** 2 + change[5] ** 2)
+    f = 1.0
+    if lin > max_move:
+        f = min(f, max_move / lin)
+    if ang > max_turn:
+        f = min(f, max_turn / ang)
+    return f
+
+
+REFINEMENTS = 0
+"""Iterative-refinement steps of each pass's scene-wide solve."""
+PROJECTION_DAMPING = 1e-6
+"""Each diagonal of the projection's ``K`` is raised by this fraction of itself (Levenberg–Marquardt): a long
+chain's softest modes, where the linearization is worst, move a little less per pass."""
+SHAKE_MOVE = 1e-3
+"""Largest move [m] of a body in one pass whose velocity follows it (SHAKE); larger corrections move the pose
+only (a joint pulled apart by a collision or a bad start is mended without launching the bodies)."""
+SHAKE_TURN = 1e-2
+"""Largest turn [rad] whose angular velocity follows it."""
+
+
+@njit_kernel
+def _apply_change(b, change, scale, dt, pos, quat, vel, omega):
+    """Move body ``b`` by ``scale * change`` and add the same over ``dt`` to its velocity (SHAKE), the velocity's
+    share clamped to ``SHAKE_MOVE``, ``SHAKE_TURN``."""
+    w0, w1, w2 = scale * change[3], scale * change[4], scale * change[5]
+    follow = scale * _clamp_factor(change, SHAKE_MOVE / max(scale, 1e-300), SHAKE_TURN / max(scale, 1e-300))
+    for i in range(3):
+        pos[b, i] += scale * change[i]
+        vel[b, i] += follow * change[i] / dt
+        omega[b, i] += follow * change[3 + i] / dt
+    qw, qx, qy, qz = quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]
+    quat[b, 0] = qw + 0.5 * (-w0 * qx - w1 * qy - w2 * qz)
+    quat[b, 1] = qx + 0.5 * (w0 * qw + w1 * qz - w2 * qy)
+    quat[b, 2] = qy + 0.5 * (-w0 * qz + w1 * qw + w2 * qx)
+    quat[b, 3] = qz + 0.5 * (w0 * qy - w1 * qx + w2 * qw)
+    n = math.sqrt(quat[b, 0] ** 2 + quat[b, 1] ** 2 + quat[b, 2] ** 2 + quat[b, 3] ** 2)
+    for i in range(4):
+        quat[b, i] /= n
+
+
+@njit_kernel
+def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance, max_move, max_turn, dt, pos, quat,
+                   vel, omega, out_error):  # fmt: skip
+    """Up to ``passes`` projection passes (module docstring), stopping once no joint's error exceeds
+    ``tolerance`` [m | rad]. ``joints``: the model's joint tuple; ``rows``: this step's
+    :func:`.joint_rows.joint_row_arrays` (the directions and effective masses). ``pos`` (nb, 3), ``quat`` (nb, 4),
+    ``vel``, ``omega`` (nb, 3): the new state, changed in place. ``out_error`` (2,): the largest error left,
+    [m, rad]. Returns the passes done.
+    """
+    joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
+    kind, J, IJ, row_K = rows[0], rows[1], rows[2], rows[7]
+    g, s, Jg = geometry_scratch()
+    L = np.zeros((JOINT_ROWS, JOINT_ROWS))
+    C = np.zeros(JOINT_ROWS)
+    rhs = np.zeros(JOINT_ROWS)
+    delta = np.zeros(JOINT_ROWS)
+    index = np.zeros(JOINT_ROWS, np.int64)
+    change0, change1 = np.zeros(6), np.zeros(6)
+    done = 0
+    for _ in range(passes):
+        joint_errors(joints, joint_broken, pos, quat, out_error)
+        if out_error[0] <= tolerance and out_error[1] <= tolerance:
+            break
+        done += 1
+        for j in range(joint_body.shape[0]):
+            if joint_broken[j]:
+                continue
+            b0, b1 = joint_body[j, 0], joint_body[j, 1]
+            _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
+            n = 0
+            for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
+                if kind[j, index[a]] != 0:  # rows without mass (both sides immovable) stay off
+                    index[n] = index[a]
+                    rhs[index[n]] = -C[index[n]]
+                    n += 1
+            if n == 0:
+                continue
+            cholesky_factor(n, index, row_K[j], L)
+            cholesky_solve(n, index, L, rhs, delta)
+            f = 1.0
+            if b0 >= 0:
+                _body_change(b0, 0, body_inv_mass, J, IJ, j, delta, index, n, change0)
+                f = min(f, _clamp_factor(change0, max_move, max_turn))
+            if b1 >= 0:
+                _body_change(b1, 1, body_inv_mass, J, IJ, j, delta, index, n, change1)
+                f = min(f, _clamp_factor(change1, max_move, max_turn))
+            if b0 >= 0:
+                _apply_change(b0, change0, f, dt, pos, quat, vel, omega)
+            if b1 >= 0:
+                _apply_change(b1, change1, f, dt, pos, quat, vel, omega)
+    joint_errors(joints, joint_broken, pos, quat, out_error)
+    return done
+
+
+@njit_kernel
+def _save(saved, pos, quat, vel, omega):
+    for b in range(pos.shape[0]):
+        for i in range(3):
+            saved[b, i] = pos[b, i]
+            saved[b, 7 + i] = vel[b, i]
+            saved[b, 10 + i] = omega[b, i]
+        for i in range(4):
+            saved[b, 3 + i] = quat[b, i]
+
+
+@njit_kernel
+def _restore(saved, pos, quat, vel, omega):
+    for b in range(pos.shape[0]):
+        for i in range(3):
+            pos[b, i] = saved[b, i]
+            vel[b, i] = saved[b, 7 + i]
+            omega[b, i] = saved[b, 10 + i]
+        for i in range(4):
+            quat[b, i] = saved[b, 3 + i]
+
+
+@njit_kernel
+def _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target):
+    """The projection's rows: every locked axis and violated limit at the poses given, with the value each is
+    brought to (``row_target`` [m | rad]); returns their count, -1 when more than the scratch holds."""
+    joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
+    kind = rows[0]
+    g, s, Jg = geometry_scratch()
+    C = np.zeros(JOINT_ROWS)
+    index = np.zeros(JOINT_ROWS, np.int64)
+    n = 0
+    for j in range(joint_body.shape[0]):
+        if joint_broken[j]:
+            continue
+        _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
+        for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
+            r = index[a]
+            if kind[j, r] == 0:
+                continue
+            if n == row_joint.shape[0]:
+                return -1
+            row_joint[n], row_slot[n], row_target[n] = j, r, s[r] - C[r]
+            n += 1
+    return n
+
+
+@njit_kernel
+def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tolerance, max_move, max_turn, dt,
+                          glob, row_target, pos, quat, vel, omega, out_error):  # fmt: skip
+    """:func:`project_joints` with every projected row solved at once (:mod:`.joint_global`): the rows are chosen
+    and ``K`` factored at the first pass, each pass solves ``K d = -C`` over all of them and moves every body by
+    its summed ``M^-1 J^T d`` (clamped per body). Returns the passes done; ``-1 - passes kept`` when the rows do
+    not fit ``glob`` or a pass raised the largest error (that pass is undone): :func:`project_joints` goes on.
+    """
+    joint_body, frame_pos, frame_quat, sign = joints[0], joints[1], joints[2], joints[6]
+    row_joint, row_slot, layout, K, L, rhs, x, count = glob
+    J, IJ = rows[1], rows[2]
+    n = _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target)
+    if n < 0:
+        return -1
+    g, s, Jg = geometry_scratch()
+    change = np.zeros((pos.shape[0], 6))
+    done = 0
+    if n > 0:
+        damping = PROJECTION_DAMPING
+        if not factor_global(joint_body, rows, body_inv_mass, row_joint, row_slot, n, K, L, layout, damping):
+            return -1
+    saved = np.empty((pos.shape[0], 13))
+    residual, correction = np.empty(n), np.empty(n)
+    previous = np.inf
+    for _ in range(passes if n > 0 else 0):
+        joint_errors(joints, joint_broken, pos, quat, out_error)
+        worst = max(out_error[0], out_error[1])
+        if worst > previous:  # the last pass made things worse (an ill-conditioned K): undo it and hand over
+            _restore(saved, pos, quat, vel, omega)
+            return -1 - done
+        if worst <= tolerance:
+            break
+        previous = worst
+        _save(saved, pos, quat, vel, omega)
+        done += 1
+        last = -1
+        for a in range(n):
+            j, r = row_joint[a], row_slot[a]
+            if j != last:
+                _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
+                last = j
+            rhs[a] = -(s[r] - row_target[a])
+        envelope_refined_solve(n, layout, K, L, rhs, x, residual, correction, REFINEMENTS)
+        change[:] = 0.0
+        for a in range(n):
+            j, r = row_joint[a], row_slot[a]
+            for side in range(2):
+                b = joint_body[j, side]
+                if b < 0:
+                    continue
+                sgn = 1.0 if side == 1 else -1.0
+                for i in range(3):
+                    change[b, i] += sgn * body_inv_mass[b] * J[j, r, 0, i] * x[a]
+                    change[b, 3 + i] += sgn * IJ[j, r, side, i] * x[a]
+        for b in range(pos.shape[0]):
+            if change[b, 0] != 0.0 or change[b, 3] != 0.0 or change[b, 1] != 0.0 or change[b, 4] != 0.0 \
+                    or change[b, 2] != 0.0 or change[b, 5] != 0.0:  # fmt: skip
+                _apply_change(b, change[b], _clamp_factor(change[b], max_move, max_turn), dt, pos, quat, vel, omega)
+    joint_errors(joints, joint_broken, pos, quat, out_error)
+    return done

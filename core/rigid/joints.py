@@ -1,0 +1,271 @@
+"""Joints: Blender's Rigid Body Constraints in the rigid core's terms, and the per-axis table each kind implies.
+
+A joint ties two bodies (or a body and the world) at a frame: the constraint object's pose at the start, kept in
+each body's local frame. Six coordinates describe how body1's frame sits in body0's (Bullet's ``rbA`` is Blender's
+``object1`` = ``body0``): three linear ones (body1's anchor minus body0's, along body0's frame axes [m]) and three
+angles, the XYZ Euler angles of body1's frame relative to body0's [rad] (Bullet's ``btGeneric6DofConstraint``
+convention, ``R = Rx Ry Rz``). Each axis is free, locked, limited, sprung or motor-driven; which ones a kind uses
+follows Bullet as Blender sets it up (``rigidbody_constraint_init`` with ``rb_bullet_api``):
+
+* FIXED: all six locked (``btFixedConstraint``). POINT: the three linear axes locked (``btPoint2PointConstraint``).
+* HINGE: everything locked but the angle about Z (``btHingeConstraint`` turns about the frame's Z); its limit is
+  ``limit_ang_z``. Bullet measures the hinge angle of body0 relative to body1, the opposite sense of the generic
+  angle, so the hinge's Z axis carries the sign -1.
+* SLIDER: moves along X (``limit_lin_x``), the rest locked. PISTON: moves along and turns about X (``limit_lin_x``,
+  ``limit_ang_x``).
+* GENERIC, GENERIC_SPRING: per axis; ``use_limit_*`` off is free, a limit whose lower equals its upper locks the
+  axis at that value, otherwise the axis is limited. GENERIC_SPRING adds a spring on each ``use_spring_*`` axis.
+* MOTOR: every axis free, a velocity motor along and about X (``btGeneric6DofConstraint`` with all limits open).
+  Bullet's motor row drives body0 relative to body1 about X but body1 relative to body0 along X, hence the signs.
+
+These readings of Bullet's code are what the core encodes; the bridge measures Blender's own simulation and
+the two are reconciled there.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ..errors import ModelError
+
+
+class JointKind(enum.IntEnum):
+    """Blender's rigid body constraint types."""
+
+    FIXED = 0
+    POINT = 1
+    HINGE = 2
+    SLIDER = 3
+    PISTON = 4
+    GENERIC = 5
+    GENERIC_SPRING = 6
+    MOTOR = 7
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """One Blender Rigid Body Constraint, in the core's terms (field names as Blender's RigidBodyConstraint)."""
+
+    kind: JointKind
+    body0: int  # Blender's object1; a body index of the ModelBuilder
+    body1: int  # Blender's object2; -1: the world (a passive or missing side is the world)
+    position: tuple[float, float, float]  # the constraint object's world location at the start [m]
+    rotation: tuple[float, float, float, float]  # its world rotation at the start, quaternion (w, x, y, z)
+    use_limit_lin: tuple[bool, bool, bool] = (False, False, False)  # x, y, z of the constraint's frame
+    limit_lin_lower: tuple[float, float, float] = (0.0, 0.0, 0.0)  # [m]
+    limit_lin_upper: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    use_limit_ang: tuple[bool, bool, bool] = (False, False, False)
+    limit_ang_lower: tuple[float, float, float] = (0.0, 0.0, 0.0)  # [rad]
+    limit_ang_upper: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    spring_type: str = "SPRING2"  # "SPRING1" | "SPRING2"
+    use_spring_lin: tuple[bool, bool, bool] = (False, False, False)
+    use_spring_ang: tuple[bool, bool, bool] = (False, False, False)
+    spring_stiffness_lin: tuple[float, float, float] = (10.0, 10.0, 10.0)  # [N/m]
+    spring_stiffness_ang: tuple[float, float, float] = (10.0, 10.0, 10.0)  # [N·m/rad]
+    spring_damping_lin: tuple[float, float, float] = (0.5, 0.5, 0.5)  # Blender's meaning (measure it)
+    spring_damping_ang: tuple[float, float, float] = (0.5, 0.5, 0.5)
+    use_motor_lin: bool = False
+    use_motor_ang: bool = False
+    motor_lin_target_velocity: float = 1.0  # [m/s] along the frame's x
+    motor_ang_target_velocity: float = 1.0  # [rad/s] about the frame's x
+    motor_lin_max_impulse: float = 1.0  # [N·s] per solver step (Blender's meaning: measure it)
+    motor_ang_max_impulse: float = 1.0
+    breaking_threshold: float = math.inf  # [N·s]; Blender's use_breaking False -> inf
+    disable_collisions: bool = True
+    solver_iterations: int = 0  # 0: the scene's; Blender's use_override_solver_iterations
+    name: str = ""  # the constraint object's name, for messages and reports
+
+
+AXIS_FREE = 0
+"""Axis flag: no row."""
+AXIS_LOCKED = 1
+"""Axis flag: held at ``lower`` (= ``upper``) by an equality row."""
+AXIS_LIMITED = 2
+"""Axis flag: kept within ``[lower, upper]`` by a one-sided row."""
+AXIS_SPRING = 4
+"""Axis flag: a spring–damper pulls the coordinate back to its start value (0)."""
+AXIS_MOTOR = 8
+"""Axis flag: a velocity motor with a bounded impulse."""
+
+SPRING1 = 1
+"""Spring law code: explicit force ``-k x - c v`` from the start of the step (:mod:`.joint_rows`)."""
+SPRING2 = 2
+"""Spring law code: implicit spring–damper as a soft constraint (:mod:`.joint_rows`)."""
+
+_LOCKED_BY_KIND = {
+    JointKind.FIXED: (0, 1, 2, 3, 4, 5),
+    JointKind.POINT: (0, 1, 2),
+    JointKind.HINGE: (0, 1, 2, 3, 4),
+    JointKind.SLIDER: (1, 2, 3, 4, 5),
+    JointKind.PISTON: (1, 2, 4, 5),
+}
+"""Axes (lin x, y, z, ang x, y, z) a kind locks; the remaining ones of these kinds are free or limited."""
+_LIMIT_BY_KIND = {JointKind.HINGE: (5,), JointKind.SLIDER: (0,), JointKind.PISTON: (0, 3)}
+"""The axes whose limit a kind honours (GENERIC and GENERIC_SPRING: all six)."""
+
+
+def _finite(name: str, field: str, values) -> None:
+    for v in np.atleast_1d(np.asarray(values, np.float64)):
+        if math.isnan(v):
+            raise ModelError(f"constraint '{name}': {field} is not a number; set it to a finite value")
+
+
+def validate_joint(spec: JointSpec, body_count: int) -> None:
+    """Refuse a spec the core cannot honour; the ModelError names the constraint and the field.
+
+    Raises:
+        ModelError: unknown kind or body, the same body twice, both sides the world, NaN or infinity in a pose,
+            NaN anywhere, lower above upper on a used limit, a negative threshold, stiffness, damping or
+            maximum impulse, an unknown spring type.
+    """
+    name = spec.name or "(unnamed)"
+    try:
+        JointKind(spec.kind)
+    except ValueError:
+        raise ModelError(f"constraint '{name}': unknown kind {spec.kind!r}") from None
+    for field in ("body0", "body1"):
+        b = getattr(spec, field)
+        if not -1 <= int(b) < body_count:
+            raise ModelError(f"constraint '{name}': {field} {b} is not a body of the scene")
+    if spec.body0 == spec.body1:
+        what = "both sides are the world" if spec.body0 == -1 else "object1 and object2 are the same body"
+        raise ModelError(f"constraint '{name}': {what}; connect two different objects")
+    for f in fields(spec):
+        if f.name in ("kind", "body0", "body1", "spring_type", "name", "disable_collisions"):
+            continue
+        _finite(name, f.name, getattr(spec, f.name))
+    for field in ("position", "rotation"):
+        if not np.all(np.isfinite(np.asarray(getattr(spec, field), np.float64))):
+            raise ModelError(f"constraint '{name}': {field} must be finite")
+    if not np.linalg.norm(np.asarray(spec.rotation, np.float64)) > 1e-12:
+        raise ModelError(f"constraint '{name}': rotation is a zero quaternion")
+    for part in ("lin", "ang"):
+        use = getattr(spec, f"use_limit_{part}")
+        lower, upper = getattr(spec, f"limit_{part}_lower"), getattr(spec, f"limit_{part}_upper")
+        for i, axis in enumerate("xyz"):
+            if use[i] and lower[i] > upper[i]:
+                raise ModelError(
+                    f"constraint '{name}': limit_{part}_{axis}_lower ({lower[i]}) is above limit_{part}_{axis}_upper"
+                    f" ({upper[i]}); swap them or lower the lower limit"
+                )
+    for field in ("spring_stiffness_lin", "spring_stiffness_ang", "spring_damping_lin", "spring_damping_ang",
+                  "motor_lin_max_impulse", "motor_ang_max_impulse", "breaking_threshold"):  # fmt: skip
+        if np.any(np.asarray(getattr(spec, field), np.float64) < 0.0):
+            raise ModelError(f"constraint '{name}': {field} must not be negative")
+    if spec.spring_type not in ("SPRING1", "SPRING2"):
+        raise ModelError(f"constraint '{name}': spring_type must be SPRING1 or SPRING2, got {spec.spring_type!r}")
+    if int(spec.solver_iterations) < 0:
+        raise ModelError(f"constraint '{name}': solver_iterations must not be negative")
+
+
+def axis_table(spec: JointSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The per-axis description of a valid spec: ``(flags (6,) int32, lower (6,), upper (6,), sign (6,))``.
+
+    Axes: lin x, y, z [m], ang x, y, z [rad]. ``flags`` combine ``AXIS_*``; ``lower``/``upper`` are the limit or
+    the locked value in Blender's sense, ``sign`` converts the core's coordinate (body1 relative to body0) into
+    Blender's for that kind (-1 on a hinge's Z, see the module docstring).
+    """
+    kind = JointKind(spec.kind)
+    flags = np.zeros(6, np.int32)
+    lower = np.zeros(6)
+    upper = np.zeros(6)
+    sign = np.ones(6)
+    use = tuple(spec.use_limit_lin) + tuple(spec.use_limit_ang)
+    lo = tuple(spec.limit_lin_lower) + tuple(spec.limit_ang_lower)
+    hi = tuple(spec.limit_lin_upper) + tuple(spec.limit_ang_upper)
+    if kind == JointKind.HINGE:
+        sign[5] = -1.0
+    for i in _LOCKED_BY_KIND.get(kind, ()):
+        flags[i] = AXIS_LOCKED
+    limited = range(6) if kind in (JointKind.GENERIC, JointKind.GENERIC_SPRING) else _LIMIT_BY_KIND.get(kind, ())
+    for i in limited:
+        if use[i]:
+            lower[i], upper[i] = float(lo[i]), float(hi[i])
+            flags[i] = AXIS_LOCKED if lo[i] == hi[i] else AXIS_LIMITED
+    if kind == JointKind.GENERIC_SPRING:
+        springs = tuple(spec.use_spring_lin) + tuple(spec.use_spring_ang)
+        for i in range(6):
+            if springs[i] and flags[i] != AXIS_LOCKED:
+                flags[i] |= AXIS_SPRING
+    if kind == JointKind.MOTOR:
+        if spec.use_motor_lin:
+            flags[0] |= AXIS_MOTOR
+        if spec.use_motor_ang:
+            flags[3] |= AXIS_MOTOR
+    return flags, lower, upper, sign
+
+
+MOTOR_SIGN = (1.0, -1.0)
+"""Sign of the motor's target in the core's coordinate (body1 relative to body0), linear then angular (Bullet's
+``btGeneric6DofConstraint`` flips the rotational target)."""
+
+
+def _frame_in_body(pos, quat, body_pos, body_quat) -> tuple[np.ndarray, np.ndarray]:
+    """The world frame ``(pos (3,), quat (4,))`` expressed in a body's local frame at its start pose."""
+    from ..math.quat import quat_conjugate, quat_mul, rotation_matrix
+
+    R = rotation_matrix(body_quat)
+    local_pos = R.T @ (np.asarray(pos, np.float64) - body_pos)
+    local_quat = np.asarray(quat_mul(quat_conjugate(body_quat), quat), np.float64)
+    return local_pos, local_quat / np.linalg.norm(local_quat)
+
+
+def pack_joints(m, specs: list[JointSpec], body_pos: np.ndarray, body_quat: np.ndarray) -> None:
+    """Fill the model's joint arrays (see :meth:`.model.Model._declare_joints`) from validated ``specs``.
+
+    ``body_pos`` (nb, 3) [m], ``body_quat`` (nb, 4): the bodies' start poses, in which the frames are expressed.
+    """
+    nj = len(specs)
+    m.joint_count = nj
+    m.joint_body = np.full((nj, 2), -1, np.int64)
+    m.joint_frame_pos = np.zeros((nj, 2, 3))
+    m.joint_frame_quat = np.zeros((nj, 2, 4))
+    m.joint_axis_flags = np.zeros((nj, 6), np.int32)
+    m.joint_lower = np.zeros((nj, 6))
+    m.joint_upper = np.zeros((nj, 6))
+    m.joint_sign = np.ones((nj, 6))
+    m.joint_spring_stiffness = np.zeros((nj, 6))
+    m.joint_spring_damping = np.zeros((nj, 6))
+    m.joint_spring_type = np.full(nj, SPRING2, np.int32)
+    m.joint_motor_target = np.zeros((nj, 6))
+    m.joint_motor_max_impulse = np.zeros((nj, 6))
+    m.joint_break_threshold = np.full(nj, np.inf)
+    m.joint_passes = np.zeros(nj, np.int32)
+    m.joint_disable_collisions = np.zeros(nj, np.bool_)
+    m.joint_label = []
+    for j, spec in enumerate(specs):
+        rotation = np.asarray(spec.rotation, np.float64)
+        rotation = rotation / np.linalg.norm(rotation)
+        for side, b in enumerate((int(spec.body0), int(spec.body1))):
+            m.joint_body[j, side] = b
+            if b < 0:  # the world keeps the frame in world coordinates
+                m.joint_frame_pos[j, side] = spec.position
+                m.joint_frame_quat[j, side] = rotation
+            else:
+                m.joint_frame_pos[j, side], m.joint_frame_quat[j, side] = _frame_in_body(
+                    spec.position, rotation, body_pos[b], body_quat[b]
+                )
+        flags, lower, upper, sign = axis_table(spec)
+        m.joint_axis_flags[j], m.joint_lower[j], m.joint_upper[j], m.joint_sign[j] = flags, lower, upper, sign
+        m.joint_spring_stiffness[j] = tuple(spec.spring_stiffness_lin) + tuple(spec.spring_stiffness_ang)
+        m.joint_spring_damping[j] = tuple(spec.spring_damping_lin) + tuple(spec.spring_damping_ang)
+        m.joint_spring_type[j] = SPRING1 if spec.spring_type == "SPRING1" else SPRING2
+        m.joint_motor_target[j, 0] = MOTOR_SIGN[0] * spec.motor_lin_target_velocity
+        m.joint_motor_target[j, 3] = MOTOR_SIGN[1] * spec.motor_ang_target_velocity
+        m.joint_motor_max_impulse[j, 0] = spec.motor_lin_max_impulse
+        m.joint_motor_max_impulse[j, 3] = spec.motor_ang_max_impulse
+        m.joint_break_threshold[j] = spec.breaking_threshold
+        m.joint_passes[j] = int(spec.solver_iterations)
+        m.joint_disable_collisions[j] = bool(spec.disable_collisions)
+        m.joint_label.append(spec.name or f"joint{j}")
+    nb = body_pos.shape[0]
+    keys = {
+        min(spec.body0, spec.body1) * nb + max(spec.body0, spec.body1)
+        for spec in specs
+        if spec.disable_collisions and spec.body0 >= 0 and spec.body1 >= 0
+    }
+    m.joint_joined_pairs = np.array(sorted(keys), np.int64)

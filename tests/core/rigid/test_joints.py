@@ -1,0 +1,398 @@
+"""Joints in the rigid core against analytic references: pendulums, a chain, springs, limits, motors, breaking.
+
+Every scene runs at 240 Hz with one substep; the kernels are shared, so the cold compile is paid once.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from contact_lab.core.enums import BodyKind
+from contact_lab.core.rigid.builder import ModelBuilder
+from contact_lab.core.rigid.collision.pipeline import CollisionPipeline
+from contact_lab.core.rigid.frame_loop import simulate
+from contact_lab.core.rigid.joints import JointKind, JointSpec
+from contact_lab.core.rigid.solvers import SOLVER_NAMES, joint_step, make_solver
+from contact_lab.core.rigid.trajectory import Trajectory
+from scipy.special import ellipk
+
+HZ = 240.0
+DENSE = [True, False]
+"""Both ways the equality rows are solved: all at once (few rows) and joint block by joint block (many rows)."""
+G = 9.81
+Y_HINGE = (math.sqrt(0.5), -math.sqrt(0.5), 0.0, 0.0)
+"""A frame whose Z axis is the world's Y (a hinge turning in the XZ plane)."""
+
+
+def _step(model, steps, solver="PGS", each=None):
+    """Step ``model`` ``steps`` times at 240 Hz; ``each(k, solver, state)`` after step k (1-based)."""
+    s = make_solver(model, solver)
+    pipeline, contacts, control = CollisionPipeline(model), model.contacts(), model.control()
+    state_0, state_1 = model.state(), model.state()
+    for k in range(1, steps + 1):
+        pipeline.collide(state_0, contacts, 1.0 / HZ)
+        s.step(state_0, state_1, control, contacts, 1.0 / HZ)
+        state_0, state_1 = state_1, state_0
+        if each is not None:
+            each(k, s, state_0)
+    return s, state_0
+
+
+def _crossing_times(x, rising=True):
+    """Times [s] of the upward (or downward) zero crossings of the samples ``x`` at 240 Hz, interpolated."""
+    i = np.flatnonzero((x[:-1] < 0.0) & (x[1:] >= 0.0)) if rising else np.flatnonzero((x[:-1] > 0.0) & (x[1:] <= 0.0))
+    return (i + x[i] / (x[i] - x[i + 1])) / HZ
+
+
+def pendulum(amplitude, length=1.0):
+    """A small heavy sphere on a POINT joint to the world at the origin, released at ``amplitude`` [rad]."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    bob = b.add_body(pos=(length * math.sin(amplitude), 0.0, -length * math.cos(amplitude)), mass=1.0, label="bob")
+    b.add_shape_sphere(bob, 0.005)
+    b.add_joint(JointSpec(JointKind.POINT, bob, -1, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), name="Pivot"))
+    return b.finalize()
+
+
+@pytest.fixture(params=DENSE, ids=["dense", "blocks"])
+def dense(request, monkeypatch):
+    """Run the test with the scene-wide dense solve, then with Gauss–Seidel over the joint blocks."""
+    if not request.param:
+        monkeypatch.setattr(joint_step, "DIRECT_SOLVE", False)
+    return request.param
+
+
+@pytest.mark.parametrize("amplitude_deg", [2.0, 60.0])
+def test_pendulum_period_matches_the_elliptic_integral(amplitude_deg, dense):
+    """Period from zero crossings over >= 5 periods within 0.5 % of 4 sqrt(L/g) K(sin^2(a/2)) (and of 2 pi
+    sqrt(L/g) for the small swing); the rod's length is kept to 1e-4 m."""
+    a = math.radians(amplitude_deg)
+    traj = simulate(pendulum(a), frame_count=int(13 * HZ) + 1, fps=HZ, substeps=1)
+    times = _crossing_times(traj.body_pos[:, 0, 0])
+    assert len(times) >= 6
+    period = float(np.mean(np.diff(times)))
+    exact = 4.0 * math.sqrt(1.0 / G) * ellipk(math.sin(a / 2.0) ** 2)
+    print(f"pendulum {amplitude_deg} deg: period {period:.6f} s, elliptic {exact:.6f} s")
+    assert abs(period / exact - 1.0) < 0.005
+    if amplitude_deg < 5.0:
+        assert abs(period / (2.0 * math.pi * math.sqrt(1.0 / G)) - 1.0) < 0.005
+    length = np.linalg.norm(traj.body_pos[:, 0], axis=1)
+    assert np.abs(length - 1.0).max() < 1e-4
+    assert traj.joint_error_linear.max() < 1e-4
+
+
+def hinge_chain(links=20, pitch=0.1):
+    """``links`` rods (spheres with a rod's inertia) along +x from a world hinge, hinged end to end about Y."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    mass = 0.1
+    rod = mass * pitch**2 / 12.0
+    inertia = np.diag([2e-5, rod + 2e-5, rod + 2e-5])
+    previous = -1
+    for i in range(links):
+        link = b.add_body(pos=((i + 0.5) * pitch, 0.0, 0.0), mass=mass, inertia=inertia, label=f"link{i}")
+        b.add_shape_sphere(link, 0.03)
+        b.add_joint(JointSpec(JointKind.HINGE, link, previous, (i * pitch, 0.0, 0.0), Y_HINGE, name=f"Hinge{i}"))
+        previous = link
+    return b.finalize()
+
+
+def test_a_twenty_link_hinge_chain_swinging_for_ten_seconds_keeps_every_joint_within_1e4_m():
+    """Released horizontal, the chain falls and swings 10 s; every joint's anchor gap and axis tilt after each
+    step stays below 1e-4 m (rad), measured independently of the solver from the recorded poses."""
+    model = hinge_chain()
+    traj = simulate(model, frame_count=int(10 * HZ) + 1, fps=HZ, substeps=1)
+    pos, quat = traj.body_pos, traj.body_quat
+    worst = 0.0
+    for i in range(model.body_count):
+        R = np.array([_matrix(q) for q in quat[:, i]])
+        top = pos[:, i] + R @ np.array([-0.05, 0.0, 0.0])
+        if i == 0:
+            gap = np.linalg.norm(top, axis=1)
+        else:
+            Rp = np.array([_matrix(q) for q in quat[:, i - 1]])
+            gap = np.linalg.norm(top - (pos[:, i - 1] + Rp @ np.array([0.05, 0.0, 0.0])), axis=1)
+        worst = max(worst, float(gap.max()), float(np.abs(R[:, 1, 2]).max()))  # the rod's Y stays the world's Y
+    lowest = float(pos[:, -1, 2].min())
+    print(f"chain: worst joint error {worst:.2e} m, joint statistic {traj.joint_error_linear.max():.2e} m")
+    assert lowest < -1.5  # it did fall and swing
+    assert worst < 1e-4
+    assert traj.joint_error_linear.max() < 1e-4
+
+
+def _matrix(q):
+    w, x, y, z = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def spring_scene(spring_type, k=100.0, c=2.0, mass=1.0):
+    """A body on a GENERIC_SPRING to the world: X sprung, every other axis locked; pushed along X at 1 m/s."""
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    body = b.add_body(vel=(1.0, 0.0, 0.0), mass=mass, label="weight")
+    b.add_shape_box(body, (0.1, 0.1, 0.1))
+    locked = (True, True, True)
+    spec = JointSpec(
+        JointKind.GENERIC_SPRING, body, -1, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0),
+        use_limit_lin=(False, True, True), use_limit_ang=locked, spring_type=spring_type,
+        use_spring_lin=(True, False, False), spring_stiffness_lin=(k, 0.0, 0.0), spring_damping_lin=(c, 0.0, 0.0),
+        name="Spring",
+    )  # fmt: skip
+    b.add_joint(spec)
+    return b.finalize()
+
+
+@pytest.mark.parametrize("spring_type", ["SPRING1", "SPRING2"])
+def test_a_spring_oscillates_at_sqrt_k_over_m_with_its_damping_ratio(spring_type, dense):
+    """Undamped frequency and damping ratio from the zero crossings and the peaks' log decrement, within 1 % of
+    sqrt(k/m) and c' / (2 sqrt(k m)): c' = c for SPRING1 (explicit), c + h k for SPRING2 (implicit, the damping
+    its implicit stiffness adds: :mod:`contact_lab.core.rigid.joint_rows`)."""
+    k, c, m = 100.0, 2.0, 1.0
+    traj = simulate(spring_scene(spring_type, k, c, m), frame_count=int(5 * HZ) + 1, fps=HZ, substeps=1)
+    x = traj.body_pos[:, 0, 0]
+    down = _crossing_times(x, rising=False)
+    omega_d = 2.0 * math.pi / float(np.mean(np.diff(down)))
+    peaks = np.flatnonzero((x[1:-1] > x[:-2]) & (x[1:-1] >= x[2:])) + 1
+    sigma = -np.polyfit(peaks / HZ, np.log(x[peaks]), 1)[0]
+    omega = math.hypot(omega_d, sigma)
+    zeta = sigma / omega
+    c_eff = c if spring_type == "SPRING1" else c + k / HZ
+    print(
+        f"{spring_type}: omega {omega:.4f} ({math.sqrt(k / m):.4f}), "
+        f"zeta {zeta:.5f} ({c_eff / (2 * math.sqrt(k * m)):.5f})"
+    )
+    assert abs(omega / math.sqrt(k / m) - 1.0) < 0.01
+    assert abs(zeta / (c_eff / (2.0 * math.sqrt(k * m))) - 1.0) < 0.01
+    assert np.abs(traj.body_pos[:, 0, 1:]).max() < 1e-9  # the locked axes stay locked
+
+
+def test_a_hinge_at_its_limit_under_a_load_holds_within_half_a_degree(dense):
+    """A plank hinged at one end to the world falls about the hinge (Bullet's hinge angle: the plank relative
+    to the world) and rests at the upper limit 0.5 rad, the far end loaded with a second plank's weight."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    plank = b.add_body(pos=(0.5, 0.0, 0.0), mass=2.0, label="door")
+    b.add_shape_box(plank, (0.5, 0.05, 0.02))
+    load = b.add_body(pos=(1.0, 0.0, -0.2), mass=5.0, label="load")
+    b.add_shape_sphere(load, 0.05)
+    limits = dict(use_limit_ang=(False, False, True), limit_ang_lower=(0, 0, -0.2), limit_ang_upper=(0, 0, 0.5))
+    b.add_joint(JointSpec(JointKind.HINGE, plank, -1, (0.0, 0.0, 0.0), Y_HINGE, name="Door hinge", **limits))
+    b.add_joint(JointSpec(JointKind.POINT, load, plank, (1.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), name="Hook"))
+    traj = simulate(b.finalize(), frame_count=int(3 * HZ) + 1, fps=HZ, substeps=1)
+    q = traj.body_quat[:, 0]
+    angle = 2.0 * np.arctan2(q[:, 2], q[:, 0])  # the plank's turn about +Y
+    settled = angle[int(2 * HZ) :]
+    print(f"hinge limit: settled angle {np.degrees(settled.min()):.4f}..{np.degrees(settled.max()):.4f} deg")
+    assert angle.max() > 0.45
+    assert np.abs(settled - 0.5).max() < math.radians(0.5)
+
+
+def test_a_motor_reaches_its_target_velocity_and_never_exceeds_its_maximum_impulse(dense):
+    """A MOTOR joint to the world drives a free body along and about X; each step's impulse stays within the
+    maximum (1e-12) and the body reaches the target speed after target m / max impulse steps (Bullet's signs:
+    body0 moves at -target along X and turns at +target about X)."""
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    cart = b.add_body(mass=2.0, inertia=np.eye(3) * 0.5, label="cart")
+    b.add_shape_sphere(cart, 0.1)
+    spec = JointSpec(JointKind.MOTOR, cart, -1, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), use_motor_lin=True,
+                     use_motor_ang=True, motor_lin_target_velocity=1.5, motor_ang_target_velocity=2.0,
+                     motor_lin_max_impulse=0.02, motor_ang_max_impulse=0.01, name="Motor")  # fmt: skip
+    b.add_joint(spec)
+    largest = [0.0, 0.0]
+    speeds = []
+
+    def each(k, solver, state):
+        imp = solver.joints.impulse[0]
+        largest[0] = max(largest[0], abs(imp[12]))
+        largest[1] = max(largest[1], abs(imp[13]))
+        speeds.append((state.body_vel[0, 0], state.body_omega[0, 0]))
+
+    _step(b.finalize(), 240, each=each)
+    speeds = np.array(speeds)
+    print(f"motor: final v {speeds[-1, 0]:.6f} m/s, w {speeds[-1, 1]:.6f} rad/s, impulses {largest}")
+    assert largest[0] <= 0.02 + 1e-12 and largest[1] <= 0.01 + 1e-12
+    assert speeds[-1, 0] == pytest.approx(-1.5, abs=1e-9)
+    assert speeds[-1, 1] == pytest.approx(2.0, abs=1e-9)
+    # at the maximum impulse the speed grows by max / m per step until the target (150 and 100 steps)
+    assert speeds[99, 0] == pytest.approx(-100 * 0.02 / 2.0, abs=1e-9)
+    assert speeds[49, 1] == pytest.approx(50 * 0.01 / 0.5, abs=1e-9)
+
+
+def hanging_pair(threshold):
+    """A block held at its centre by a FIXED joint to the world, a second block hung below it on a spring, so the
+    fixed joint's load grows step by step as the spring stretches."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    top = b.add_body(mass=1.0, label="top")
+    b.add_shape_box(top, (0.1, 0.1, 0.1))
+    bottom = b.add_body(pos=(0.0, 0.0, -0.5), mass=2.0, label="bottom")
+    b.add_shape_box(bottom, (0.1, 0.1, 0.1))
+    b.add_joint(JointSpec(JointKind.FIXED, top, -1, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0),
+                          breaking_threshold=threshold, name="Weld"))  # fmt: skip
+    locked = (True, True, True)
+    b.add_joint(JointSpec(JointKind.GENERIC_SPRING, bottom, top, (0.0, 0.0, -0.5), (1.0, 0.0, 0.0, 0.0),
+                          use_limit_lin=(True, True, False), use_limit_ang=locked, use_spring_lin=(False, False, True),
+                          spring_stiffness_lin=(0.0, 0.0, 50.0), spring_damping_lin=(0.0, 0.0, 0.0),
+                          spring_type="SPRING1", name="Spring"))  # fmt: skip
+    return b.finalize()
+
+
+def test_a_fixed_joint_breaks_in_the_step_its_impulse_first_reaches_the_threshold(dense):
+    """The unbreakable weld carries the top block's m g h in the first step (static load: the explicit spring is
+    still slack) and a growing load after; with the threshold between steps 39's and 40's impulses it holds 39
+    steps and breaks in the 40th (it acted in that step: the top block is still in place, and falls from step 41)."""
+    h = 1.0 / HZ
+    load = []
+    _step(hanging_pair(math.inf), 60, each=lambda k, s, st: load.append(float(np.abs(s.joints.impulse[0]).max())))
+    assert load[0] == pytest.approx(1.0 * G * h, rel=1e-9)
+    assert np.all(np.diff(load[:50]) > 0.0)
+    threshold = 0.5 * (load[38] + load[39])
+    broken_at = []
+    heights = []
+
+    def each(k, solver, state):
+        if solver.joints.last_broken:
+            broken_at.append(k)
+        heights.append(float(state.body_pos[0, 2]))
+
+    _step(hanging_pair(threshold), 60, each=each)
+    assert broken_at == [40]
+    assert max(abs(z) for z in heights[:40]) < 1e-9
+    assert heights[40] < -1e-6
+    traj = simulate(hanging_pair(threshold), frame_count=61, fps=HZ, substeps=1)
+    assert traj.joint_broken_frame.tolist() == [40, -1]
+
+
+@pytest.mark.parametrize("solver", SOLVER_NAMES)
+def test_a_hinged_plank_resting_on_the_ground_shares_its_weight_with_the_contact(solver, dense):
+    """A frictionless plank hinged to the world at its upper end rests its lower end on the ground: the contact
+    carries m g d_G / d_N of the weight (moments about the hinge), the hinge the rest; every solver."""
+    alpha = math.radians(30.0)
+    half = (0.5, 0.1, 0.02)
+    R = np.array([[math.cos(alpha), 0.0, math.sin(alpha)], [0.0, 1.0, 0.0], [-math.sin(alpha), 0.0, math.cos(alpha)]])
+    hinge = np.array([0.0, 0.0, 0.0])
+    centre = hinge + R @ np.array([half[0], 0.0, 0.0])
+    foot = hinge + R @ np.array([2 * half[0], 0.0, -half[2]])  # the lower end's bottom edge
+    ground = foot[2]
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    floor = b.add_body(kind=BodyKind.KINEMATIC, label="floor")
+    b.add_shape_plane(floor, pos=(0.0, 0.0, ground), mu=0.0)
+    q = (math.cos(alpha / 2), 0.0, math.sin(alpha / 2), 0.0)
+    plank = b.add_body(pos=centre, quat=q, mass=3.0, label="plank")
+    b.add_shape_box(plank, half, mu=0.0)
+    b.add_joint(JointSpec(JointKind.HINGE, plank, -1, tuple(hinge), Y_HINGE, name="Hinge"))
+    model = b.finalize()
+    contacts_seen = []
+    s = make_solver(model, solver)
+    pipeline, contacts, control = CollisionPipeline(model), model.contacts(), model.control()
+    state_0, state_1 = model.state(), model.state()
+    for _ in range(120):
+        pipeline.collide(state_0, contacts, 1.0 / HZ)
+        s.step(state_0, state_1, control, contacts, 1.0 / HZ)
+        state_0, state_1 = state_1, state_0
+        contacts_seen.append(float(contacts.contact_impulse[: contacts.contact_count, 0].sum()))
+    expected = 3.0 * G / HZ * (centre[0] - hinge[0]) / (foot[0] - hinge[0])
+    print(f"{solver}: contact impulse {contacts_seen[-1]:.6e}, expected {expected:.6e}")
+    assert contacts_seen[-1] == pytest.approx(expected, rel=0.01)
+    assert np.linalg.norm(state_0.body_vel[1]) < 1e-3
+    assert np.linalg.norm(state_0.body_pos[1] - centre) < 1e-3
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (dict(body1=0), "same body"),
+        (dict(body0=-1, body1=-1), "world"),
+        (dict(body1=5), "body1"),
+        (dict(use_limit_lin=(True, False, False), limit_lin_lower=(1.0, 0, 0), limit_lin_upper=(0.5, 0, 0)),
+         "limit_lin_x_lower"),
+        (dict(breaking_threshold=-1.0), "breaking_threshold"),
+        (dict(spring_stiffness_ang=(0.0, -2.0, 0.0)), "spring_stiffness_ang"),
+        (dict(spring_damping_lin=(0.0, -2.0, 0.0)), "spring_damping_lin"),
+        (dict(motor_ang_max_impulse=-1.0), "motor_ang_max_impulse"),
+        (dict(position=(0.0, math.nan, 0.0)), "position"),
+        (dict(limit_ang_upper=(0.0, math.nan, 0.0)), "limit_ang_upper"),
+        (dict(spring_type="SPRING3"), "spring_type"),
+    ],
+)  # fmt: skip
+def test_bad_joints_are_refused_naming_the_constraint_and_the_field(change, words):
+    b = ModelBuilder()
+    body = b.add_body(label="Cube")
+    b.add_shape_box(body, (0.1, 0.1, 0.1))
+    base = dict(kind=JointKind.GENERIC, body0=0, body1=-1, position=(0.0, 0.0, 0.0), rotation=(1.0, 0.0, 0.0, 0.0),
+                name="Constraint.007")  # fmt: skip
+    base.update(change)
+    with pytest.raises(ValueError, match="Constraint.007") as error:
+        b.add_joint(JointSpec(**base))
+    assert words in str(error.value)
+
+
+def test_joint_statistics_round_trip_through_save_and_load(tmp_path):
+    traj = simulate(hanging_pair(G / HZ * 0.999), frame_count=5, fps=HZ, substeps=1)
+    assert traj.joint_broken_frame.tolist() == [1, -1]
+    traj.save_npz(tmp_path / "t.npz")
+    back = Trajectory.load_npz(tmp_path / "t.npz")
+    assert back.joint_broken_frame.tolist() == [1, -1]
+    assert back.joint_error_linear.tobytes() == traj.joint_error_linear.tobytes()
+    assert back.joint_error_angular.tobytes() == traj.joint_error_angular.tobytes()
+    assert back.joint_impulse.tobytes() == traj.joint_impulse.tobytes()
+    assert traj.joint_impulse[1] == pytest.approx(G / HZ, rel=1e-9)  # the top block's weight, m g h
+
+
+def test_a_sleeping_welded_pair_wakes_as_one_when_a_ball_hits_one_of_them():
+    """Two boxes welded side by side fall asleep on the ground; a ball hits the first after 1 s. The joint ties
+    their islands, so the second moves with the first (same velocity, the weld's rigid motion) instead of staying
+    frozen while its partner is pushed."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    ground = b.add_body(kind=BodyKind.KINEMATIC, label="ground")
+    b.add_shape_plane(ground)
+    left = b.add_body(pos=(0.0, 0.0, 0.1), mass=1.0, label="left")
+    b.add_shape_box(left, (0.1, 0.1, 0.1))
+    right = b.add_body(pos=(0.2, 0.0, 0.1), mass=1.0, label="right")
+    b.add_shape_box(right, (0.1, 0.1, 0.1))
+    b.add_joint(JointSpec(JointKind.FIXED, left, right, (0.1, 0.0, 0.1), (1.0, 0.0, 0.0, 0.0), name="Weld"))
+    ball = b.add_body(pos=(-3.15, 0.0, 0.1), vel=(3.0, 0.0, G / 2.0), mass=5.0, label="ball")
+    b.add_shape_sphere(ball, 0.05)
+    traj = simulate(b.finalize(), frame_count=int(1.5 * HZ) + 1, fps=HZ, substeps=1, sleeping=True)
+    assert traj.sleeping_bodies[int(0.9 * HZ)] == 2  # the welded pair slept before the hit
+    after = int(1.2 * HZ)
+    assert traj.body_vel[after, 1, 0] > 0.1  # pushed
+    assert traj.body_vel[after, 2, 0] == pytest.approx(traj.body_vel[after, 1, 0], abs=1e-6)
+
+
+@pytest.mark.parametrize("disable", [True, False])
+def test_disable_collisions_removes_the_joined_pair_only(disable):
+    """Two overlapping boxes welded together collide with each other only when the weld allows it; with a third
+    box touching the second, that pair collides either way."""
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    first = b.add_body(pos=(0.0, 0.0, 0.0), label="first")
+    b.add_shape_box(first, (0.1, 0.1, 0.1))
+    second = b.add_body(pos=(0.19, 0.0, 0.0), label="second")
+    b.add_shape_box(second, (0.1, 0.1, 0.1))
+    third = b.add_body(pos=(0.38, 0.0, 0.0), label="third")
+    b.add_shape_box(third, (0.1, 0.1, 0.1))
+    b.add_joint(JointSpec(JointKind.FIXED, first, second, (0.1, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0),
+                          disable_collisions=disable, name="Weld"))  # fmt: skip
+    model = b.finalize()
+    contacts = model.contacts()
+    CollisionPipeline(model).collide(model.state(), contacts)
+    n = contacts.contact_count
+    pairs = {
+        tuple(sorted(p))
+        for p in zip(contacts.contact_body0[:n].tolist(), contacts.contact_body1[:n].tolist(), strict=True)
+    }
+    assert (1, 2) in pairs
+    assert ((0, 1) in pairs) == (not disable)
+
+
+def test_a_joint_with_the_world_as_body0_is_the_same_pendulum():
+    """The world may be either side: a POINT joint with body0 = -1 swings the bob with the same period."""
+    a = math.radians(30.0)
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    bob = b.add_body(pos=(math.sin(a), 0.0, -math.cos(a)), mass=1.0, label="bob")
+    b.add_shape_sphere(bob, 0.005)
+    b.add_joint(JointSpec(JointKind.POINT, -1, bob, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), name="Pivot"))
+    swapped = simulate(b.finalize(), frame_count=int(5 * HZ) + 1, fps=HZ, substeps=1)
+    plain = simulate(pendulum(a), frame_count=int(5 * HZ) + 1, fps=HZ, substeps=1)
+    assert np.abs(swapped.body_pos - plain.body_pos).max() < 1e-6  # the projection's tolerance is 1e-7 m a step
