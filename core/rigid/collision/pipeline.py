@@ -12,7 +12,7 @@ from ...jit import njit_kernel
 from ...math.quat import quat_mul, quat_rotate, quat_to_matrix
 from ..contacts import Contacts
 from ..model import Model
-from .broad_phase import sweep_and_prune
+from .broad_phase import keep_shared_collections, sweep_and_prune
 from .narrow_phase import FEATURE_MAX, compute_shape_aabbs, generate_contacts
 
 
@@ -219,6 +219,8 @@ class CollisionPipeline:
             self.pairs = np.zeros((self.pair_max, 2), np.int32)
             sweep_and_prune(self.aabb_lower, self.aabb_upper, m.shape_body, m.body_kind, self.pairs, self.pair_counts)
         self.pair_overflow = int(self.pair_counts[1])
+        if m.has_collision_filter:
+            return keep_shared_collections(self.pairs, int(self.pair_counts[0]), m.shape_body, m.body_collision_mask)
         return int(self.pair_counts[0])
 
     def _generate_contacts(self, pair_count: int, contacts: Contacts) -> int:
