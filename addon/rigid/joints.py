@@ -15,7 +15,9 @@ Conventions:
 - The joint frame is the constraint object's world location and rotation at the start frame (its scale is
   ignored, as Blender does); the frame's axes count the limits, springs and motors.
 - Units: lengths × metres per BU; linear stiffness [N/m] = Blender's / metres, angular stiffness and every
-  angular impulse × metres², linear impulses and velocities × metres (Blender's numbers are per Blender unit).
+  angular impulse × metres², linear impulses and velocities × metres (Blender's numbers are per Blender unit);
+  SPRING2's damping is a viscous coefficient (linear / metres, angular × metres²), SPRING1's a factor kept as it is
+  (tests/data/joint_conventions.json has what each means, measured in Blender's simulation).
 - Refusals (:func:`joint_problems`) name the constraint object and the fix; the bake raises them, Check Scene
   lists them (:mod:`..checks.joints`).
 """
@@ -240,6 +242,7 @@ def _flags(c, template: str) -> tuple[bool, bool, bool]:
 def _spec_settings(c, metres: float) -> dict:
     """Every setting of constraint ``c`` as :class:`JointSpec` keyword arguments, in metres (see the module)."""
     m2 = metres * metres
+    viscous = c.spring_type == "SPRING2"  # a damping coefficient [N·s/BU]; SPRING1's is a factor without unit
     return dict(
         kind=JointKind[str(c.type)],
         use_limit_lin=_flags(c, "use_limit_lin_{}"),
@@ -253,8 +256,8 @@ def _spec_settings(c, metres: float) -> dict:
         use_spring_ang=_flags(c, "use_spring_ang_{}"),
         spring_stiffness_lin=_triple(c, "spring_stiffness_{}", 1.0 / metres),
         spring_stiffness_ang=_triple(c, "spring_stiffness_ang_{}", m2),
-        spring_damping_lin=_triple(c, "spring_damping_{}"),
-        spring_damping_ang=_triple(c, "spring_damping_ang_{}"),
+        spring_damping_lin=_triple(c, "spring_damping_{}", 1.0 / metres if viscous else 1.0),
+        spring_damping_ang=_triple(c, "spring_damping_ang_{}", m2 if viscous else 1.0),
         use_motor_lin=bool(c.use_motor_lin),
         use_motor_ang=bool(c.use_motor_ang),
         motor_lin_target_velocity=float(c.motor_lin_target_velocity) * metres,
