@@ -187,45 +187,89 @@ def _animation_problems(obj) -> list[str]:
     return out
 
 
+def constraint_problems(obj, scene) -> list[str]:
+    """Why the bake refuses the constraint of ``obj`` (an enabled one), one message per problem; [] if none."""
+    return _end_problems(obj, scene) + _setting_problems(obj) + _animation_problems(obj)
+
+
 def joint_problems(scene) -> list[tuple[str, str]]:
     """Every constraint the bake refuses, as ``(constraint object name, message)``; disabled constraints are
     skipped (not read, not refused). The one source of these refusals: :func:`gather_joints` raises them, Check
     Scene lists them."""
     out = []
     for obj in constraint_objects(scene):
-        if not obj.rigid_body_constraint.enabled:
-            continue
-        messages = _end_problems(obj, scene) + _setting_problems(obj) + _animation_problems(obj)
-        out += [(obj.name, message) for message in messages]
+        if obj.rigid_body_constraint.enabled:
+            out += [(obj.name, message) for message in constraint_problems(obj, scene)]
     return out
 
 
-def joint_notes(scene) -> list[tuple[str, str]]:
+def _moves(obj) -> bool:
+    """True when ``obj`` may move during the bake: keyframes or drivers on its transform, a parent, or Blender's
+    Animated checkbox."""
+    paths = [curve.data_path for curve in fcurves_of(obj)]
+    paths += [d.data_path for d in (getattr(getattr(obj, "animation_data", None), "drivers", None) or ())]
+    rigid_body = getattr(obj, "rigid_body", None)
+    return (
+        any(p.startswith(TRANSFORM_PATHS) for p in paths)
+        or getattr(obj, "parent", None) is not None
+        or bool(getattr(rigid_body, "kinematic", False))
+    )
+
+
+def constraint_warnings(obj) -> list[str]:
+    """What the bake does otherwise than Blender with the constraint of ``obj``: a Passive side that moves is held
+    as the world, fixed where it is at the start frame."""
+    c = obj.rigid_body_constraint
+    out = []
+    for k, end in enumerate((c.object1, c.object2)):
+        role = getattr(getattr(end, "contact_lab", None), "role", None)
+        if end is not None and role == "PASSIVE" and _moves(end):
+            out.append(
+                f"'{obj.name}': its Object {k + 1} '{end.name}' is Passive and moves, but a joint holds to a Passive "
+                "body's pose at the start frame (the world): make it Active, or keep it still"
+            )
+    return out
+
+
+def constraint_note(obj, listed: set | None) -> str | None:
+    """A disabled constraint (skipped) or one missing from the world's Constraints collection ``listed`` (baked);
+    None otherwise."""
+    if not obj.rigid_body_constraint.enabled:
+        return f"'{obj.name}': its constraint is disabled ({PANEL} ▸ Enabled): not baked"
+    if listed is not None and obj.name not in listed:
+        return (
+            f"'{obj.name}' is not in the Rigid Body World's Constraints collection (Blender does not simulate it): "
+            "Contact Lab bakes it"
+        )
+    return None
+
+
+def world_constraint_names(scene) -> set | None:
+    """Names of the objects in the Rigid Body World's Constraints collection; None without a world or one."""
+    world = getattr(scene, "rigidbody_world", None)
+    collection = getattr(world, "constraints", None) if world is not None else None
+    return None if collection is None else {o.name for o in collection.objects}
+
+
+def joint_notes(scene) -> list[tuple[str | None, str]]:
     """What the bake does with the constraints that Blender would treat otherwise, as ``(name, message)``:
     disabled ones skipped, ones missing from the Rigid Body World's Constraints collection baked, a scene without
     a rigid body world whose constraints are read from the objects."""
     objects = constraint_objects(scene)
-    if not objects:
-        return []
-    world = getattr(scene, "rigidbody_world", None)
-    listed = None
-    if world is not None and getattr(world, "constraints", None) is not None:
-        listed = {o.name for o in world.constraints.objects}
-    out = []
-    if world is None:
-        out.append((None, f"the scene has no Rigid Body World: its {len(objects)} constraint object(s) are read "
-                          "from the objects and baked"))  # fmt: skip
+    out: list[tuple[str | None, str]] = []
+    if objects and getattr(scene, "rigidbody_world", None) is None:
+        out.append(
+            (
+                None,
+                f"the scene has no Rigid Body World: its {len(objects)} constraint object(s) are read from the "
+                "objects and baked",
+            )  # fmt: skip
+        )
+    listed = world_constraint_names(scene)
     for obj in objects:
-        if not obj.rigid_body_constraint.enabled:
-            out.append((obj.name, f"'{obj.name}': its constraint is disabled ({PANEL} ▸ Enabled): not baked"))
-        elif listed is not None and obj.name not in listed:
-            out.append(
-                (
-                    obj.name,
-                    f"'{obj.name}' is not in the Rigid Body World's Constraints collection (Blender does not "
-                    "simulate it): Contact Lab bakes it",
-                )  # fmt: skip
-            )
+        note = constraint_note(obj, listed)
+        if note is not None:
+            out.append((obj.name, note))
     return out
 
 
