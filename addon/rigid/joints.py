@@ -110,7 +110,7 @@ def _end_problems(obj, scene) -> list[str]:
         elif side == "PART":
             out.append(
                 f"'{obj.name}': its {slot} '{end.name}' is a part of the Compound Parent "
-                f"'{compound_parent(end).name}', not a body of its own: join the parent instead in {where}"
+                f"'{getattr(compound_parent(end), 'name', '')}', not a body of its own: join the parent instead in {where}"
             )
         elif side in ("NONE_ROLE", "SOFT"):
             role = "a Soft body" if side == "SOFT" else "not a Contact Lab body (Role None)"

@@ -290,3 +290,16 @@ def test_a_good_constraint_has_no_error():
     """The negative of every refusal: the door scene as built has no ERROR finding."""
     door_scene("HINGE")
     assert [f.text for f in validate.validate_scene(bpy.context.scene) if f.level == "ERROR"] == []
+
+
+def test_a_moving_passive_side_is_a_warning():
+    """A Passive Object 1 with keyframes is held as the world at its start pose: Check Scene warns, naming the
+    constraint object and the passive body; a still one gets no warning (the negative)."""
+    frame, _, _ = door_scene("HINGE")
+    frame.contact_lab.role = "PASSIVE"
+    assert not [f for f in validate.validate_scene(bpy.context.scene) if f.level == "WARNING" and "moves" in f.text]
+    frame.keyframe_insert("location", frame=1)
+    frame.location.z += 1.0
+    frame.keyframe_insert("location", frame=3)
+    warnings = [f for f in validate.validate_scene(bpy.context.scene) if f.level == "WARNING" and "moves" in f.text]
+    assert [f.object_name for f in warnings] == ["Joint"] and "'Frame' is Passive and moves" in warnings[0].text
