@@ -179,6 +179,34 @@ def measure_hinge_limit(lower_deg: float, upper_deg: float, *, swap: bool = Fals
     return {"final_deg": float(math.degrees(angles[-1, 2])), "extreme_deg": float(math.degrees(angles[:, 2].min()))}
 
 
+AXIS_TO_MINUS_Y = {"x": (0.0, 0.0, -math.pi / 2), "y": (0.0, 0.0, math.pi), "z": (math.pi / 2, 0.0, 0.0)}
+"""Empty rotations (XYZ Euler) that turn its X, Y or Z onto world -Y."""
+
+
+def measure_axis_limit(kind: str, axis: str, lower_deg: float, upper_deg: float) -> dict:
+    """As :func:`measure_hinge_limit` for a GENERIC joint free about one axis only (every other axis locked by
+    equal limits) or a PISTON (``axis`` 'x'): the Empty turned so that this axis is world -Y, gravity turns the
+    bob by a negative angle about it; limits [lower, upper]° on it. The final angle about that axis [deg]."""
+    scene = new_world(frames=90)
+    euler = AXIS_TO_MINUS_Y[axis]
+    pivot = np.array([0.0, 0.0, 2.0])
+    anchor = box("Anchor", pivot + (0.0, 0.0, 0.5), kind="PASSIVE")
+    bob = box("Bob", pivot + (0.5, 0.0, 0.0))
+    c = joint("Joint", kind, anchor, bob, location=pivot, rotation=euler).rigid_body_constraint
+    if kind == "GENERIC":
+        for other in "xyz":
+            for what in ("lin", "ang"):
+                setattr(c, f"use_limit_{what}_{other}", True)
+                setattr(c, f"limit_{what}_{other}_lower", 0.0)
+                setattr(c, f"limit_{what}_{other}_upper", 0.0)
+    setattr(c, f"use_limit_ang_{axis}", True)
+    setattr(c, f"limit_ang_{axis}_lower", math.radians(lower_deg))
+    setattr(c, f"limit_ang_{axis}_upper", math.radians(upper_deg))
+    m = run(scene, [anchor, bob])
+    angle = relative_angles(m, euler_matrix(euler))[-1, "xyz".index(axis)]
+    return {"final_deg": float(math.degrees(angle))}
+
+
 # slider / piston ---------------------------------------------------------------------------------------------------
 
 SLIDE_EULER = (0.0, math.radians(30.0), 0.0)
@@ -342,6 +370,10 @@ READING = {
     "hinge": "A HINGE turns about the Empty's Z. Its angle counts A relative to B about +Z (B relative to A about "
     "-Z): with limits [0, 45°] B turned to -45° about +Z relative to A and stopped; with [-45°, 0] it could not turn "
     "that way at all; with the ends swapped the signs swap.",
+    "axis_limit": "A GENERIC joint's angular limits on X, Y and Z (one axis free, the others locked by equal "
+    "limits) count like the hinge's, A relative to B: [0, 45°] let B turn to -45° relative to A about that axis, "
+    "[-45°, 0] held it (within 0.3°: Bullet's 6-DoF limit is soft). A PISTON's angular limit on X counts the other "
+    "way, B relative to A: [-45°, 0] let B turn to -45°, [0, 45°] held it.",
     "slide": "SLIDER and PISTON move along the Empty's X; their linear limits count B's offset from A along +X "
     "(positive, the opposite sense of the hinge's angle): [0, 0.2] stopped B at +0.2 m, [-0.2, 0] held it.",
     "motor": "A MOTOR drives A relative to B: target +1 made B move at -1 m/s along and turn at -1 rad/s about the "
@@ -374,6 +406,12 @@ def measure_all() -> dict:
         "0_45": measure_hinge_limit(0.0, 45.0),
         "-45_0": measure_hinge_limit(-45.0, 0.0),
         "-45_0_swapped": measure_hinge_limit(-45.0, 0.0, swap=True),
+    }
+    out["axis_limit"] = {
+        f"{kind}_{axis}_{lo:g}_{hi:g}": measure_axis_limit(kind, axis, lo, hi)
+        for kind, axes in (("GENERIC", "xyz"), ("PISTON", "x"))
+        for axis in axes
+        for lo, hi in ((0.0, 45.0), (-45.0, 0.0))
     }
     out["slide"] = {
         "SLIDER": measure_slide("SLIDER"),

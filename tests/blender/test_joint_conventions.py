@@ -68,6 +68,15 @@ def test_a_hinge_turns_about_the_empty_z_and_counts_a_relative_to_b(fresh):
     assert limits["-45_0_swapped"]["final_deg"] == pytest.approx(45.0, abs=0.05)
 
 
+def test_generic_angles_count_like_the_hinge_and_the_pistons_the_other_way(fresh):
+    limits = fresh["axis_limit"]
+    for axis in "xyz":
+        assert limits[f"GENERIC_{axis}_0_45"]["final_deg"] == pytest.approx(-45.0, abs=0.5)
+        assert abs(limits[f"GENERIC_{axis}_-45_0"]["final_deg"]) < 0.5
+    assert limits["PISTON_x_-45_0"]["final_deg"] == pytest.approx(-45.0, abs=0.5)
+    assert abs(limits["PISTON_x_0_45"]["final_deg"]) < 0.5
+
+
 def test_slider_and_piston_move_along_x_and_count_b_from_a(fresh):
     slide = fresh["slide"]
     for kind in ("SLIDER", "PISTON"):
