@@ -108,9 +108,10 @@ def _end_problems(obj, scene) -> list[str]:
                 f"or pick another object in {where}"
             )
         elif side == "PART":
+            parent = getattr(compound_parent(end), "name", "")
             out.append(
-                f"'{obj.name}': its {slot} '{end.name}' is a part of the Compound Parent "
-                f"'{getattr(compound_parent(end), 'name', '')}', not a body of its own: join the parent instead in {where}"
+                f"'{obj.name}': its {slot} '{end.name}' is a part of the Compound Parent '{parent}', not a body of "
+                f"its own: join the parent instead in {where}"
             )
         elif side in ("NONE_ROLE", "SOFT"):
             role = "a Soft body" if side == "SOFT" else "not a Contact Lab body (Role None)"
@@ -245,10 +246,13 @@ def constraint_note(obj, listed: set | None) -> str | None:
 
 
 def world_constraint_names(scene) -> set | None:
-    """Names of the objects in the Rigid Body World's Constraints collection; None without a world or one."""
+    """Names of the objects in the Rigid Body World's Constraints collection (empty when the world has none); None
+    without a world (or one whose settings say nothing of constraints)."""
     world = getattr(scene, "rigidbody_world", None)
-    collection = getattr(world, "constraints", None) if world is not None else None
-    return None if collection is None else {o.name for o in collection.objects}
+    if world is None or not hasattr(world, "constraints"):
+        return None
+    collection = world.constraints
+    return set() if collection is None else {o.name for o in collection.objects}
 
 
 def joint_notes(scene) -> list[tuple[str | None, str]]:

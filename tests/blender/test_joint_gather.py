@@ -303,3 +303,13 @@ def test_a_moving_passive_side_is_a_warning():
     frame.keyframe_insert("location", frame=3)
     warnings = [f for f in validate.validate_scene(bpy.context.scene) if f.level == "WARNING" and "moves" in f.text]
     assert [f.object_name for f in warnings] == ["Joint"] and "'Frame' is Passive and moves" in warnings[0].text
+
+
+def test_a_world_without_a_constraints_collection_says_each_constraint_is_baked():
+    """The world's Constraints collection cleared (Blender then simulates no constraint): each is still baked, and
+    said."""
+    _, _, joint = door_scene("FIXED")
+    bpy.context.scene.rigidbody_world.constraints = None
+    assert [s.name for s in gathered()] == ["Joint"]
+    notes = [f for f in validate.validate_scene(bpy.context.scene) if f.level == "INFO" and f.object_name == "Joint"]
+    assert any("Constraints collection" in f.text for f in notes), notes
