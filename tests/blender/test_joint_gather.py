@@ -208,6 +208,12 @@ def _not_a_body(joint, frame, door):
     return "not a contact lab body"
 
 
+def _compound_part(joint, frame, door):
+    frame.contact_lab.shape = "COMPOUND"
+    door.parent = frame  # a part of 'Frame' now, not a body of its own
+    return "part of the compound parent 'frame'"
+
+
 def _two_passive(joint, frame, door):
     frame.contact_lab.role = door.contact_lab.role = "PASSIVE"
     add_cube("Ball", (5.0, 0.0, 2.0))  # the scene still has an active body
@@ -262,7 +268,7 @@ def _keyed_enabled(joint, frame, door):
 
 
 REFUSALS = [
-    _missing, _no_objects, _same, _not_a_body, _two_passive, _crossed_limits, _negative_threshold,
+    _missing, _no_objects, _same, _not_a_body, _compound_part, _two_passive, _crossed_limits, _negative_threshold,
     _negative_stiffness, _negative_damping, _spring_on_no_axis, _nan, _animated_frame, _keyed_enabled,
 ]  # fmt: skip
 
