@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
+pytest.importorskip("scipy")  # the spring fit and the elliptic integral (not in every Blender's environment)
 
 import record_joint_conventions as rec  # noqa: E402
 
