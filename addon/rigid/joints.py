@@ -70,14 +70,15 @@ def _float_settings(c) -> list[tuple[str, float]]:
 
 
 def _label(c, name: str) -> str:
-    """The name Blender's panel shows for setting ``name`` of constraint ``c`` (``'Angular Y Stiffness'``)."""
+    """The name Blender's panel shows for setting ``name`` of constraint ``c``, with the property's own name:
+    ``'Y Angle Stiffness (spring_stiffness_ang_y)'``."""
     prop = c.bl_rna.properties.get(name) if hasattr(c, "bl_rna") else None
     return f"{prop.name} ({name})" if prop is not None else name
 
 
-def _side(obj, scene_names: set):
-    """``(kind, object)`` of one end: 'NONE', 'MISSING' (not in the scene), 'PART', 'ACTIVE', 'PASSIVE' or the
-    object's Role when it is no rigid body ('NONE_ROLE', 'SOFT')."""
+def _side(obj, scene_names: set) -> str:
+    """What one end of a constraint is: 'NONE' (empty slot), 'MISSING' (not in the scene), 'PART' (of a Compound
+    Parent), 'ACTIVE', 'PASSIVE', or 'NONE_ROLE' / 'SOFT' (no rigid body)."""
     if obj is None:
         return "NONE"
     if obj.name not in scene_names:
