@@ -230,6 +230,34 @@ def measure_slide(kind: str, lower: float | None = None, upper: float | None = N
     return {"direction_in_frame": direction.round(4).tolist(), "final_x": float(offset[-1, 0])}
 
 
+def downhill_euler(axis: str) -> tuple[float, float, float]:
+    """The Empty rotation (XYZ Euler) that points its ``axis`` along (cos 30°, 0, -sin 30°), 30° downhill."""
+    from mathutils import Matrix
+
+    onto_x = {"x": np.eye(3), "y": euler_matrix((0.0, 0.0, -math.pi / 2)), "z": euler_matrix((0.0, math.pi / 2, 0.0))}
+    matrix = euler_matrix((0.0, math.radians(30.0), 0.0)) @ onto_x[axis]
+    x, y, z = Matrix(matrix.tolist()).to_euler("XYZ")
+    return (x, y, z)
+
+
+def measure_generic_slide(axis: str, lower: float, upper: float) -> dict:
+    """A box on a GENERIC joint free along one axis only (limits [lower, upper] [m] on it, every other axis locked
+    by equal limits), that axis 30° downhill: the final offset of B from A along it [m]."""
+    scene = new_world(frames=60)
+    euler = downhill_euler(axis)
+    centre = np.array([0.0, 0.0, 2.0])
+    anchor = box("Anchor", centre + (0.0, 0.0, 0.5), kind="PASSIVE")
+    body = box("Body", centre)
+    c = joint("Joint", "GENERIC", anchor, body, location=centre, rotation=euler).rigid_body_constraint
+    for other in "xyz":
+        for what in ("lin", "ang"):
+            setattr(c, f"use_limit_{what}_{other}", True)
+            setattr(c, f"limit_{what}_{other}_lower", lower if (what, other) == ("lin", axis) else 0.0)
+            setattr(c, f"limit_{what}_{other}_upper", upper if (what, other) == ("lin", axis) else 0.0)
+    m = run(scene, [anchor, body])
+    return {"final": float(relative_offsets(m, euler_matrix(euler))[-1, "xyz".index(axis)])}
+
+
 # motor ---------------------------------------------------------------------------------------------------------------
 
 MOTOR_EULER = (0.3, -0.5, 0.9)
@@ -255,6 +283,18 @@ def measure_motor(*, linear: bool, mass: float, max_impulse: float, substeps: in
         angles = relative_angles(m, rot)
         velocity = (angles[-1] - angles[-2]) * FPS
     return {"velocity_in_frame": velocity.round(8).tolist(), "time_s": (frames - 1) / FPS}
+
+
+def measure_motor_under_gravity() -> dict:
+    """An angular MOTOR between a passive anchor and a box, under gravity: how far the box falls in 0.5 s [m] (a
+    MOTOR that locked the other axes would hold it)."""
+    scene = new_world(frames=31)
+    anchor = box("Anchor", (0.0, 0.0, 2.5), kind="PASSIVE")
+    body = box("Body", (0.0, 0.0, 2.0))
+    c = joint("Motor", "MOTOR", anchor, body, location=(0.0, 0.0, 2.0)).rigid_body_constraint
+    c.use_motor_ang, c.motor_ang_max_impulse = True, 10.0
+    m = run(scene, [anchor, body])
+    return {"fall_m": float(m[0, 1, 2, 3] - m[-1, 1, 2, 3])}
 
 
 # spring ------------------------------------------------------------------------------------------------------------
@@ -284,6 +324,28 @@ def measure_spring(spring_type: str, *, mass: float = 1.0, stiffness: float = 10
     m = run(scene, [anchor, body])
     x = relative_offsets(m, euler_matrix(euler))[:, 0]
     return {**fit_damped(x, 1.0 / FPS), "x_final_m": float(x[-1]), "x_max_m": float(x.max())}
+
+
+def measure_angular_spring(spring_type: str, *, damping: float = 0.5, stiffness: float = 100.0) -> dict:
+    """A 1 kg, 0.1 m cube 0.5 m from the pivot of a GENERIC_SPRING whose only free axis is X (world -Y, with an
+    angular spring), released level so that gravity swings it about the spring's rest angle: the fitted angular
+    frequency, decay rate and rest angle [rad] of its angle about X."""
+    scene = new_world(frames=240)
+    euler = AXIS_TO_MINUS_Y["x"]
+    pivot = np.array([0.0, 0.0, 2.0])
+    anchor = box("Anchor", pivot + (0.0, 0.0, 0.5), kind="PASSIVE")
+    bob = box("Bob", pivot + (0.5, 0.0, 0.0))
+    c = joint("Spring", "GENERIC_SPRING", anchor, bob, location=pivot, rotation=euler).rigid_body_constraint
+    c.spring_type = spring_type
+    for axis in "xyz":
+        for what in ("lin", "ang"):
+            if (what, axis) != ("ang", "x"):
+                setattr(c, f"use_limit_{what}_{axis}", True)
+                setattr(c, f"limit_{what}_{axis}_lower", 0.0)
+                setattr(c, f"limit_{what}_{axis}_upper", 0.0)
+    c.use_spring_ang_x, c.spring_stiffness_ang_x, c.spring_damping_ang_x = True, stiffness, damping
+    m = run(scene, [anchor, bob])
+    return fit_damped(relative_angles(m, euler_matrix(euler))[:, 0], 1.0 / FPS)
 
 
 def fit_damped(x: np.ndarray, dt: float) -> dict:
@@ -325,6 +387,19 @@ def measure_breaking(ratio: float, *, mass: float = 1.0, substeps: int = 10) -> 
     m = run(scene, [anchor, body])
     fallen = np.nonzero(m[:, 1, 2, 3] < 2.0 - 0.01)[0]
     return {"broke": bool(fallen.size), "first_frame_fallen": int(fallen[0]) + 1 if fallen.size else None}
+
+
+def measure_breaking_lever(ratio: float, *, arm: float = 2.0) -> dict:
+    """As :func:`measure_breaking` with the box ``arm`` [m] to the side of the joint: its angular rows carry
+    ``arm`` × m g h [N·m·s] per substep, its vertical row m g h; threshold ``ratio`` × m g h."""
+    scene = new_world(frames=61)
+    anchor = box("Anchor", (0.0, 0.0, 2.2), kind="PASSIVE")
+    body = box("Body", (arm, 0.0, 2.2))
+    c = joint("Fixed", "FIXED", anchor, body, location=(0.0, 0.0, 2.2)).rigid_body_constraint
+    c.use_breaking, c.breaking_threshold = True, ratio * G / (FPS * 10)
+    m = run(scene, [anchor, body])
+    fallen = np.nonzero(m[:, 1, 2, 3] < 2.2 - 0.01)[0]
+    return {"broke": bool(fallen.size)}
 
 
 # pendulum --------------------------------------------------------------------------------------------------------
@@ -385,6 +460,18 @@ READING = {
     "0.125 /s for m 2, c 0.5). SPRING1's damping d is Bullet's motor-based spring with factor (1 - d) x rate / "
     "iterations on its target velocity: for d up to 0.9 no damping at all, at 0.99 a little (sigma 0.003 /s), at 1 "
     "(and above) the spring stops dead at its first turning point (2 m g / k).",
+    "generic_slide": "A GENERIC joint's linear limits on X, Y and Z count B's offset from A along +axis, as the "
+    "slider's: [0, 0.2] stopped B at +0.2 m, [-0.2, 0] held it.",
+    "motor_free": "A MOTOR locks no axis: under gravity its body fell g t² / 2 (1.23 m in 0.5 s); it only drives.",
+    "angular_spring": "An angular spring (Generic Spring, X free with the spring, the rest locked) on a 1 kg cube "
+    "0.5 m from the pivot: SPRING1 is the physical spring (omega = sqrt(k / I_pivot) = 19.96 rad/s, rest angle "
+    "-m g L / k = -0.049 rad, for k = 100); SPRING2 is much softer there: omega 6.0 rad/s and a swing to -1.11 rad "
+    "for k = 100, omega 16.1 rad/s and rest angle -0.072 rad for k = 1000 (an effective stiffness near 7 % of k "
+    "on this body). SPRING2's linear springs are physical (measured for 1 and 2 kg here, 0.1 and 0.5 kg by hand).",
+    "breaking_lever": "With the weight to the side of a Fixed joint (a lever arm), Bullet breaks it at impulses "
+    "above the static m g h: a 0.5 m arm broke at 1.01 and held at 1.5 m g h (and at 10), a 1 m arm broke at 1.5, a "
+    "2 m arm broke even at 50 (its rows carry large transients within the iterations). Only the plain hanging case "
+    "is a clean reference.",
     "breaking": "A breakable joint breaks in the first substep whose constraint impulse (one row's, here the "
     "vertical one, holding m g h with h = 1 / (fps x substeps)) reaches the Breaking Threshold: 0.99 m g h broke, "
     "1.01 m g h held, at 10 and 20 substeps and 1 and 5 kg. The threshold is an impulse per substep [N·s].",
@@ -413,6 +500,11 @@ def measure_all() -> dict:
         for axis in axes
         for lo, hi in ((0.0, 45.0), (-45.0, 0.0))
     }
+    out["generic_slide"] = {
+        f"{axis}_{lo:g}_{hi:g}": measure_generic_slide(axis, lo, hi)
+        for axis in "xyz"
+        for lo, hi in ((0.0, 0.2), (-0.2, 0.0))
+    }
     out["slide"] = {
         "SLIDER": measure_slide("SLIDER"),
         "SLIDER_0_0.2": measure_slide("SLIDER", 0.0, 0.2),
@@ -426,6 +518,7 @@ def measure_all() -> dict:
         "lin_heavy_10": measure_motor(linear=True, mass=1000.0, max_impulse=1.0, substeps=10),
         "lin_heavy_20": measure_motor(linear=True, mass=1000.0, max_impulse=1.0, substeps=20),
         "ang_heavy_10": measure_motor(linear=False, mass=1000.0, max_impulse=1.0, substeps=10),
+        "under_gravity": measure_motor_under_gravity(),
     }
     out["spring"] = {
         f"{kind}_m{mass:g}_c{damping:g}": measure_spring(kind, mass=mass, damping=damping)
@@ -434,7 +527,17 @@ def measure_all() -> dict:
     }
     for damping in (0.9, 0.99, 1.0):  # SPRING1's damping bites only near 1 (see the reading)
         out["spring"][f"SPRING1_m1_c{damping:g}"] = measure_spring("SPRING1", damping=damping)
+    out["angular_spring"] = {
+        f"{kind}_k{k:g}_c{d:g}": measure_angular_spring(kind, damping=d, stiffness=k)
+        for kind, k, d in (("SPRING1", 100.0, 0.0), ("SPRING1", 100.0, 0.5), ("SPRING2", 100.0, 0.0),
+                           ("SPRING2", 100.0, 0.5), ("SPRING2", 1000.0, 0.0))
+    }  # fmt: skip
     out["breaking"] = {f"{ratio:g}": measure_breaking(ratio) for ratio in (0.9, 0.99, 1.01, 1.1, 2.0)}
+    out["breaking_lever"] = {
+        f"arm_{arm:g}_{r:g}": measure_breaking_lever(r, arm=arm)
+        for arm, ratios in ((0.5, (0.99, 1.01, 1.5, 10.0)), (1.0, (1.5,)), (2.0, (2.5, 50.0)))
+        for r in ratios
+    }
     out["breaking"].update({f"{ratio:g}_substeps_20": measure_breaking(ratio, substeps=20) for ratio in (0.99, 1.01)})
     out["breaking"].update({f"{ratio:g}_mass_5": measure_breaking(ratio, mass=5.0) for ratio in (0.99, 1.01)})
     out["pendulum"] = {f"substeps_{n}": measure_pendulum(n) for n in (1, 4, 10)}

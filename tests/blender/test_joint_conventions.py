@@ -133,3 +133,32 @@ def test_bullets_pendulum_period_error_falls_with_the_step(fresh):
     reference = rec.pendulum_reference(1.0, 0.1, math.radians(10.0))
     small = 2 * math.pi * math.sqrt((1.0 + 0.1**2 / 6) / G)
     assert reference / small == pytest.approx(1.0019, abs=2e-4)  # the elliptic factor of a 10° swing
+
+
+def test_generic_linear_limits_count_b_from_a_and_a_motor_locks_nothing(fresh):
+    for axis in "xyz":
+        assert fresh["generic_slide"][f"{axis}_0_0.2"]["final"] == pytest.approx(0.2, abs=1e-4)
+        assert abs(fresh["generic_slide"][f"{axis}_-0.2_0"]["final"]) < 1e-4
+    assert fresh["motor"]["under_gravity"]["fall_m"] == pytest.approx(0.5 * G * (30 / FPS) ** 2, rel=0.01)
+
+
+def test_angular_springs_spring1_physical_spring2_softer(fresh):
+    """SPRING1 against the linearised physical pendulum on a torsion spring (I about the pivot, rest angle
+    -m g L / k); SPRING2 far below it (the recorded effective stiffness, not the physical one)."""
+    spring = fresh["angular_spring"]
+    inertia = 0.5**2 + 0.1**2 / 6.0
+    rest = -G * 0.5 / 100.0
+    # gravity's torque -m g L cos(theta) adds -m g L sin(theta) > 0 to the stiffness about the rest angle
+    stiffness = 100.0 - G * 0.5 * math.sin(rest)
+    assert spring["SPRING1_k100_c0"]["omega"] == pytest.approx(math.sqrt(stiffness / inertia), rel=0.001)
+    assert spring["SPRING1_k100_c0"]["sag_m"] == pytest.approx(rest, rel=0.01)
+    assert spring["SPRING2_k100_c0"]["omega"] < 0.5 * math.sqrt(100.0 / inertia)
+    assert spring["SPRING2_k1000_c0"]["sag_m"] < 0.0 and abs(spring["SPRING2_k1000_c0"]["sag_m"]) > 10 * abs(
+        G * 0.5 / 1000.0
+    )
+
+
+def test_a_lever_breaks_fixed_joints_above_the_static_load(fresh):
+    lever = fresh["breaking_lever"]
+    assert lever["arm_0.5_1.01"]["broke"] and not lever["arm_0.5_1.5"]["broke"]
+    assert lever["arm_2_50"]["broke"]
