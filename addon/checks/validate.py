@@ -90,6 +90,7 @@ def validate_scene(
         engine: 'RIGID', 'SOFT' or 'IPC'.
         frame_start, frame_end: override the scene's bake range (as :func:`..bake.driver.bake_scene` does).
     """
+    from . import joints as validate_joints
     from . import physics as validate_physics
     from . import ranges as validate_ranges
     from . import refusals as validate_refusals
@@ -99,6 +100,7 @@ def validate_scene(
     view = _collect(scene, engine, start, end)
     findings = _scene_findings(scene, start, end)
     findings += _engine_findings(view)
+    findings += validate_joints.findings(view)  # Blender's Rigid Body Constraints
     findings += validate_ranges.setting_findings(view)
     findings += _object_findings(view)
     findings += [

@@ -19,11 +19,11 @@ from ...core import (
     KinematicTrack,
     Model,
     ModelBuilder,
-    ModelError,
     RigidSettings,
     ShapeType,
 )
 from ...core.friction.surface import SurfaceFriction
+from ...core.rigid.joints import JointSpec
 from .. import units
 from ..errors import BakeError
 
@@ -170,6 +170,9 @@ class BodyInput:
     scale: np.ndarray
     """Object scale at the first frame, (3,)."""
     parts: list[str] = field(default_factory=list)
+    collision_collections: int = 1
+    """20-bit mask of Blender's Collision Collections (bit k: collection k + 1); bodies collide when masks share a
+    bit."""
 
 
 def _add_bodies(builder, bodies: list[BodyInput]) -> list[ExportedBody]:
@@ -192,6 +195,7 @@ def _add_bodies(builder, bodies: list[BodyInput]) -> list[ExportedBody]:
             mass=body.mass if is_active else 1.0,
             kind=BodyKind.DYNAMIC if is_active else BodyKind.KINEMATIC,
             label=body.object_name,
+            collision_collections=body.collision_collections,
             **body_kw,
         )
         for spec in geometry.shapes:
@@ -232,6 +236,8 @@ class RigidSceneInput:
     settings: dict
     """The :class:`SceneExport` solver settings (``substeps``, ``solver``, ...) by name."""
     timings: dict = field(default_factory=dict)
+    joints: list[JointSpec] = field(default_factory=list)
+    """Blender's Rigid Body Constraints, in body indices of :attr:`bodies` (:mod:`.joints`)."""
 
     @property
     def frame_count(self) -> int:
@@ -247,13 +253,15 @@ def build_scene(inp: RigidSceneInput) -> SceneExport:
     builder = ModelBuilder(gravity=inp.gravity)
     try:
         bodies = _add_bodies(builder, inp.bodies)
+        for spec in inp.joints:
+            builder.add_joint(spec)
         model = builder.finalize(
             friction_combine=CombineMode[inp.settings["friction_combine"]],
             restitution_combine=CombineMode[inp.settings["restitution_combine"]],
         )
-    except ModelError as exc:
+    except ValueError as exc:  # ModelError, or a joint the builder refuses (its message names the joint)
         message = str(exc)
-        culprit = _culprit(message, [b.object_name for b in inp.bodies])
+        culprit = _culprit(message, [b.object_name for b in inp.bodies] + [j.name for j in inp.joints])
         if culprit is not None:  # "Name: ..." → "'Name': ...", like the bridge's own messages
             message = f"'{culprit}'{message[len(culprit) :]}"
         raise BakeError(message, object_name=culprit) from exc

@@ -30,6 +30,7 @@ from ..scene import (
     sample_world_matrices,
     scale_problems,
 )
+from . import joints as rigid_joints
 from . import shapes as rigid_shapes
 from .build import (
     BodyInput,
@@ -113,9 +114,20 @@ def _read_bodies(objects, geometries, surfaces, translation, rotation, scale, qu
                 quat=quats[0, k],
                 scale=scale[0, k].copy(),
                 parts=[p.name for p in parts.get(obj.name, ())] if s.shape == "COMPOUND" else [],
+                collision_collections=collision_mask(obj),
             )
         )
     return out
+
+
+def collision_mask(obj) -> int:
+    """The 20-bit mask of the Collision Collections of ``obj``'s Blender rigid body (Properties ▸ Physics ▸ Rigid
+    Body ▸ Collisions ▸ Collections; bit k: collection k + 1); 1 (the first collection, Blender's default) for an
+    object without one. Two bodies collide only when their masks share a bit."""
+    rigid_body = getattr(obj, "rigid_body", None)
+    if rigid_body is None:
+        return 1
+    return sum(1 << k for k, used in enumerate(rigid_body.collision_collections) if used)
 
 
 def _kinematic_pose(centres, active_count, translation, rotation, scale, quats) -> tuple[np.ndarray, np.ndarray]:
@@ -228,7 +240,9 @@ def gather_scene(scene, *, frame_start: int | None = None, frame_end: int | None
     all_parts = compound_parts(scene)
     parts = {obj.name: all_parts.get(obj.name, []) for obj in objects if obj.contact_lab.shape == "COMPOUND"}
     raise_problems(
-        object_problems(scene, active, passive, start, end) + rigid_shapes.shape_problems(active, passive, parts)
+        object_problems(scene, active, passive, start, end)
+        + rigid_shapes.shape_problems(active, passive, parts)
+        + rigid_joints.joint_problems(scene)
     )
 
     frames = np.arange(start, end + 1, dtype=np.int64)
@@ -255,6 +269,7 @@ def gather_scene(scene, *, frame_start: int | None = None, frame_end: int | None
         scene, objects, [g.surface_centre for g in geometries], scale[0], metres, int(frames[0])
     )
     bodies = _read_bodies(objects, geometries, surfaces, translation, rotation, scale, quats, metres, parts)
+    joints = rigid_joints.gather_joints(scene, {obj.name: k for k, obj in enumerate(active)}, metres, int(frames[0]))
     pose = None
     if passive:
         pose = _kinematic_pose([g.centre_local for g in geometries], len(active), translation, rotation, scale, quats)
@@ -269,6 +284,7 @@ def gather_scene(scene, *, frame_start: int | None = None, frame_end: int | None
         active_count=len(active),
         kinematic_pose=pose,
         settings={name: kind(getattr(settings, name)) for name, kind in SOLVER_SETTINGS},
+        joints=joints,
     )
 
 

@@ -16,11 +16,14 @@ Carried over, for every object of the scene with ``obj.rigid_body``:
 
 - Deactivation → the scene's Sleeping when every active body has it, with the lowest of their speed thresholds
   and Bullet's 2 s deactivation time (Contact Lab sleeps scene-wide, so a mix is reported and Sleeping stays off).
+- Collision Collections and Rigid Body Constraints need nothing: the bake reads both from Blender's own settings
+  (the constraint objects stay as they are, :mod:`.joints`). Per constraint, the report says what the bake would
+  refuse or do otherwise than Blender (a disabled constraint, one outside the world's Constraints collection, a
+  Passive side that moves).
 
-Reported as not carried over (per object, and for the world): collision margin, Start Deactivated, collision
-collections, the mesh source when modifiers make it matter, Deforming, animated
-Dynamic/Animated switches, rigid body constraints, the world's Speed (time scale), Split Impulse and effector
-weights on gravity.
+Reported as not carried over (per object, and for the world): collision margin, Start Deactivated, the mesh
+source when modifiers make it matter, Deforming, animated Dynamic/Animated switches, the world's Speed (time
+scale), Split Impulse and effector weights on gravity.
 
 Blender's own settings are left as they were (nothing is removed): its rigid body world is *muted*
 (``rigidbody_world.enabled = False``, the checkbox of Scene ▸ Rigid Body World) so that the baked keyframes are
@@ -37,6 +40,7 @@ from .. import units
 from ..errors import BakeError
 from ..output.keyframes import fcurves_of
 from ..scene import local_box, shape_label
+from . import joints as rigid_joints
 
 FLAT_TOLERANCE = 1e-6
 """An object whose bounding box is thinner than this fraction of its largest side counts as flat."""
@@ -70,9 +74,10 @@ def import_rigid_body(scene, *, mute_blender_world: bool = True) -> dict:
     if not objects:
         raise BakeError("No object in the scene has a Blender rigid body (Properties ▸ Physics ▸ Rigid Body)")
     compounds = {o.name for o in objects if o.rigid_body.collision_shape == "COMPOUND"}
-    report = {"objects": {}, "world": None, "blender_world_muted": False}
+    report = {"objects": {}, "constraints": {}, "world": None, "blender_world_muted": False}
     for obj in objects:
         report["objects"][obj.name] = _import_object(obj, compounds)
+    report["constraints"] = _import_constraints(scene)
     report["world"], report["blender_world_muted"] = _import_world(scene, objects, mute_blender_world)
     return report
 
@@ -86,14 +91,22 @@ def report_messages(report: dict) -> list[tuple[Literal["INFO", "WARNING"], str]
     if parts:
         counts += f", {len(parts)} compound part(s)"
     world = "Blender's rigid body world is muted" if report["blender_world_muted"] else "Blender's world left as it was"
+    constraints = report.get("constraints", {})
     lost = sum(1 for entry in objects.values() if entry["not_carried"]) + bool(report["world"]["not_carried"])
+    lost += sum(1 for entry in constraints.values() if entry["not_carried"])
     summary = f"Imported {len(objects)} Blender rigid bodies ({counts}); {world}"
+    if constraints:
+        summary += f"; {len(constraints)} rigid body constraint(s) are baked as joints"
     if lost:
         summary += f"; some settings have no Contact Lab equivalent (see the {lost} warning(s))"
     out: list[tuple[Literal["INFO", "WARNING"], str]] = [("INFO", summary)]
     for name, entry in objects.items():
         for note in entry["notes"]:
             out.append(("INFO", f"'{name}': {note}"))
+        if entry["not_carried"]:
+            out.append(("WARNING", f"'{name}': not carried over: " + "; ".join(entry["not_carried"])))
+    for name, entry in constraints.items():
+        out.extend(("INFO", note) for note in entry["notes"])
         if entry["not_carried"]:
             out.append(("WARNING", f"'{name}': not carried over: " + "; ".join(entry["not_carried"])))
     out.extend(("INFO", note) for note in report["world"]["notes"])
@@ -173,6 +186,10 @@ def _import_object(obj, compounds: set) -> dict:
     for key, value in settings.items():
         setattr(s, key, value)
     lost += _lost_object_settings(obj, rb)
+    collections = tuple(bool(v) for v in rb.collision_collections)
+    if collections != DEFAULT_COLLISION_COLLECTIONS:
+        used = ", ".join(str(i + 1) for i, v in enumerate(collections) if v) or "none"
+        notes.append(f"Collision Collections ({used}): the bake reads them, it collides only with bodies sharing one")
     entry = {"settings": settings, "notes": notes, "not_carried": lost}
     if part_of is not None:
         entry["part_of"] = part_of
@@ -185,10 +202,6 @@ def _lost_object_settings(obj, rb) -> list[str]:
         lost.append(f"Collision Margin {rb.collision_margin:g} (Contact Lab collides with the exact shape)")
     if rb.use_deactivation and rb.use_start_deactivated:
         lost.append("Start Deactivated (Contact Lab bodies are awake at the first frame)")
-    collections = tuple(bool(v) for v in rb.collision_collections)
-    if collections != DEFAULT_COLLISION_COLLECTIONS:
-        used = ", ".join(str(i + 1) for i, v in enumerate(collections) if v) or "none"
-        lost.append(f"Collision Collections ({used}): every Contact Lab body collides with every other")
     if rb.collision_shape in ("MESH", "CONVEX_HULL") and rb.mesh_source != "FINAL" and _has_mesh_changes(obj):
         lost.append(
             f"Source {MESH_SOURCES.get(rb.mesh_source, rb.mesh_source)} (Contact Lab reads the mesh with all its "
@@ -196,9 +209,6 @@ def _lost_object_settings(obj, rb) -> list[str]:
         )
     if rb.use_deform:
         lost.append("Deforming (Contact Lab reads the mesh once, at the start frame)")
-    constraint = getattr(obj, "rigid_body_constraint", None)
-    if constraint is not None:
-        lost.append(_constraint_text(obj, constraint))
     return lost
 
 
@@ -210,13 +220,24 @@ def _has_mesh_changes(obj) -> bool:
     return getattr(data, "shape_keys", None) is not None
 
 
-def _constraint_text(obj, constraint) -> str:
-    ends = [getattr(constraint, key, None) for key in ("object1", "object2")]
-    between = " and ".join(f"'{o.name}'" for o in ends if o is not None) or "no objects"
-    return (
-        f"the rigid body constraint {constraint.type.title().replace('_', ' ')} on '{obj.name}' (between "
-        f"{between}): Contact Lab has no joints, the bodies move freely"
-    )
+def _import_constraints(scene) -> dict:
+    """Per constraint object: its type, the objects it joins, notes and what the bake would refuse or do
+    otherwise than Blender (nothing is written: the bake reads the constraints themselves)."""
+    out = {}
+    listed = rigid_joints.world_constraint_names(scene)
+    for obj in rigid_joints.constraint_objects(scene):
+        c = obj.rigid_body_constraint
+        notes, lost = [], []
+        note = rigid_joints.constraint_note(obj, listed)
+        if note is not None:
+            notes.append(note)
+        if c.enabled:
+            refused = rigid_joints.constraint_problems(obj, scene)
+            lost += [f"the bake refuses it: {m}" for m in refused]
+            lost += rigid_joints.constraint_warnings(obj)
+        ends = [o.name for o in (c.object1, c.object2) if o is not None]
+        out[obj.name] = {"type": str(c.type), "between": ends, "notes": notes, "not_carried": lost}
+    return out
 
 
 # world ----------------------------------------------------------------------------------------------
@@ -271,10 +292,6 @@ def _import_world(scene, objects: list, mute: bool) -> tuple[dict, bool]:
         notes.append("gravity: the scene's, as in Blender")
     else:
         notes.append("the scene's gravity is off: nothing falls, as in Blender")
-    for obj in scene.objects:
-        constraint = getattr(obj, "rigid_body_constraint", None)
-        if constraint is not None and getattr(obj, "rigid_body", None) is None:
-            lost.append(_constraint_text(obj, constraint))
 
     _import_deactivation(scene, objects, written, notes, lost)
     world = getattr(scene, "rigidbody_world", None)

@@ -89,6 +89,7 @@ class ModelBuilder:
         label: str = "",
         linear_damping: float = 0.0,
         angular_damping: float = 0.0,
+        collision_collections: int = 1,
     ) -> int:
         """Add a body whose frame origin is its centre of mass; returns its index.
 
@@ -103,6 +104,8 @@ class ModelBuilder:
             linear_damping, angular_damping: fraction of the linear / angular velocity lost per second, in
                 [0, 1] [dimensionless]; each step scales v by ``(1 - linear_damping) ** dt`` and w likewise
                 (Bullet's ``btRigidBody::applyDamping``, so Blender's rigid body damping means the same).
+            collision_collections: 20-bit mask of Blender's Collision Collections (bit k: collection k + 1); two
+                bodies collide only when their masks share a bit.
         """
         index = len(self._bodies)
         self._bodies.append(
@@ -117,6 +120,7 @@ class ModelBuilder:
                 label=label or f"body{index}",
                 linear_damping=float(linear_damping),
                 angular_damping=float(angular_damping),
+                collision_collections=int(collision_collections),
             )
         )
         return index
@@ -331,6 +335,10 @@ class ModelBuilder:
         state = State(m.body_count)
         m.body_linear_damping = np.array([b["linear_damping"] for b in self._bodies], np.float64)
         m.body_angular_damping = np.array([b["angular_damping"] for b in self._bodies], np.float64)
+        m.body_collision_mask = np.array([b["collision_collections"] for b in self._bodies], np.int32)
+        masks = m.body_collision_mask
+        # one bit shared by every body: the broad phase need not look at the masks (every pair collides as before)
+        m.has_collision_filter = masks.size > 0 and int(np.bitwise_and.reduce(masks)) == 0
         for i, b in enumerate(self._bodies):
             label = b["label"]
             for key in ("pos", "vel", "omega"):
@@ -339,6 +347,10 @@ class ModelBuilder:
             for key in ("linear_damping", "angular_damping"):
                 if not 0.0 <= b[key] <= 1.0:
                     raise ModelError(f"{label}: {key.replace('_', ' ')} must lie in [0, 1], got {b[key]}")
+            if not 0 <= b["collision_collections"] < 1 << 20:
+                raise ModelError(
+                    f"{label}: collision collections must be a 20-bit mask, got {b['collision_collections']}"
+                )
             state.body_pos[i] = b["pos"]
             state.body_quat[i] = _as_quat(b["quat"])
             state.body_vel[i] = b["vel"]

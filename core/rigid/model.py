@@ -44,6 +44,11 @@ class Model:
         velocity by ``(1 - d) ** dt`` (Bullet's ``applyDamping``)."""
         self.body_angular_damping: np.ndarray = np.zeros(0)
         """Angular damping in [0, 1] [dimensionless], shape (body_count,): scales w by ``(1 - d) ** dt``."""
+        self.body_collision_mask: np.ndarray = np.ones(0, np.int32)
+        """Blender's Collision Collections per body, a 20-bit mask (bit k: collection k + 1), shape (body_count,),
+        int32: two bodies collide only when their masks share a bit."""
+        self.has_collision_filter: bool = False
+        """True when some pair of bodies shares no collision collection (the broad phase then filters its pairs)."""
         self.body_shape_start: np.ndarray = np.zeros(1, np.int32)
         """CSR offsets into the shape arrays, shape (body_count + 1,), int32."""
         self.body_label: list[str] = []

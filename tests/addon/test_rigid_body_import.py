@@ -48,6 +48,25 @@ def rigid_body(**overrides):
     return types.SimpleNamespace(**values)
 
 
+def fake_constraint(**overrides):
+    """A Blender Rigid Body Constraint with Blender's defaults (as ``rigidbody.constraint_add`` makes it)."""
+    values = dict(
+        type="HINGE", enabled=True, object1=None, object2=None, disable_collisions=True, use_breaking=False,
+        breaking_threshold=10.0, use_override_solver_iterations=False, solver_iterations=10, spring_type="SPRING2",
+        use_motor_lin=False, use_motor_ang=False, motor_lin_target_velocity=1.0, motor_ang_target_velocity=1.0,
+        motor_lin_max_impulse=1.0, motor_ang_max_impulse=1.0,
+    )  # fmt: skip
+    for axis in "xyz":
+        for kind, (lower, upper) in (("lin", (-1.0, 1.0)), ("ang", (-0.785398, 0.785398))):
+            values[f"use_limit_{kind}_{axis}"] = False
+            values[f"limit_{kind}_{axis}_lower"], values[f"limit_{kind}_{axis}_upper"] = lower, upper
+        for ang in ("", "ang_"):
+            values[f"use_spring_{ang}{axis}"] = False
+            values[f"spring_stiffness_{ang}{axis}"], values[f"spring_damping_{ang}{axis}"] = 10.0, 0.5
+    values.update(overrides)
+    return types.SimpleNamespace(**values)
+
+
 def box_corners(size=(1.0, 1.0, 1.0)):
     h = [0.5 * s for s in size]
     return [(x, y, z) for x in (-h[0], h[0]) for y in (-h[1], h[1]) for z in (-h[2], h[2])]
@@ -183,8 +202,8 @@ def test_compound_children_become_parts():
 
 
 def test_settings_without_equivalent_are_reported_per_object():
-    """Margin, sleeping, collision collections, mesh source (with modifiers), Deforming, parenting and a
-    constraint are each named in the object's not-carried list."""
+    """Margin, sleeping, mesh source (with modifiers), Deforming and parenting are each named in the object's
+    not-carried list; collision collections and a constraint are carried (the bake reads them) and said."""
     rb = rigid_body(
         use_margin=True,
         collision_margin=0.1,
@@ -197,19 +216,16 @@ def test_settings_without_equivalent_are_reported_per_object():
     holder = fake_object("Holder")
     obj = fake_object("Rock", rb, parent=holder, modifiers=["Subdivision"])
     other = fake_object("Other", rigid_body())
-    obj.rigid_body_constraint = types.SimpleNamespace(type="HINGE", object1=obj, object2=other)
+    obj.rigid_body_constraint = fake_constraint(type="HINGE", object1=obj, object2=other)
     report = rbi.import_rigid_body(fake_scene([obj, other, holder]))
     lost = " | ".join(report["objects"]["Rock"]["not_carried"])
-    for fragment in (
-        "Collision Margin 0.1",
-        "Start Deactivated",
-        "Collision Collections (1, 3)",
-        "Source Base",
-        "Deforming",
-        "parented to 'Holder'",
-        "Hinge on 'Rock' (between 'Rock' and 'Other')",
-    ):
+    for fragment in ("Collision Margin 0.1", "Start Deactivated", "Source Base", "Deforming", "parented to 'Holder'"):
         assert fragment in lost
+    assert "Collision Collections" not in lost and "constraint" not in lost
+    assert any("Collision Collections (1, 3): the bake reads them" in n for n in report["objects"]["Rock"]["notes"])
+    assert report["constraints"] == {
+        "Rock": {"type": "HINGE", "between": ["Rock", "Other"], "notes": [], "not_carried": []}
+    }
     assert report["objects"]["Other"]["not_carried"] == []
     world_lost = " | ".join(report["world"]["not_carried"])
     assert "Deactivation on 1 of 2 active bodies" in world_lost and "'Other' never deactivates" in world_lost
@@ -274,17 +290,39 @@ def test_lower_blender_iterations_keep_ours_and_the_world_can_stay_on():
 
 
 def test_world_settings_without_equivalent_are_reported():
-    """Speed, Split Impulse, gravity field weights and a constraint-only empty are named for the world."""
+    """Speed, Split Impulse and gravity field weights are named for the world; a constraint-only empty is carried
+    (the bake reads it) and reported as a constraint, not as lost."""
     world = fake_world(time_scale=0.5, use_split_impulse=True)
     world.effector_weights.gravity = 0.25
     a, b = fake_object("A", rigid_body()), fake_object("B", rigid_body())
     hinge = fake_object("Hinge")
-    hinge.rigid_body_constraint = types.SimpleNamespace(type="HINGE", object1=a, object2=b)
+    hinge.rigid_body_constraint = fake_constraint(type="HINGE", object1=a, object2=b)
     report = rbi.import_rigid_body(fake_scene([a, b, hinge], world=world))
     lost = " | ".join(report["world"]["not_carried"])
     assert "Speed 0.5" in lost and "Split Impulse" in lost and "gravity (0.25" in lost
-    assert "Hinge on 'Hinge' (between 'A' and 'B')" in lost
+    assert "Hinge" not in lost
+    assert report["constraints"]["Hinge"] == {"type": "HINGE", "between": ["A", "B"], "notes": [], "not_carried": []}
+    assert "1 rigid body constraint(s) are baked as joints" in rbi.report_messages(report)[0][1]
     assert hinge.contact_lab.role == "NONE"  # not a rigid body: untouched
+
+
+def test_what_a_constraint_cannot_carry_is_said_per_constraint():
+    """Crossed limits (the bake refuses them), a disabled constraint (skipped, as Blender does) and an Animated
+    passive side (held at its start pose): each named under its constraint object, with a warning line."""
+    a, b = fake_object("A", rigid_body()), fake_object("B", rigid_body(type="PASSIVE", kinematic=True))
+    crossed = fake_object("Crossed")
+    crossed.rigid_body_constraint = fake_constraint(
+        object1=a, object2=b, use_limit_ang_z=True, limit_ang_z_lower=0.5, limit_ang_z_upper=-0.5
+    )
+    off = fake_object("Off")
+    off.rigid_body_constraint = fake_constraint(enabled=False, object1=a, object2=None)
+    report = rbi.import_rigid_body(fake_scene([a, b, crossed, off]))
+    lost = " | ".join(report["constraints"]["Crossed"]["not_carried"])
+    assert "the bake refuses it: 'Crossed': its angular Z limit has lower 0.5 above upper -0.5" in lost
+    assert "'B' is Passive and moves" in lost
+    assert report["constraints"]["Off"]["not_carried"] == [] and "disabled" in report["constraints"]["Off"]["notes"][0]
+    warnings = [text for level, text in rbi.report_messages(report) if level == "WARNING"]
+    assert any(text.startswith("'Crossed': not carried over: the bake refuses it") for text in warnings)
 
 
 def test_soft_bodies_keep_the_engine():

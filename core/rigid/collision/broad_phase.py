@@ -207,3 +207,23 @@ def sweep_and_prune(aabb_lower, aabb_upper, shape_body, body_kind, pairs, counts
         pairs[q, 1] = sorted_keys[q] % n
     counts[0] = stored
     counts[1] = dropped
+
+
+def keep_shared_collections(pairs, count: int, shape_body, body_mask) -> int:
+    """Keep, in their order, the first ``count`` pairs of ``pairs`` whose bodies share a collision collection.
+
+    Blender's rule: two bodies collide only when their Collision Collections masks share a bit. Plain NumPy, run
+    only for models where some pair shares none (no compiled kernel for the others).
+
+    Args:
+        pairs: shape pairs (pair_max, 2), int32, compacted in place. count: how many are valid.
+        shape_body: body of each shape (shape_count,), int32. body_mask: 20-bit mask per body (body_count,), int32.
+
+    Returns:
+        The number of pairs kept (the first rows of ``pairs``).
+    """
+    valid = pairs[:count]
+    shared = body_mask[shape_body[valid[:, 0]]] & body_mask[shape_body[valid[:, 1]]]
+    kept = valid[shared != 0]
+    pairs[: kept.shape[0]] = kept
+    return int(kept.shape[0])

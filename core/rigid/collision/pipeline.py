@@ -13,7 +13,7 @@ from ...math.quat import quat_mul, quat_rotate, quat_to_matrix
 from ..contacts import Contacts
 from ..joint_rows import drop_joined_pairs
 from ..model import Model
-from .broad_phase import sweep_and_prune
+from .broad_phase import keep_shared_collections, sweep_and_prune
 from .narrow_phase import FEATURE_MAX, compute_shape_aabbs, generate_contacts
 
 
@@ -224,6 +224,8 @@ class CollisionPipeline:
                 self.pairs, self.pair_counts[0], m.shape_body, m.body_count, m.joint_joined_pairs
             )
         self.pair_overflow = int(self.pair_counts[1])
+        if m.has_collision_filter:
+            return keep_shared_collections(self.pairs, int(self.pair_counts[0]), m.shape_body, m.body_collision_mask)
         return int(self.pair_counts[0])
 
     def _generate_contacts(self, pair_count: int, contacts: Contacts) -> int:
