@@ -18,6 +18,11 @@ Conventions:
   angular impulse × metres², linear impulses and velocities × metres (Blender's numbers are per Blender unit);
   SPRING2's damping is a viscous coefficient (linear / metres, angular × metres²), SPRING1's a factor kept as it is
   (tests/data/joint_conventions.json has what each means, measured in Blender's simulation).
+- Steps: Blender counts the Breaking Threshold per Bullet substep ``h_B`` = 1 / (fps × the Rigid Body World's
+  Substeps Per Frame); the core counts it per its own step ``h`` = 1 / (fps × Contact Lab's Substeps), so the
+  threshold is scaled by ``h / h_B`` (the same load breaks the joint whatever the substeps). The Motor's Max
+  Impulse is a force in Blender's simulation and the core's (no conversion). ``h_B`` and the world's Solver
+  Iterations go with each joint (SPRING1's drive rate depends on them); without a world, Blender's defaults.
 - Refusals (:func:`joint_problems`) name the constraint object and the fix; the bake raises them, Check Scene
   lists them (:mod:`..checks.joints`).
 """
@@ -288,8 +293,27 @@ def _flags(c, template: str) -> tuple[bool, bool, bool]:
     return (x, y, z)
 
 
-def _spec_settings(c, metres: float) -> dict:
-    """Every setting of constraint ``c`` as :class:`JointSpec` keyword arguments, in metres (see the module)."""
+BLENDER_SUBSTEPS = 10
+"""Blender's default Substeps Per Frame and Solver Iterations (a scene without a Rigid Body World)."""
+
+
+def blender_step(scene) -> tuple[float, int]:
+    """Blender's substep ``h_B`` [s] and solver iterations of ``scene``'s Rigid Body World (its defaults without
+    one): the step that Blender's per-substep numbers (Breaking Threshold, SPRING1's damping) count in."""
+    world = getattr(scene, "rigidbody_world", None)
+    substeps = int(getattr(world, "substeps_per_frame", BLENDER_SUBSTEPS)) if world is not None else BLENDER_SUBSTEPS
+    iterations = int(getattr(world, "solver_iterations", BLENDER_SUBSTEPS)) if world is not None else BLENDER_SUBSTEPS
+    return 1.0 / (units.scene_fps(scene) * max(substeps, 1)), max(iterations, 1)
+
+
+def core_step(scene) -> float:
+    """Contact Lab's step ``h`` [s] for ``scene``: 1 / (fps × the Substeps of Contact Lab's Rigid settings)."""
+    return 1.0 / (units.scene_fps(scene) * max(int(scene.contact_lab.substeps), 1))
+
+
+def _spec_settings(c, metres: float, threshold_scale: float = 1.0) -> dict:
+    """Every setting of constraint ``c`` as :class:`JointSpec` keyword arguments, in metres (see the module);
+    ``threshold_scale``: ``h / h_B``, the Breaking Threshold's conversion to one core step."""
     m2 = metres * metres
     viscous = c.spring_type == "SPRING2"  # a damping coefficient [N·s/BU]; SPRING1's is a factor without unit
     return dict(
@@ -313,7 +337,7 @@ def _spec_settings(c, metres: float) -> dict:
         motor_ang_target_velocity=float(c.motor_ang_target_velocity),
         motor_lin_max_impulse=float(c.motor_lin_max_impulse) * metres,
         motor_ang_max_impulse=float(c.motor_ang_max_impulse) * m2,
-        breaking_threshold=float(c.breaking_threshold) * metres if c.use_breaking else math.inf,
+        breaking_threshold=float(c.breaking_threshold) * metres * threshold_scale if c.use_breaking else math.inf,
         disable_collisions=bool(c.disable_collisions),
         solver_iterations=int(c.solver_iterations) if c.use_override_solver_iterations else 0,
     )
@@ -346,6 +370,8 @@ def gather_joints(scene, body_index: dict[str, int], metres: float, frame: int) 
     objects = [o for o in constraint_objects(scene) if o.rigid_body_constraint.enabled]
     if not objects:
         return []
+    h_blender, iterations = blender_step(scene)
+    threshold_scale = core_step(scene) / h_blender
     matrices = sample_world_matrices(scene, objects, np.array([frame], dtype=np.int64))[0]  # (J, 4, 4) [BU]
     translation, rotation, _, _ = units.decompose_matrices(matrices[None])
     quats = units.matrix_to_quat(rotation[0])  # (J, 4) wxyz
@@ -353,7 +379,8 @@ def gather_joints(scene, body_index: dict[str, int], metres: float, frame: int) 
     for k, obj in enumerate(objects):
         c = obj.rigid_body_constraint
         ends = [body_index.get(o.name, -1) if o is not None else -1 for o in (c.object1, c.object2)]
-        settings = _spec_settings(c, metres)
+        settings = _spec_settings(c, metres, threshold_scale)
+        settings.update(blender_substep=h_blender, blender_iterations=iterations)
         if ends[0] < 0:  # the world is Object 1: the body is body0, its motion counted the other way round
             ends.reverse()
             settings = swap_sides(settings)

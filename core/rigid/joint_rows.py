@@ -8,14 +8,21 @@ arms ``p1 - x0`` and ``p1 - x1`` (``p1`` body1's anchor), which is the exact rat
 turns; angular rows use the dual basis of the XYZ Euler axes (Bullet's generic 6-DOF axes), which is the exact
 rate of each Euler angle of the relative rotation, so free, locked and limited angles mix on any axis.
 
-Springs (GENERIC_SPRING, rest at the start pose, coordinate 0):
+Springs (GENERIC_SPRING, rest at the start pose, coordinate 0), the two laws of Blender's Bullet:
 
-* SPRING2, an implicit spring–damper ``f = -k x - c v`` evaluated at the end of the step: a soft equality row
-  ``u + k x / (c + h k) + lambda / (h (c + h k)) = 0`` (Catto's soft constraint), stable for any ``k``, ``c`` and
-  ``h``. It is exactly SPRING1's law with the damping ``c + h k``: the implicit stiffness costs ``h k`` of damping.
-* SPRING1, an explicit force from the start of the step: the row's impulse is fixed at ``-h (k x + c u0)``
-  (``u0`` the axis velocity at the start of the step). Accurate (a symplectic Euler step) but stable only for
-  ``h sqrt(k / m) < 2``, as Bullet's first spring is.
+* SPRING2 (``btGeneric6DofSpring2Constraint``): the force ``-k x - c v``. The spring's part is explicit (the
+  coordinate at the start of the step), the damping's implicit (the velocity at its end): a soft equality row
+  ``u + k x / c + lambda / (h c) = 0``, that is ``lambda = -h (k x + c u)``; without damping a fixed impulse
+  ``-h k x``. Frequency ``sqrt(k / m)`` and decay ``c / (2 m)`` to first order in ``h``, stable for any ``c`` and
+  for ``h sqrt(k / m) < 2``. (Bullet applies the same force explicitly, bounded by its own guess of the row's
+  mass; on an angular row of a body far from the axis its solver falls short of it, see the notes.)
+* SPRING1 (``btGeneric6DofSpringConstraint``, a motor per axis): a boxed row that drives the coordinate's rate
+  toward ``-rate k x`` with an impulse of at most ``h k |x|``; ``rate`` (:func:`.joints.spring1_rate`, stored in
+  the damping array) is ``(1 - d) / (h_B n_B)``. Far from that rate the row always saturates (the undamped
+  explicit spring); with ``d = 1`` the target is rest, and the spring stops dead where its force first holds
+  the load.
+
+Motors drive the coordinate's rate to the target with an impulse of at most ``h`` times the maximum (a force).
 
 The velocity rows carry no position bias for locked axes (the drift is removed after the step by
 :func:`project_joints`); limit rows are speculative: ``u >= -(s - lower) / h`` while the limit is not reached.
@@ -176,8 +183,11 @@ def row_coupling(Ja, IJb, b0, b1, body_inv_mass, Jb):
 
 
 @njit_kernel
-def _slot_rows(j, flags, s, lower, upper, k, c, spring1, target, max_impulse, u0, dt, slot, kind, b, lo, hi, gamma):
-    """Kind, bias and bounds of slot ``slot`` of joint ``j`` (axis ``slot % 6``; slots 12/13 are axes 0/3)."""
+def _slot_rows(j, flags, s, lower, upper, k, c, spring1, target, max_force, dt, slot, kind, b, lo, hi, gamma):
+    """Kind, bias and bounds of slot ``slot`` of joint ``j`` (axis ``slot % 6``; slots 12/13 are axes 0/3).
+
+    ``c``: SPRING2's damping [N·s/m] or SPRING1's rate [1/s]; ``max_force`` [N | N·m].
+    """
     inf = math.inf
     kind[j, slot], b[j, slot], lo[j, slot], hi[j, slot], gamma[j, slot] = ROW_OFF, 0.0, 0.0, 0.0, 0.0
     if slot < 6:
@@ -190,16 +200,20 @@ def _slot_rows(j, flags, s, lower, upper, k, c, spring1, target, max_impulse, u0
             else:
                 b[j, slot], lo[j, slot], hi[j, slot] = -max(upper - s, 0.0) / dt, -inf, 0.0
     elif slot < 12:
-        if flags & AXIS_SPRING and (k > 0.0 or c > 0.0):
-            if spring1:
-                kind[j, slot] = ROW_BOXED
-                lo[j, slot] = hi[j, slot] = -dt * (k * s + c * u0)
-            else:
-                kind[j, slot] = ROW_EQUALITY
-                b[j, slot] = k * s / (c + dt * k)
-                gamma[j, slot] = 1.0 / (dt * (c + dt * k))
+        if not flags & AXIS_SPRING:
+            return
+        if spring1:
+            if k > 0.0:  # drive toward the rate -c k s, the force at most k |s|
+                kind[j, slot], b[j, slot], hi[j, slot] = ROW_BOXED, c * k * s, dt * k * abs(s)
+                lo[j, slot] = -hi[j, slot]
+        elif c > 0.0:  # lambda = -h (k s + c u_end)
+            kind[j, slot], b[j, slot], gamma[j, slot] = ROW_EQUALITY, k * s / c, 1.0 / (dt * c)
+        elif k > 0.0:
+            kind[j, slot] = ROW_BOXED
+            lo[j, slot] = hi[j, slot] = -dt * k * s
     elif flags & AXIS_MOTOR:
-        kind[j, slot], b[j, slot], lo[j, slot], hi[j, slot] = ROW_BOXED, -target, -max_impulse, max_impulse
+        kind[j, slot], b[j, slot] = ROW_BOXED, -target
+        lo[j, slot], hi[j, slot] = -max_force * dt, max_force * dt
 
 
 @njit_kernel
@@ -229,11 +243,8 @@ def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_i
             for p in range(3):
                 for i in range(3):
                     J[j, r, p, i] = Jg[axis, p, i]
-            u0 = 0.0
-            if 6 <= r < 12 and spring_type[j] == SPRING1:
-                u0 = _row_speed_single(Jg[axis], b0, b1, body_vel, body_omega)
             _slot_rows(j, flags[j, axis], s[axis], lower[j, axis], upper[j, axis], stiff[j, axis], damp[j, axis],
-                       spring_type[j] == SPRING1, target[j, axis], max_imp[j, axis], u0, dt, r, kind, b, lo, hi,
+                       spring_type[j] == SPRING1, target[j, axis], max_imp[j, axis], dt, r, kind, b, lo, hi,
                        gamma)  # fmt: skip
             if kind[j, r] == ROW_OFF:
                 continue

@@ -9,17 +9,19 @@ follows Bullet as Blender sets it up (``rigidbody_constraint_init`` with ``rb_bu
 
 * FIXED: all six locked (``btFixedConstraint``). POINT: the three linear axes locked (``btPoint2PointConstraint``).
 * HINGE: everything locked but the angle about Z (``btHingeConstraint`` turns about the frame's Z); its limit is
-  ``limit_ang_z``. Bullet measures the hinge angle of body0 relative to body1, the opposite sense of the generic
+  ``limit_ang_z``. Bullet measures the hinge angle of body0 relative to body1, the opposite sense of the core's
   angle, so the hinge's Z axis carries the sign -1.
 * SLIDER: moves along X (``limit_lin_x``), the rest locked. PISTON: moves along and turns about X (``limit_lin_x``,
-  ``limit_ang_x``).
+  ``limit_ang_x``); its angle counts body1 relative to body0 (sign +1).
 * GENERIC, GENERIC_SPRING: per axis; ``use_limit_*`` off is free, a limit whose lower equals its upper locks the
   axis at that value, otherwise the axis is limited. GENERIC_SPRING adds a spring on each ``use_spring_*`` axis.
+  Their angles count as the hinge's, body0 relative to body1 (sign -1 on the three angles; for one free angle
+  exact, for several to first order).
 * MOTOR: every axis free, a velocity motor along and about X (``btGeneric6DofConstraint`` with all limits open).
-  Bullet's motor row drives body0 relative to body1 about X but body1 relative to body0 along X, hence the signs.
+  Bullet's motor rows drive body0 relative to body1 along and about X, hence :data:`MOTOR_SIGN`.
 
-These readings of Bullet's code are what the core encodes; the bridge measures Blender's own simulation and
-the two are reconciled there.
+:class:`JointSpec` lists every sense and unit; each is checked against Blender's own simulation of the same
+scene (``tests/blender/test_joint_conventions.py``).
 """
 
 from __future__ import annotations
@@ -48,7 +50,25 @@ class JointKind(enum.IntEnum):
 
 @dataclass(frozen=True)
 class JointSpec:
-    """One Blender Rigid Body Constraint, in the core's terms (field names as Blender's RigidBodyConstraint)."""
+    """One Blender Rigid Body Constraint, in the core's terms (field names as Blender's RigidBodyConstraint).
+
+    Object 1 is ``body0`` (A), Object 2 ``body1`` (B); the joint frame is the constraint object's pose at the start.
+    Senses and units, as Blender's own simulation (Bullet) moves (``tests/data/joint_conventions.json``):
+
+    * Linear limits [m] count B's offset from A along the frame's axis (SLIDER, PISTON, GENERIC).
+    * Angular limits [rad] of HINGE (about Z) and GENERIC count A's turn relative to B (B turns by minus the
+      angle); a PISTON's angular limit (about X) counts B relative to A.
+    * MOTOR locks no axis; target ``+v`` moves B at ``-v`` [m/s] along and ``-v`` [rad/s] about X relative to A.
+      ``motor_*_max_impulse`` bounds a force [N] (torque [N·m]): each step's impulse is at most ``max × h``, so
+      the motor pushes as hard per second whatever the substeps.
+    * Springs rest at the start pose; stiffness ``k`` [N/m, N·m/rad] for both types. SPRING2: force ``-k x - c v``
+      with ``c`` [N·s/m, N·m·s/rad] a viscous damping. SPRING1 (Bullet's motor-driven spring): a drive toward the
+      relative velocity ``-(1 - d) k x / (h_B n_B)`` whose force is at most ``k |x|``, with ``d`` the damping
+      factor (clamped to [0, 1]), ``h_B`` = ``blender_substep`` and ``n_B`` = ``blender_iterations``: for ``d``
+      up to about 0.9 an undamped spring, near 1 a strong damper, at 1 the spring holds wherever it stops.
+    * ``breaking_threshold`` is one row's impulse in one core step [N·s]: Blender's threshold (an impulse per
+      Blender substep) times ``h / h_B`` (the bridge converts), so a joint breaks at the same load.
+    """
 
     kind: JointKind
     body0: int  # Blender's object1; a body index of the ModelBuilder
@@ -66,18 +86,20 @@ class JointSpec:
     use_spring_ang: tuple[bool, bool, bool] = (False, False, False)
     spring_stiffness_lin: tuple[float, float, float] = (10.0, 10.0, 10.0)  # [N/m]
     spring_stiffness_ang: tuple[float, float, float] = (10.0, 10.0, 10.0)  # [N·m/rad]
-    spring_damping_lin: tuple[float, float, float] = (0.5, 0.5, 0.5)  # Blender's meaning (measure it)
-    spring_damping_ang: tuple[float, float, float] = (0.5, 0.5, 0.5)
+    spring_damping_lin: tuple[float, float, float] = (0.5, 0.5, 0.5)  # SPRING2 [N·s/m]; SPRING1: a factor d
+    spring_damping_ang: tuple[float, float, float] = (0.5, 0.5, 0.5)  # SPRING2 [N·m·s/rad]; SPRING1: d
     use_motor_lin: bool = False
     use_motor_ang: bool = False
-    motor_lin_target_velocity: float = 1.0  # [m/s] along the frame's x
-    motor_ang_target_velocity: float = 1.0  # [rad/s] about the frame's x
-    motor_lin_max_impulse: float = 1.0  # [N·s] per solver step (Blender's meaning: measure it)
-    motor_ang_max_impulse: float = 1.0
-    breaking_threshold: float = math.inf  # [N·s]; Blender's use_breaking False -> inf
+    motor_lin_target_velocity: float = 1.0  # [m/s]: object2 moves at -target along X relative to object1
+    motor_ang_target_velocity: float = 1.0  # [rad/s]: object2 turns at -target about X relative to object1
+    motor_lin_max_impulse: float = 1.0  # a force bound [N] (Blender's Max Impulse: per step at most this × h)
+    motor_ang_max_impulse: float = 1.0  # a torque bound [N·m]
+    breaking_threshold: float = math.inf  # [N·s] per core step (one row's impulse); use_breaking False -> inf
     disable_collisions: bool = True
     solver_iterations: int = 0  # 0: the scene's; Blender's use_override_solver_iterations
     name: str = ""  # the constraint object's name, for messages and reports
+    blender_substep: float = 1.0 / 600.0  # [s] Blender's substep 1 / (fps × substeps per frame): SPRING1's rate
+    blender_iterations: int = 10  # Blender's solver iterations (the world's): SPRING1's rate
 
 
 AXIS_FREE = 0
@@ -92,9 +114,9 @@ AXIS_MOTOR = 8
 """Axis flag: a velocity motor with a bounded impulse."""
 
 SPRING1 = 1
-"""Spring law code: explicit force ``-k x - c v`` from the start of the step (:mod:`.joint_rows`)."""
+"""Spring law code: Bullet's first spring, a bounded drive toward ``-rate k x`` (:mod:`.joint_rows`)."""
 SPRING2 = 2
-"""Spring law code: implicit spring–damper as a soft constraint (:mod:`.joint_rows`)."""
+"""Spring law code: force ``-k x - c v``, the spring at the start pose, the damping implicit (:mod:`.joint_rows`)."""
 
 _LOCKED_BY_KIND = {
     JointKind.FIXED: (0, 1, 2, 3, 4, 5),
@@ -160,6 +182,8 @@ def validate_joint(spec: JointSpec, body_count: int) -> None:
         raise ModelError(f"constraint '{name}': spring_type must be SPRING1 or SPRING2, got {spec.spring_type!r}")
     if int(spec.solver_iterations) < 0:
         raise ModelError(f"constraint '{name}': solver_iterations must not be negative")
+    if not (math.isfinite(spec.blender_substep) and spec.blender_substep > 0.0) or int(spec.blender_iterations) < 1:
+        raise ModelError(f"constraint '{name}': blender_substep must be positive and blender_iterations at least 1")
 
 
 def axis_table(spec: JointSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -167,7 +191,7 @@ def axis_table(spec: JointSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
     Axes: lin x, y, z [m], ang x, y, z [rad]. ``flags`` combine ``AXIS_*``; ``lower``/``upper`` are the limit or
     the locked value in Blender's sense, ``sign`` converts the core's coordinate (body1 relative to body0) into
-    Blender's for that kind (-1 on a hinge's Z, see the module docstring).
+    Blender's for that kind (-1 on a hinge's Z and a generic joint's angles, see the module docstring).
     """
     kind = JointKind(spec.kind)
     flags = np.zeros(6, np.int32)
@@ -179,6 +203,8 @@ def axis_table(spec: JointSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     hi = tuple(spec.limit_lin_upper) + tuple(spec.limit_ang_upper)
     if kind == JointKind.HINGE:
         sign[5] = -1.0
+    if kind in (JointKind.GENERIC, JointKind.GENERIC_SPRING):
+        sign[3:] = -1.0
     for i in _LOCKED_BY_KIND.get(kind, ()):
         flags[i] = AXIS_LOCKED
     limited = range(6) if kind in (JointKind.GENERIC, JointKind.GENERIC_SPRING) else _LIMIT_BY_KIND.get(kind, ())
@@ -199,9 +225,17 @@ def axis_table(spec: JointSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return flags, lower, upper, sign
 
 
-MOTOR_SIGN = (1.0, -1.0)
-"""Sign of the motor's target in the core's coordinate (body1 relative to body0), linear then angular (Bullet's
-``btGeneric6DofConstraint`` flips the rotational target)."""
+MOTOR_SIGN = (-1.0, -1.0)
+"""Sign of the motor's target in the core's coordinate (body1 relative to body0), linear then angular: Bullet's
+motor row drives A relative to B, so B moves at minus the target along and about X (measured in Blender)."""
+
+
+def spring1_rate(damping, blender_substep: float, blender_iterations: int) -> np.ndarray:
+    """SPRING1's drive rate ``(1 - d) / (h_B n_B)`` [1/s] per axis for Blender's damping factors ``d``: the
+    relative velocity the spring drives toward is ``-rate k x`` (Bullet's ``btGeneric6DofSpringConstraint`` with
+    Blender's ``1 - d``); ``d`` at or above 1 gives 0 (the spring then only holds)."""
+    d = np.asarray(damping, np.float64)
+    return np.clip(1.0 - d, 0.0, 1.0) / (float(blender_substep) * int(blender_iterations))
 
 
 def _frame_in_body(pos, quat, body_pos, body_quat) -> tuple[np.ndarray, np.ndarray]:
@@ -252,7 +286,10 @@ def pack_joints(m, specs: list[JointSpec], body_pos: np.ndarray, body_quat: np.n
         flags, lower, upper, sign = axis_table(spec)
         m.joint_axis_flags[j], m.joint_lower[j], m.joint_upper[j], m.joint_sign[j] = flags, lower, upper, sign
         m.joint_spring_stiffness[j] = tuple(spec.spring_stiffness_lin) + tuple(spec.spring_stiffness_ang)
-        m.joint_spring_damping[j] = tuple(spec.spring_damping_lin) + tuple(spec.spring_damping_ang)
+        damping = np.array(tuple(spec.spring_damping_lin) + tuple(spec.spring_damping_ang))
+        if spec.spring_type == "SPRING1":  # the damping array holds SPRING1's drive rate [1/s]
+            damping = spring1_rate(damping, spec.blender_substep, spec.blender_iterations)
+        m.joint_spring_damping[j] = damping
         m.joint_spring_type[j] = SPRING1 if spec.spring_type == "SPRING1" else SPRING2
         m.joint_motor_target[j, 0] = MOTOR_SIGN[0] * spec.motor_lin_target_velocity
         m.joint_motor_target[j, 3] = MOTOR_SIGN[1] * spec.motor_ang_target_velocity

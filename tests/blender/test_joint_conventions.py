@@ -162,3 +162,147 @@ def test_a_lever_breaks_fixed_joints_above_the_static_load(fresh):
     lever = fresh["breaking_lever"]
     assert lever["arm_0.5_1.01"]["broke"] and not lever["arm_0.5_1.5"]["broke"]
     assert lever["arm_2_50"]["broke"]
+
+
+# our bake of the same scenes -----------------------------------------------------------------------------------------
+#
+# Each scene below is built by the recording's own function; instead of Blender's rigid body world, Contact Lab bakes
+# it (Import Rigid Body, then the add-on's export and the core's simulation at OUR_SUBSTEPS, not Blender's 10), and
+# the same quantity is compared with the recorded Bullet value: the quantity, Bullet's number, ours, the tolerance.
+
+OUR_SUBSTEPS = 4
+"""Contact Lab's substeps per frame in these bakes (240 Hz): the conventions must not depend on the step."""
+
+
+def bake_ours(scene, objects, substeps: int = OUR_SUBSTEPS) -> np.ndarray:
+    """:func:`record_joint_conventions.run` by Contact Lab: world matrices (F, N, 4, 4) of ``objects`` per frame."""
+    from contact_lab.addon.rigid.gather import export_scene
+    from contact_lab.addon.rigid.rigid_body_import import import_rigid_body
+    from contact_lab.core.rigid.frame_loop import simulate
+    from mathutils import Quaternion
+
+    import_rigid_body(scene)
+    scene.contact_lab.substeps = substeps
+    export = export_scene(scene)
+    trajectory = simulate(export.model, **export.simulate_kwargs())
+    moved = export.object_transforms(trajectory)
+    out = np.zeros((export.frame_count, len(objects), 4, 4))
+    for k, obj in enumerate(objects):
+        if obj.name not in moved:  # a passive body stays where it is
+            out[:, k] = np.array(obj.matrix_world)
+            continue
+        location, quat = moved[obj.name]
+        for f in range(export.frame_count):
+            out[f, k, :3, :3] = np.array(Quaternion(quat[f]).to_matrix())
+            out[f, k, :3, 3] = location[f]
+            out[f, k, 3, 3] = 1.0
+    return out
+
+
+@pytest.fixture
+def ours(monkeypatch):
+    """The recording's scene builders, baked by Contact Lab (``ours.substeps`` per frame)."""
+
+    class Ours:
+        substeps = OUR_SUBSTEPS
+
+    runner = Ours()
+    monkeypatch.setattr(rec, "run", lambda scene, objects: bake_ours(scene, objects, runner.substeps))
+    return runner
+
+
+def test_ours_hinge_limits_count_a_relative_to_b(ours, recorded):
+    """Hinge about the Empty's Z, limits A relative to B: [0, 45°] lets B fall to -45°, [-45°, 0] holds it, the
+    ends swapped +45°. Tolerance 0.3° (Bullet's limit overshoots by up to 0.23°, ours holds to 0.01°)."""
+    for key, args in (("0_45", (0.0, 45.0)), ("-45_0", (-45.0, 0.0)), ("-45_0_swapped", (-45.0, 0.0))):
+        got = rec.measure_hinge_limit(*args, swap=key.endswith("swapped"))
+        want = recorded["hinge_limit"][key]
+        print(f"hinge {key}: Bullet {want['final_deg']:.3f} deg, ours {got['final_deg']:.3f} deg")
+        assert got["final_deg"] == pytest.approx(want["final_deg"], abs=0.3), key
+        assert got["extreme_deg"] == pytest.approx(want["extreme_deg"], abs=0.3), key
+
+
+def test_ours_generic_angles_as_the_hinge_piston_angle_the_other_way(ours, recorded):
+    """GENERIC's angular limits on X, Y, Z count A relative to B; PISTON's on X counts B relative to A. Tolerance
+    0.3° (Bullet's 6-DoF limits are soft: -45.16° and -0.23° where ours stops at -45.00° and 0.00°)."""
+    cases = [("GENERIC", axis, 0.0, 45.0) for axis in "xyz"] + [("GENERIC", "z", -45.0, 0.0)]
+    cases += [("PISTON", "x", -45.0, 0.0), ("PISTON", "x", 0.0, 45.0)]
+    for kind, axis, lo, hi in cases:
+        key = f"{kind}_{axis}_{lo:g}_{hi:g}"
+        got, want = rec.measure_axis_limit(kind, axis, lo, hi)["final_deg"], recorded["axis_limit"][key]["final_deg"]
+        print(f"{key}: Bullet {want:.3f} deg, ours {got:.3f} deg")
+        assert got == pytest.approx(want, abs=0.3), key
+
+
+def test_ours_linear_limits_count_b_from_a(ours, recorded):
+    """SLIDER, PISTON and GENERIC linear limits count B's offset from A along +axis; the free slide down a 30°
+    incline matches g sin 30° t² / 2 (Bullet 2.3755 m). Tolerances: 1e-3 m on a limit, 0.5 % on the free slide."""
+    free = rec.measure_slide("SLIDER")
+    assert np.allclose(free["direction_in_frame"], [1.0, 0.0, 0.0], atol=1e-3)
+    assert free["final_x"] == pytest.approx(recorded["slide"]["SLIDER"]["final_x"], rel=0.005)
+    for kind, lo, hi in (("SLIDER", 0.0, 0.2), ("SLIDER", -0.2, 0.0), ("PISTON", 0.0, 0.2)):
+        got = rec.measure_slide(kind, lo, hi)["final_x"]
+        want = recorded["slide"][f"{kind}_{lo:g}_{hi:g}"]["final_x"]
+        assert got == pytest.approx(want, abs=1e-3), (kind, lo, hi)
+    for axis, lo, hi in (("x", 0.0, 0.2), ("y", 0.0, 0.2), ("z", 0.0, 0.2), ("y", -0.2, 0.0)):
+        got = rec.measure_generic_slide(axis, lo, hi)["final"]
+        assert got == pytest.approx(recorded["generic_slide"][f"{axis}_{lo:g}_{hi:g}"]["final"], abs=1e-3), axis
+
+
+def test_ours_motor_drives_b_at_minus_the_target_and_bounds_a_force(ours, recorded):
+    """Target +1: B moves at -1 m/s along and turns at -1 rad/s about X relative to A (tolerance 1e-3); Max
+    Impulse 1 on 1000 kg is a 1 N force (Bullet -4.92e-4 m/s after 0.5 s at its 600 Hz; ours at 240 Hz and at
+    600 Hz within 2 %); a motor locks nothing (the fall under gravity, 1 %)."""
+    motor = recorded["motor"]
+    for key, linear in (("lin_light", True), ("ang_light", False)):
+        got = rec.measure_motor(linear=linear, mass=1.0, max_impulse=10.0)["velocity_in_frame"]
+        print(f"motor {key}: Bullet {motor[key]['velocity_in_frame']}, ours {got}")
+        assert np.allclose(got, motor[key]["velocity_in_frame"], atol=1e-3), key
+    for substeps in (OUR_SUBSTEPS, 10):
+        ours.substeps = substeps
+        for key, linear in (("lin_heavy_10", True), ("ang_heavy_10", False)):
+            got = rec.measure_motor(linear=linear, mass=1000.0, max_impulse=1.0)["velocity_in_frame"][0]
+            want = motor[key]["velocity_in_frame"][0]
+            print(f"motor {key} at {substeps} substeps: Bullet {want:.6g}, ours {got:.6g}")
+            assert got == pytest.approx(want, rel=0.02), (key, substeps)
+    ours.substeps = OUR_SUBSTEPS
+    assert rec.measure_motor_under_gravity()["fall_m"] == pytest.approx(motor["under_gravity"]["fall_m"], rel=0.01)
+
+
+def test_ours_springs_as_bullets_spring1_and_spring2(ours, recorded):
+    """Linear springs (k 100 N/m): SPRING2's omega sqrt(k/m), decay c / 2m and sag m g / k; SPRING1 undamped for
+    d = 0, barely damped at 0.99, stopped at its first turning point 2 m g / k at d = 1. Tolerances: omega 0.5 %,
+    sigma 3 % (SPRING2) or 0.002 /s (SPRING1 0.99: Bullet 0.0030 /s), sag 0.5 %, the stop 1 %."""
+    spring = recorded["spring"]
+    for kind, mass, damping in (("SPRING2", 1.0, 0.5), ("SPRING2", 2.0, 0.5), ("SPRING1", 1.0, 0.0)):
+        key = f"{kind}_m{mass:g}_c{damping:g}"
+        got, want = rec.measure_spring(kind, mass=mass, damping=damping), spring[key]
+        print(f"{key}: Bullet omega {want['omega']:.4f} sigma {want['sigma']:.4f}; ours {got['omega']:.4f} "
+              f"{got['sigma']:.4f}")  # fmt: skip
+        assert got["omega"] == pytest.approx(want["omega"], rel=0.005), key
+        assert got["sigma"] == pytest.approx(want["sigma"], rel=0.03, abs=1e-4), key
+        assert got["sag_m"] == pytest.approx(want["sag_m"], rel=0.005), key
+    got = rec.measure_spring("SPRING1", damping=0.99)
+    print(f"SPRING1 d 0.99: Bullet sigma {spring['SPRING1_m1_c0.99']['sigma']:.5f}, ours {got['sigma']:.5f}")
+    assert got["sigma"] == pytest.approx(spring["SPRING1_m1_c0.99"]["sigma"], abs=0.002)
+    got = rec.measure_spring("SPRING1", damping=1.0)
+    assert got["x_final_m"] == pytest.approx(spring["SPRING1_m1_c1"]["x_final_m"], rel=0.01)
+
+
+def test_ours_angular_spring1_is_the_physical_spring(ours, recorded):
+    """SPRING1 about X on a cube 0.5 m from the pivot: omega (Bullet 19.96 rad/s) within 0.5 %, rest angle 1 %."""
+    got, want = rec.measure_angular_spring("SPRING1", damping=0.0), recorded["angular_spring"]["SPRING1_k100_c0"]
+    assert got["omega"] == pytest.approx(want["omega"], rel=0.005)
+    assert got["sag_m"] == pytest.approx(want["sag_m"], rel=0.01)
+
+
+def test_ours_breaks_at_blenders_load_whatever_the_substeps(ours, recorded):
+    """A Fixed joint holding m g h_B × 0.99 breaks, × 1.01 holds (h_B Blender's substep), at our 4 and 10 substeps
+    (the threshold is scaled by h / h_B), as Bullet's; and 0.9 breaks within the first 4 frames."""
+    for substeps in (OUR_SUBSTEPS, 10):
+        ours.substeps = substeps
+        for ratio in (0.99, 1.01):
+            got, want = rec.measure_breaking(ratio), recorded["breaking"][f"{ratio:g}"]
+            assert got["broke"] == want["broke"], (ratio, substeps)
+    ours.substeps = OUR_SUBSTEPS
+    assert rec.measure_breaking(0.9)["first_frame_fallen"] <= recorded["breaking"]["0.9"]["first_frame_fallen"]
