@@ -108,7 +108,12 @@ def test_every_setting_is_copied_with_the_frame_in_metres():
     assert spec.use_motor_lin and not spec.use_motor_ang
     assert math.isclose(spec.motor_lin_target_velocity, 2.0 * m) and math.isclose(spec.motor_ang_target_velocity, -3.0)
     assert math.isclose(spec.motor_lin_max_impulse, 4.0 * m) and math.isclose(spec.motor_ang_max_impulse, 5.0 * m * m)
-    assert math.isclose(spec.breaking_threshold, 7.0 * m)
+    # Blender's threshold counts per Bullet substep, ours per core step: scaled by h / h_B (Blender's 10 substeps)
+    world = scene.rigidbody_world
+    fps = scene.render.fps / scene.render.fps_base
+    h_blender, h_ours = 1.0 / (fps * world.substeps_per_frame), 1.0 / (fps * scene.contact_lab.substeps)
+    assert math.isclose(spec.breaking_threshold, 7.0 * m * h_ours / h_blender)
+    assert math.isclose(spec.blender_substep, h_blender) and spec.blender_iterations == world.solver_iterations
     assert spec.disable_collisions is False and spec.solver_iterations == 33
 
 
