@@ -14,8 +14,9 @@ Springs (GENERIC_SPRING, rest at the start pose, coordinate 0), the two laws of 
   coordinate at the start of the step), the damping's implicit (the velocity at its end): a soft equality row
   ``u + k x / c + lambda / (h c) = 0``, that is ``lambda = -h (k x + c u)``; without damping a fixed impulse
   ``-h k x``. Frequency ``sqrt(k / m)`` and decay ``c / (2 m)`` to first order in ``h``, stable for any ``c`` and
-  for ``h sqrt(k / m) < 2``. (Bullet applies the same force explicitly, bounded by its own guess of the row's
-  mass; on an angular row of a body far from the axis its solver falls short of it, see the notes.)
+  for ``h sqrt(k / m) < 2``. Bullet applies the same force explicitly but, on an angular row of a body far from
+  the axis, its solver delivers only a share of it: the model's angular stiffness and damping already carry
+  that share (:func:`.joints.spring2_angular_share`).
 * SPRING1 (``btGeneric6DofSpringConstraint``, a motor per axis): a boxed row that drives the coordinate's rate
   toward ``-rate k x`` with an impulse of at most ``h k |x|``; ``rate`` (:func:`.joints.spring1_rate`, stored in
   the damping array) is ``(1 - d) / (h_B n_B)``. Far from that rate the row always saturates (the undamped

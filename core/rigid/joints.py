@@ -66,6 +66,8 @@ class JointSpec:
       relative velocity ``-(1 - d) k x / (h_B n_B)`` whose force is at most ``k |x|``, with ``d`` the damping
       factor (clamped to [0, 1]), ``h_B`` = ``blender_substep`` and ``n_B`` = ``blender_iterations``: for ``d``
       up to about 0.9 an undamped spring, near 1 a strong damper, at 1 the spring holds wherever it stops.
+      An angular SPRING2 acts with the share of ``k`` and ``c`` that Bullet's solver applies to a body turning
+      about an axis away from its centre (:func:`spring2_angular_share`: 6.4 % for a cube 0.5 m off the axis).
     * ``breaking_threshold`` is one row's impulse in one core step [N·s]: Blender's threshold (an impulse per
       Blender substep) times ``h / h_B`` (the bridge converts), so a joint breaks at the same load.
     """
@@ -248,6 +250,44 @@ def _frame_in_body(pos, quat, body_pos, body_quat) -> tuple[np.ndarray, np.ndarr
     return local_pos, local_quat / np.linalg.norm(local_quat)
 
 
+def spring2_angular_share(m, spec: JointSpec, body_pos: np.ndarray, body_quat: np.ndarray) -> np.ndarray:
+    """The share (3,) of an angular SPRING2's stiffness and damping that Blender's Bullet applies, per frame axis.
+
+    Bullet's ``btGeneric6DofSpring2Constraint`` aims each substep at the velocity change ``f / m_B`` (``f`` the
+    spring's impulse, ``m_B = mass r² + 1 / |I⁻¹ a|`` its estimate of the inertia about the axis ``a``, ``r`` the
+    body centre's distance from the frame, the two bodies' in series) and bounds the impulse by ``f``. Turning
+    the body alone about ``a`` takes only ``m_a = 1 / (a · I⁻¹ a)``, so the row stops at ``f m_a / m_B``; when the
+    joint locks the three linear axes, each of the solver's ``n`` iterations hands part of the turn on to the
+    pivot rows and the row's impulse reaches ``f (1 - (1 - m_a / m_B)^n)`` (``n`` the constraint's iterations).
+    A 1 kg, 0.1 m cube 0.5 m from the axis: 6.4 % at 10 iterations (measured in Blender: 6.5 %); 1 for a body
+    turning about its own centre. From the start pose (Bullet reevaluates it each substep).
+    """
+    from ..math.quat import rotation_matrix
+
+    frame = rotation_matrix(np.asarray(spec.rotation, np.float64) / np.linalg.norm(spec.rotation))
+    inv_inertia = np.zeros((3, 3))
+    estimates = []
+    for b in (int(spec.body0), int(spec.body1)):
+        if b < 0 or not m.body_inv_mass[b] > 0.0:
+            continue
+        R = rotation_matrix(body_quat[b])
+        inv_world = R @ m.body_inv_inertia_local[b] @ R.T
+        inv_inertia += inv_world
+        rr = float(np.sum((np.asarray(spec.position, np.float64) - body_pos[b]) ** 2))
+        estimates.append([rr / m.body_inv_mass[b] + 1.0 / max(np.linalg.norm(inv_world @ frame[:, i]), 1e-300)
+                          for i in range(3)])  # fmt: skip
+    share = np.ones(3)
+    if not estimates:
+        return share
+    estimate = np.array(estimates[0]) if len(estimates) == 1 else np.prod(estimates, 0) / np.sum(estimates, 0)
+    iterations = int(spec.solver_iterations) if spec.solver_iterations > 0 else int(spec.blender_iterations)
+    pivot = all(spec.use_limit_lin) and tuple(spec.limit_lin_lower) == tuple(spec.limit_lin_upper)
+    for i in range(3):
+        ratio = min(1.0 / max(float(frame[:, i] @ inv_inertia @ frame[:, i]), 1e-300) / estimate[i], 1.0)
+        share[i] = 1.0 - (1.0 - ratio) ** iterations if pivot else ratio
+    return share
+
+
 def pack_joints(m, specs: list[JointSpec], body_pos: np.ndarray, body_quat: np.ndarray) -> None:
     """Fill the model's joint arrays (see :meth:`.model.Model._declare_joints`) from validated ``specs``.
 
@@ -285,10 +325,15 @@ def pack_joints(m, specs: list[JointSpec], body_pos: np.ndarray, body_quat: np.n
                 )
         flags, lower, upper, sign = axis_table(spec)
         m.joint_axis_flags[j], m.joint_lower[j], m.joint_upper[j], m.joint_sign[j] = flags, lower, upper, sign
-        m.joint_spring_stiffness[j] = tuple(spec.spring_stiffness_lin) + tuple(spec.spring_stiffness_ang)
+        stiffness = np.array(tuple(spec.spring_stiffness_lin) + tuple(spec.spring_stiffness_ang))
         damping = np.array(tuple(spec.spring_damping_lin) + tuple(spec.spring_damping_ang))
         if spec.spring_type == "SPRING1":  # the damping array holds SPRING1's drive rate [1/s]
             damping = spring1_rate(damping, spec.blender_substep, spec.blender_iterations)
+        elif any(spec.use_spring_ang):  # as much of the angular springs as Blender applies
+            share = spring2_angular_share(m, spec, body_pos, body_quat)
+            stiffness[3:] *= share
+            damping[3:] *= share
+        m.joint_spring_stiffness[j] = stiffness
         m.joint_spring_damping[j] = damping
         m.joint_spring_type[j] = SPRING1 if spec.spring_type == "SPRING1" else SPRING2
         m.joint_motor_target[j, 0] = MOTOR_SIGN[0] * spec.motor_lin_target_velocity
