@@ -16,7 +16,7 @@ Springs (GENERIC_SPRING, rest at the start pose, coordinate 0), the two laws of 
   ``-h k x``. Frequency ``sqrt(k / m)`` and decay ``c / (2 m)`` to first order in ``h``, stable for any ``c`` and
   for ``h sqrt(k / m) < 2``. Bullet applies the same force explicitly but, on an angular row of a body far from
   the axis, its solver delivers only a share of it: the model's angular stiffness and damping already carry
-  that share (:func:`.joints.spring2_angular_share`).
+  that share and Bullet's limits on ``k`` and ``c`` (:func:`.joints.spring2_gains`).
 * SPRING1 (``btGeneric6DofSpringConstraint``, a motor per axis): a boxed row that drives the coordinate's rate
   toward ``-rate k x`` with an impulse of at most ``h k |x|``; ``rate`` (:func:`.joints.spring1_rate`, stored in
   the damping array) is ``(1 - d) / (h_B n_B)``. Far from that rate the row always saturates (the undamped

@@ -67,7 +67,7 @@ class JointSpec:
       factor (clamped to [0, 1]), ``h_B`` = ``blender_substep`` and ``n_B`` = ``blender_iterations``: for ``d``
       up to about 0.9 an undamped spring, near 1 a strong damper, at 1 the spring holds wherever it stops.
       An angular SPRING2 acts with the share of ``k`` and ``c`` that Bullet's solver applies to a body turning
-      about an axis away from its centre (:func:`spring2_angular_share`: 6.4 % for a cube 0.5 m off the axis).
+      about an axis away from its centre, and Bullet's limits on ``k`` and ``c`` apply (:func:`spring2_gains`).
     * ``breaking_threshold`` is one row's impulse in one core step [N·s]: Blender's threshold (an impulse per
       Blender substep) times ``h / h_B`` (the bridge converts), so a joint breaks at the same load.
     """
@@ -250,42 +250,57 @@ def _frame_in_body(pos, quat, body_pos, body_quat) -> tuple[np.ndarray, np.ndarr
     return local_pos, local_quat / np.linalg.norm(local_quat)
 
 
-def spring2_angular_share(m, spec: JointSpec, body_pos: np.ndarray, body_quat: np.ndarray) -> np.ndarray:
-    """The share (3,) of an angular SPRING2's stiffness and damping that Blender's Bullet applies, per frame axis.
-
-    Bullet's ``btGeneric6DofSpring2Constraint`` aims each substep at the velocity change ``f / m_B`` (``f`` the
-    spring's impulse, ``m_B = mass r² + 1 / |I⁻¹ a|`` its estimate of the inertia about the axis ``a``, ``r`` the
-    body centre's distance from the frame, the two bodies' in series) and bounds the impulse by ``f``. Turning
-    the body alone about ``a`` takes only ``m_a = 1 / (a · I⁻¹ a)``, so the row stops at ``f m_a / m_B``; when the
-    joint locks the three linear axes, each of the solver's ``n`` iterations hands part of the turn on to the
-    pivot rows and the row's impulse reaches ``f (1 - (1 - m_a / m_B)^n)`` (``n`` the constraint's iterations).
-    A 1 kg, 0.1 m cube 0.5 m from the axis: 6.4 % at 10 iterations (measured in Blender: 6.5 %); 1 for a body
-    turning about its own centre. From the start pose (Bullet reevaluates it each substep).
-    """
+def _bullet_row_masses(m, spec: JointSpec, body_pos, body_quat) -> tuple[np.ndarray, np.ndarray]:
+    """Bullet's estimate ``m_B`` (6,) of each SPRING2 row's mass [kg | kg·m²] and the angular rows' own
+    ``m_a`` (3,) (see :func:`spring2_gains`); ``inf`` where no side moves."""
     from ..math.quat import rotation_matrix
 
     frame = rotation_matrix(np.asarray(spec.rotation, np.float64) / np.linalg.norm(spec.rotation))
-    inv_inertia = np.zeros((3, 3))
-    estimates = []
+    inv_mass, inv_inertia, estimates = 0.0, np.zeros((3, 3)), []
     for b in (int(spec.body0), int(spec.body1)):
         if b < 0 or not m.body_inv_mass[b] > 0.0:
             continue
         R = rotation_matrix(body_quat[b])
         inv_world = R @ m.body_inv_inertia_local[b] @ R.T
+        inv_mass += m.body_inv_mass[b]
         inv_inertia += inv_world
         rr = float(np.sum((np.asarray(spec.position, np.float64) - body_pos[b]) ** 2))
         estimates.append([rr / m.body_inv_mass[b] + 1.0 / max(np.linalg.norm(inv_world @ frame[:, i]), 1e-300)
                           for i in range(3)])  # fmt: skip
-    share = np.ones(3)
     if not estimates:
-        return share
-    estimate = np.array(estimates[0]) if len(estimates) == 1 else np.prod(estimates, 0) / np.sum(estimates, 0)
+        return np.full(6, np.inf), np.full(3, np.inf)
+    angular = np.array(estimates[0]) if len(estimates) == 1 else np.prod(estimates, 0) / np.sum(estimates, 0)
+    own = np.array([1.0 / max(float(frame[:, i] @ inv_inertia @ frame[:, i]), 1e-300) for i in range(3)])
+    return np.concatenate([np.full(3, 1.0 / inv_mass), angular]), own
+
+
+def spring2_gains(m, spec: JointSpec, body_pos: np.ndarray, body_quat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """SPRING2's stiffness and damping (6,) as Blender's Bullet applies them (lin x, y, z, ang x, y, z).
+
+    Bullet's ``btGeneric6DofSpring2Constraint`` estimates each row's mass ``m_B`` (the bodies' masses in series;
+    about an axis ``a``, ``mass r² + 1 / |I⁻¹ a|`` with ``r`` the centre's distance from the frame) and limits
+    a spring to ``k <= m_B / (16 h_B²)`` and ``c <= m_B / h_B`` (Blender asks for these limits). Each substep it
+    aims at the velocity change ``f / m_B`` (``f`` the spring's impulse) and bounds the impulse by ``f``. Turning
+    a body alone about ``a`` takes only ``m_a = 1 / (a · I⁻¹ a)``, so an angular row stops at ``f m_a / m_B``;
+    when the joint locks the three linear axes, each of the ``n`` solver iterations hands part of the turn on to
+    the pivot rows and the row's impulse reaches ``f (1 - (1 - m_a / m_B)^n)``. A 1 kg, 0.1 m cube 0.5 m from the
+    axis: 6.4 % of ``k`` and ``c`` at 10 iterations (Blender: 6.5 %); all of them about the body's own centre.
+    From the start pose (Bullet reevaluates it each substep).
+    """
+    stiffness = np.array(tuple(spec.spring_stiffness_lin) + tuple(spec.spring_stiffness_ang), np.float64)
+    damping = np.array(tuple(spec.spring_damping_lin) + tuple(spec.spring_damping_ang), np.float64)
+    estimate, own = _bullet_row_masses(m, spec, body_pos, body_quat)
+    h = float(spec.blender_substep)
+    stiffness = np.minimum(stiffness, estimate / (16.0 * h * h))
+    damping = np.minimum(damping, estimate / h)
     iterations = int(spec.solver_iterations) if spec.solver_iterations > 0 else int(spec.blender_iterations)
     pivot = all(spec.use_limit_lin) and tuple(spec.limit_lin_lower) == tuple(spec.limit_lin_upper)
-    for i in range(3):
-        ratio = min(1.0 / max(float(frame[:, i] @ inv_inertia @ frame[:, i]), 1e-300) / estimate[i], 1.0)
-        share[i] = 1.0 - (1.0 - ratio) ** iterations if pivot else ratio
-    return share
+    ratio = np.minimum(own / estimate[3:], 1.0)
+    share = 1.0 - (1.0 - ratio) ** iterations if pivot else ratio
+    share[~np.isfinite(estimate[3:])] = 1.0
+    stiffness[3:] *= share
+    damping[3:] *= share
+    return stiffness, damping
 
 
 def pack_joints(m, specs: list[JointSpec], body_pos: np.ndarray, body_quat: np.ndarray) -> None:
@@ -329,10 +344,8 @@ def pack_joints(m, specs: list[JointSpec], body_pos: np.ndarray, body_quat: np.n
         damping = np.array(tuple(spec.spring_damping_lin) + tuple(spec.spring_damping_ang))
         if spec.spring_type == "SPRING1":  # the damping array holds SPRING1's drive rate [1/s]
             damping = spring1_rate(damping, spec.blender_substep, spec.blender_iterations)
-        elif any(spec.use_spring_ang):  # as much of the angular springs as Blender applies
-            share = spring2_angular_share(m, spec, body_pos, body_quat)
-            stiffness[3:] *= share
-            damping[3:] *= share
+        elif JointKind(spec.kind) == JointKind.GENERIC_SPRING:  # as Blender's Bullet applies them
+            stiffness, damping = spring2_gains(m, spec, body_pos, body_quat)
         m.joint_spring_stiffness[j] = stiffness
         m.joint_spring_damping[j] = damping
         m.joint_spring_type[j] = SPRING1 if spec.spring_type == "SPRING1" else SPRING2

@@ -503,3 +503,21 @@ def test_an_angular_spring2_acts_with_bullets_share_of_its_stiffness(arm, k):
     expected = 2.0 * math.pi * math.sqrt(pivot / (share * k))
     print(f"angular SPRING2 arm {arm}: share {share:.4f}, period {period:.5f} s ({expected:.5f})")
     assert period == pytest.approx(expected, rel=0.005)
+
+
+def test_a_stiff_spring2_is_limited_as_bullet_limits_it():
+    """Bullet (Blender asks it to) caps a SPRING2's stiffness at m / (16 h_B²), its omega at 0.25 / h_B: k = 1e6
+    N/m on 1 kg at Blender's 600 Hz swings at 150 rad/s (period within 0.5 %, stepped at 960 Hz); the cap follows
+    Blender's substep (at 1200 Hz, 300 rad/s: the model's stiffness 90 000 N/m)."""
+    period = 2.0 * math.pi / 150.0
+    x = simulate(spring_scene("SPRING2", 1e6, 0.0), frame_count=int(0.5 * HZ) * 4 + 1, fps=4 * HZ, substeps=1)
+    measured = float(np.mean(np.diff(_crossing_times(x.body_pos[:, 0, 0], rising=False)))) / 4.0  # 960 Hz samples
+    print(f"stiff SPRING2: period {measured:.5f} s ({period:.5f})")
+    assert measured == pytest.approx(period, rel=0.005)
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    body = b.add_body(mass=1.0, label="weight")
+    b.add_shape_box(body, (0.05, 0.05, 0.05))
+    b.add_joint(JointSpec(JointKind.GENERIC_SPRING, body, -1, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0),
+                          use_spring_lin=(True, False, False), spring_stiffness_lin=(1e6, 0.0, 0.0),
+                          blender_substep=1.0 / 1200.0, name="Spring"))  # fmt: skip
+    assert b.finalize().joint_spring_stiffness[0, 0] == pytest.approx(90000.0)
