@@ -467,7 +467,10 @@ READING = {
     "0.5 m from the pivot: SPRING1 is the physical spring (omega = sqrt(k / I_pivot) = 19.96 rad/s, rest angle "
     "-m g L / k = -0.049 rad, for k = 100); SPRING2 is much softer there: omega 6.0 rad/s and a swing to -1.11 rad "
     "for k = 100, omega 16.1 rad/s and rest angle -0.072 rad for k = 1000 (an effective stiffness near 7 % of k "
-    "on this body). SPRING2's linear springs are physical (measured for 1 and 2 kg here, 0.1 and 0.5 kg by hand).",
+    "on this body). SPRING2's linear springs are physical (measured for 1 and 2 kg here, 0.1 and 0.5 kg by hand). "
+    "Why: Bullet's SPRING2 row aims at the velocity change f / m_B (m_B = m r^2 + I = 0.2517 kg m^2, its estimate "
+    "of the inertia about the axis) with its impulse bounded by f; the row alone turns the cube about its centre "
+    "(I = 0.00167), and its 10 iterations against the locked pivot rows deliver 1 - (1 - I / m_B)^10 = 6.4 % of f.",
     "breaking_lever": "With the weight to the side of a Fixed joint (a lever arm), Bullet breaks it at impulses "
     "above the static m g h: a 0.5 m arm broke at 1.01 and held at 1.5 m g h (and at 10), a 1 m arm broke at 1.5, a "
     "2 m arm broke even at 50 (its rows carry large transients within the iterations). Only the plain hanging case "
