@@ -186,3 +186,117 @@ def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c,
                 dv[b0, i] -= body_inv_mass[b0] * J[j, r, 0, i] * x[a]
                 dw[b0, i] -= IJ[j, r, 0, i] * x[a]
     return merit
+
+
+# --- Joints inside a contact solver's sweep -------------------------------------------------------------------
+# The contact kernels take a joint bundle (:func:`..rigid.solvers.joint_step.JointStep.bundle`):
+#   (joint_body (nj, 2), joint_passes (nj,), body_inv_mass (nb,), rows, lam (nj, R), zero (2, nb, 3),
+#    scratch (R,), delta (R,), glob, order (nj,), order_start (c + 2,), saved (nj, R), conjugate (2, nj, R))
+# A scene without joints passes zero-length arrays of the same dtypes (one specialization per kernel). In a sweep
+# the joints act on the SAME accumulators (dv, dw) as the contacts: a contact row then sees every joint impulse and
+# a joint row every contact impulse without any shifted right-hand side.
+
+
+@njit_kernel
+def joint_pass(joints, start, end, it, use_global, dv, dw):
+    """One Gauss–Seidel pass over the joints ``order[start:end]`` on the shared accumulators ``dv``, ``dw`` (nb, 3).
+
+    ``use_global``: the equality rows of every joint first, all at once by the scene-wide factor, then each block's
+    boxed rows; otherwise each joint's block solved directly (its equality rows by its own factor, then its boxed
+    rows). Odd passes visit the joints backwards (symmetric Gauss–Seidel, as the contacts). Returns ``(merit,
+    largest)``: the largest impulse change and the largest impulse of the pass [N·s].
+    """
+    joint_body, joint_passes, body_inv_mass, rows, lam, zero, scratch, delta, glob, order = joints[:10]
+    merit = 0.0
+    largest = 0.0
+    if use_global:
+        merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, zero[0], zero[1], dv, dw)
+    count = end - start
+    for i in range(count):
+        j = order[start + i] if it % 2 == 0 else order[end - 1 - i]
+        passes = joint_passes[j] if joint_passes[j] > 0 else DEFAULT_BLOCK_PASSES
+        change = _solve_block(j, joint_body[j, 0], joint_body[j, 1], passes, body_inv_mass, rows, lam, zero[0],
+                              zero[1], dv, dw, scratch, delta, use_global)  # fmt: skip
+        merit = max(merit, change)
+        for r in range(JOINT_ROWS):
+            largest = max(largest, abs(lam[j, r]))
+    return merit, largest
+
+
+@njit_kernel
+def uses_global_factor(joints):
+    """Whether this step factored the scene's equality rows all at once (:mod:`..rigid.joint_global`)."""
+    return joints[8][7][0] > 0
+
+
+@njit_kernel
+def save_joint_impulses(joints, start, end):
+    """Copy the impulses of the joints ``order[start:end]`` into ``saved`` (before a PROX sweep)."""
+    lam, order, saved = joints[4], joints[9], joints[11]
+    for i in range(start, end):
+        j = order[i]
+        for r in range(JOINT_ROWS):
+            saved[j, r] = lam[j, r]
+
+
+@njit_kernel
+def zero_joint_bodies(joints, start, end, dv, dw):
+    """Zero the accumulators of the bodies of the joints ``order[start:end]`` (a PROX rollback rebuilds them)."""
+    joint_body, order = joints[0], joints[9]
+    for i in range(start, end):
+        for side in range(2):
+            b = joint_body[order[i], side]
+            if b >= 0:
+                for d in range(3):
+                    dv[b, d] = 0.0
+                    dw[b, d] = 0.0
+
+
+@njit_kernel
+def restore_joint_impulses(joints, start, end, dv, dw):
+    """A rejected PROX sweep, joint side: the saved impulses back, and each added to ``(dv, dw)`` (whose bodies the
+    caller zeroed with :func:`zero_joint_bodies` and refilled with the island's contacts)."""
+    joint_body, body_inv_mass, rows, lam = joints[0], joints[2], joints[3], joints[4]
+    order, saved = joints[9], joints[11]
+    row_J, row_IJ = rows[1], rows[2]
+    for i in range(start, end):
+        j = order[i]
+        for r in range(JOINT_ROWS):
+            lam[j, r] = saved[j, r]
+            if lam[j, r] != 0.0:
+                _apply_row(j, r, joint_body[j, 0], joint_body[j, 1], lam[j, r], body_inv_mass, row_J, row_IJ, dv, dw)
+
+
+@njit_kernel
+def joint_conjugate_start(joints):
+    """Accelerated PGS, joint side: the impulses at the start of the first sweep, no direction yet."""
+    lam, conjugate = joints[4], joints[12]
+    for j in range(lam.shape[0]):
+        for r in range(JOINT_ROWS):
+            conjugate[0, j, r] = lam[j, r]
+            conjugate[1, j, r] = 0.0
+
+
+@njit_kernel
+def joint_sweep_residual(joints):
+    """``|lambda_end - lambda_start|^2`` of the joints over the last sweep [N²·s²]."""
+    lam, conjugate = joints[4], joints[12]
+    s = 0.0
+    for j in range(lam.shape[0]):
+        for r in range(JOINT_ROWS):
+            d = lam[j, r] - conjugate[0, j, r]
+            s += d * d
+    return s
+
+
+@njit_kernel
+def joint_conjugate_step(beta, joints):
+    """Accelerated PGS, joint side: the joint impulses move on by ``beta p`` and ``beta p + r`` becomes the joints'
+    direction (their body-space image is already in the contacts' per-body step, which sees the whole sweep)."""
+    lam, conjugate = joints[4], joints[12]
+    for j in range(lam.shape[0]):
+        for r in range(JOINT_ROWS):
+            step = beta * conjugate[1, j, r]
+            conjugate[1, j, r] = step + lam[j, r] - conjugate[0, j, r]
+            lam[j, r] += step
+            conjugate[0, j, r] = lam[j, r]

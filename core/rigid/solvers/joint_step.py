@@ -1,9 +1,11 @@
-"""The joints' part of a rigid step: rows, the coupled solve with the contacts, breaking and the projection.
+"""The joints' part of a rigid step: rows, the warm start, breaking and the projection.
 
-The joints keep their own accumulators ``(dv_j, dw_j)`` (:mod:`...contact_solvers.joint_sweep`); a step with
-contacts alternates rounds of joint sweeps (the contacts' share held) and the scene's contact solver (the joints'
-share folded into the contacts' constant velocity), warm-started from each other, until a round's joint sweep no
-longer moves (block Gauss–Seidel between the two groups). Without joints none of this runs.
+A step with contacts solves the joints inside the contact solver's own iteration: the solver's kernel takes
+:attr:`JointStep.bundle` and ends each of its sweeps with one joint pass on the same body accumulators
+(:func:`...contact_solvers.joint_sweep.joint_pass`), so contacts and joints converge together under one test
+(blocked Gauss–Seidel with each joint a block, or the equality rows of all joints at once by the scene-wide
+factor). A step without contacts runs joint sweeps alone. A scene without joints hands the kernels
+:func:`empty_bundle`: the same dtypes with no joint, so each kernel keeps one specialization.
 """
 
 from __future__ import annotations
@@ -11,12 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...contact_solvers.joint_block import JOINT_ROWS
-from ...contact_solvers.joint_sweep import (
-    break_joints,
-    shift_contact_rhs,
-    solve_joint_sweeps,
-    warm_start_joints,
-)
+from ...contact_solvers.joint_sweep import break_joints, solve_joint_sweeps, warm_start_joints
 from ..joint_global import collect_equality_rows, envelope_capacity, factor_global, global_scratch
 from ..joint_projection import project_joints, project_joints_global
 from ..joint_rows import (
@@ -31,8 +28,6 @@ DIRECT_SOLVE = True
 Gauss–Seidel over the blocks (tests compare the two)."""
 VELOCITY_REGULARIZATION = 1e-13
 """Each diagonal of the velocity rows' scene-wide ``K`` is raised by this fraction of itself before factoring."""
-MAX_ROUNDS = 8
-"""Joint/contact rounds per step at most."""
 PROJECTION_PASSES = 50
 """Nonlinear Gauss–Seidel passes of the post-step projection at most."""
 PROJECTION_TOLERANCE = 1e-7
@@ -41,6 +36,34 @@ MAX_MOVE = 0.2
 """Largest move of a body in one projection pass [m]."""
 MAX_TURN = 0.5
 """Largest turn of a body in one projection pass [rad]."""
+
+
+def _bundle(model, step_scratch, rows, lam, glob, nj: int, islands: int) -> tuple:
+    """The joint bundle the contact kernels take (layout in :mod:`...contact_solvers.joint_sweep`)."""
+    nb = model.body_count
+    return (
+        model.joint_body, model.joint_passes, model.body_inv_mass, rows, lam, np.zeros((2, nb, 3)),
+        step_scratch[0], step_scratch[1], glob, np.arange(nj, dtype=np.int64), np.zeros(islands, np.int64),
+        np.zeros((nj, JOINT_ROWS)), np.zeros((2, nj, JOINT_ROWS)),
+    )  # fmt: skip
+
+
+def empty_bundle(model) -> tuple:
+    """A bundle without joints (zero-length arrays of the bundle's dtypes): the split impulse's solve and every
+    solve of a scene without joints."""
+    empty = JointModelView(model.body_inv_mass)
+    return _bundle(empty, (np.zeros(JOINT_ROWS), np.zeros(JOINT_ROWS)), joint_row_arrays(joint_scratch(0)),
+                   np.zeros((0, JOINT_ROWS)), global_scratch(0, 0), 0, 1)  # fmt: skip
+
+
+class JointModelView:
+    """The few model arrays a bundle holds, for a bundle without joints."""
+
+    def __init__(self, body_inv_mass):
+        self.body_count = 0
+        self.body_inv_mass = body_inv_mass
+        self.joint_body = np.zeros((0, 2), np.int64)
+        self.joint_passes = np.zeros(0, np.int32)
 
 
 class JointStep:
@@ -68,6 +91,11 @@ class JointStep:
         self._target = np.zeros(capacity)
         self._vec = np.zeros(JOINT_ROWS)
         self._delta = np.zeros(JOINT_ROWS)
+        self.bundle = _bundle(model, (self._vec, self._delta), self.rows, self.impulse, self.glob, nj,
+                              model.contact_max + 2)  # fmt: skip
+        """What the contact kernels take to solve the joints in their sweeps (:mod:`...contact_solvers.joint_sweep`)."""
+        self.island_joint = np.zeros(nj, np.int64)
+        """Scratch of :func:`...contact_solvers.islands.contact_joint_islands`."""
         self.last_sweeps = 0
         self.last_projection_passes = 0
         """Passes of the last step's projection."""
@@ -97,25 +125,6 @@ class JointStep:
         )  # fmt: skip
         self.last_sweeps += int(done)
         return int(done), float(first)
-
-    def coupled(self, solver, contacts, n: int) -> None:
-        """Rounds of joint sweeps and the contact solver (module docstring); ``solver._result`` sums the sweeps."""
-        m = solver.model
-        base_b = solver._b[:n].copy()
-        rows = solver._rows(contacts)
-        contact_sweeps, rejections = 0, 0
-        for round_index in range(MAX_ROUNDS):
-            _, first = self.sweeps(m, solver._dv, solver._dw, solver.iterations, solver.tolerance)
-            largest = max(float(np.abs(self.impulse).max()), 1e-300)
-            if round_index > 0 and first <= solver.tolerance * largest:
-                break
-            shift_contact_rhs(rows, n, base_b, self.dv, self.dw, solver._b)
-            solver._solve(contacts)
-            contact_sweeps += int(solver._result[0])
-            rejections += int(solver._result[2])
-        solver._b[:n] = base_b
-        solver._result[0] = contact_sweeps
-        solver._result[2] = rejections
 
     def finish(self, model, threshold) -> None:
         """Breaking after the step's solve (Bullet's rule, :func:`break_joints`)."""

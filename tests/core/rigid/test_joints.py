@@ -299,6 +299,43 @@ def test_a_hinged_plank_resting_on_the_ground_shares_its_weight_with_the_contact
     assert np.linalg.norm(state_0.body_pos[1] - centre) < 1e-3
 
 
+# --- Joints solved inside the contact solvers' sweeps --------------------------------------------------------
+
+
+def test_joints_and_contacts_take_one_contact_solve_per_step_and_one_kernel_specialization():
+    """The hinged plank on the ground: every solver calls its contact kernel once per step (the joints are solved
+    in its sweeps, not in rounds around it), and the bundle a scene without joints passes has the numba type of
+    a scene with joints (one compiled specialization per kernel)."""
+    import numba
+    from contact_lab.core.rigid.solvers.joint_step import JointStep, empty_bundle
+
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    floor = b.add_body(kind=BodyKind.KINEMATIC, label="floor")
+    b.add_shape_plane(floor, pos=(0.0, 0.0, -0.3), mu=0.5)
+    box = b.add_body(pos=(0.5, 0.0, -0.2), mass=2.0, label="box")
+    b.add_shape_box(box, (0.1, 0.1, 0.1))
+    b.add_joint(JointSpec(JointKind.HINGE, box, -1, (0.0, 0.0, -0.2), Y_HINGE, name="Hinge"))
+    model = b.finalize()
+    assert numba.typeof(empty_bundle(model)) == numba.typeof(JointStep(model).bundle)
+    for solver in SOLVER_NAMES:
+        s = make_solver(model, solver)
+        calls = []
+        solve = s._solve
+        s._solve = lambda contacts, solve=solve: (calls.append(1), solve(contacts))
+        pipeline, contacts, control = CollisionPipeline(model), model.contacts(), model.control()
+        state_0, state_1 = model.state(), model.state()
+        for _ in range(24):
+            pipeline.collide(state_0, contacts, 1.0 / HZ)
+            assert contacts.contact_count > 0
+            before = len(calls)
+            s.step(state_0, state_1, control, contacts, 1.0 / HZ)
+            assert len(calls) - before == 1, solver
+            state_0, state_1 = state_1, state_0
+        # the box rests on the floor at the end of its hinge: the contact holds its whole weight less the hinge's
+        assert abs(state_0.body_pos[1, 2] + 0.2) < 1e-3, solver
+        assert np.linalg.norm(state_0.body_vel[1]) < 1e-2, solver
+
+
 @pytest.mark.parametrize(
     ("change", "words"),
     [
