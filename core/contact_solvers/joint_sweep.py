@@ -191,26 +191,32 @@ def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c,
 # --- Joints inside a contact solver's sweep -------------------------------------------------------------------
 # The contact kernels take a joint bundle (:func:`..rigid.solvers.joint_step.JointStep.bundle`):
 #   (joint_body (nj, 2), joint_passes (nj,), body_inv_mass (nb,), rows, lam (nj, R), zero (2, nb, 3),
-#    scratch (R,), delta (R,), glob, order (nj,), order_start (c + 2,), saved (nj, R), conjugate (2, nj, R))
+#    scratch (R,), delta (R,), glob, order (nj,), order_start (c + 2,), saved (nj, R), conjugate (2, nj, R),
+#    joint_island (nj,), row_start (nj + 1,))
+# ``order``/``order_start``/``joint_island``: the joints grouped by contact island (PROX); ``row_start``: joint j's
+# equality rows in the scene-wide solve are ``row_start[j]:row_start[j + 1]``.
 # A scene without joints passes zero-length arrays of the same dtypes (one specialization per kernel). In a sweep
 # the joints act on the SAME accumulators (dv, dw) as the contacts: a contact row then sees every joint impulse and
 # a joint row every contact impulse without any shifted right-hand side.
 
 
 @njit_kernel
-def joint_pass(joints, start, end, it, use_global, dv, dw):
+def joint_pass(joints, start, end, it, use_global, island, dv, dw):
     """One Gauss–Seidel pass over the joints ``order[start:end]`` on the shared accumulators ``dv``, ``dw`` (nb, 3).
 
-    ``use_global``: the equality rows of every joint first, all at once by the scene-wide factor, then each block's
-    boxed rows; otherwise each joint's block solved directly (its equality rows by its own factor, then its boxed
-    rows). Odd passes visit the joints backwards (symmetric Gauss–Seidel, as the contacts). Returns ``(merit,
+    ``use_global``: the equality rows first, all at once by the scene-wide factor (every joint's when ``island`` is
+    negative, else only those of the joints of that island, :func:`solve_global_island`), then each block's boxed
+    rows; otherwise each joint's block solved directly (its equality rows by its own factor, then its boxed rows).
+    Odd passes visit the joints backwards (symmetric Gauss–Seidel, as the contacts). Returns ``(merit,
     largest)``: the largest impulse change and the largest impulse of the pass [N·s].
     """
     joint_body, joint_passes, body_inv_mass, rows, lam, zero, scratch, delta, glob, order = joints[:10]
     merit = 0.0
     largest = 0.0
-    if use_global:
+    if use_global and island < 0:
         merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, zero[0], zero[1], dv, dw)
+    elif use_global:
+        merit = solve_global_island(joints, start, end, island, dv, dw)
     count = end - start
     for i in range(count):
         j = order[start + i] if it % 2 == 0 else order[end - 1 - i]
@@ -300,3 +306,51 @@ def joint_conjugate_step(beta, joints):
             conjugate[1, j, r] = step + lam[j, r] - conjugate[0, j, r]
             lam[j, r] += step
             conjugate[0, j, r] = lam[j, r]
+
+
+@njit_kernel
+def solve_global_island(joints, start, end, island, dv, dw):
+    """The equality rows of the joints ``order[start:end]`` (all of contact island ``island``) at once by the
+    scene-wide factor; the other rows' right-hand sides are zero, so their changes are exactly zero.
+
+    Why exact: joints of different islands share no body of finite mass, so ``K`` is block diagonal across islands
+    (up to the order of its rows) and its Cholesky factor has exact zeros between them; the triangular solves
+    therefore only need the row span ``[lo, hi)`` of the island's rows. Returns the largest change [N·s].
+    """
+    joint_body, body_inv_mass, rows, lam, zero, glob, order = (
+        joints[0], joints[2], joints[3], joints[4], joints[5], joints[8], joints[9]
+    )  # fmt: skip
+    joint_island, row_start = joints[13], joints[14]
+    row_joint, row_slot, layout, _, L, rhs, x, _ = glob
+    J, IJ, row_b, gamma = rows[1], rows[2], rows[3], rows[6]
+    first, offset = layout[0], layout[1]
+    lo, hi = row_start[-1], 0
+    for i in range(start, end):
+        j = order[i]
+        if row_start[j + 1] > row_start[j]:
+            lo = min(lo, row_start[j])
+            hi = max(hi, row_start[j + 1])
+    merit = 0.0
+    for a in range(lo, hi):
+        j, r = row_joint[a], row_slot[a]
+        rhs[a] = 0.0
+        if joint_island[j] == island:
+            u = row_b[j, r] + row_speed(J[j, r], joint_body[j, 0], joint_body[j, 1], zero[0], zero[1], dv, dw)
+            rhs[a] = -(u + gamma[j, r] * lam[j, r])
+    for a in range(lo, hi):  # envelope_solve on rows [lo, hi): x is exactly zero before lo
+        v = rhs[a]
+        for k in range(max(first[a], lo), a):
+            v -= L[offset[a] + k - first[a]] * x[k]
+        x[a] = v / L[offset[a] + a - first[a]]
+    for a in range(hi - 1, lo - 1, -1):
+        x[a] /= L[offset[a] + a - first[a]]
+        for k in range(max(first[a], lo), a):
+            x[k] -= L[offset[a] + k - first[a]] * x[a]
+    for a in range(lo, hi):
+        j, r = row_joint[a], row_slot[a]
+        if joint_island[j] != island or x[a] == 0.0:
+            continue
+        lam[j, r] += x[a]
+        merit = max(merit, abs(x[a]))
+        _apply_row(j, r, joint_body[j, 0], joint_body[j, 1], x[a], body_inv_mass, J, IJ, dv, dw)
+    return merit

@@ -206,7 +206,7 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
                     apply_spin_impulse(k, b0, b1, new - old, row_spin, dw)
                     merit = max(merit, abs(new - old) / row_spin[k, 3])  # in force-impulse units
         if joint_count > 0:
-            joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, dv, dw)
+            joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, -1, dv, dw)
             merit = max(merit, joint_merit)
             largest = max(largest, joint_largest)
             if accelerate:
@@ -462,16 +462,20 @@ def _roll_back(rows, island_contacts, start, end, row_spin, has_spin, saved_impu
 @njit_kernel
 def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, contact_mu4, r_row, row_spin,
                        has_spin, iterations, tolerance, nu, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw,
-                       joints, joint_start, joint_end):  # fmt: skip
+                       joints, island, joint_start, joint_end):  # fmt: skip
     """PROX on the island ``island_contacts[start:end]`` alone; returns ``(sweeps, merit, rejections)``.
 
     Its r back-off ``scale``, its merit window and its convergence test are its own, so a hard island (a heavy
     body on a light one) backs off without slowing an easy one, and an easy one stops without waiting. The island's
-    joints (``order[joint_start:joint_end]`` of the bundle ``joints``) take one pass of block solves after each
-    sweep over its contacts; a rejected sweep rolls them back with the contacts.
+    joints (``order[joint_start:joint_end]`` of the bundle ``joints``, island number ``island``) take one joint pass
+    after each sweep over its contacts, their equality rows by the scene-wide factor restricted to the island when
+    the step has one (:func:`.joint_sweep.solve_global_island`: a chain in the island then does not stretch under
+    Gauss–Seidel, whose slow, non-monotone merit would also trigger back-offs); a rejected sweep rolls them back
+    with the contacts.
     """
     count = end - start
     has_joints = joint_end > joint_start
+    use_global = has_joints and uses_global_factor(joints)
     window, accepted, last_merit = merit_window()
     merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
     for it in range(iterations):
@@ -488,7 +492,7 @@ def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, 
             )  # fmt: skip
         largest = _island_max_abs(impulse, island_contacts, start, end)
         if has_joints:
-            joint_merit, joint_largest = joint_pass(joints, joint_start, joint_end, it, False, dv, dw)
+            joint_merit, joint_largest = joint_pass(joints, joint_start, joint_end, it, use_global, island, dv, dw)
             merit = max(merit, joint_merit)
             largest = max(largest, joint_largest)
         # Convergence is judged on the step normalised by the r back-off: after many rejections a
@@ -513,14 +517,14 @@ def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, 
 
 
 @njit_kernel
-def _solve_free_joints(joints, start, end, iterations, tolerance, dv, dw):
-    """Joints of no contact island (``order[start:end]``): passes to the tolerance, by the scene-wide factor when
-    this step has one (it also revisits the islands' joints, which then move by less than the tolerance)."""
+def _solve_free_joints(joints, island, start, end, iterations, tolerance, dv, dw):
+    """Joints of no contact island (``order[start:end]``, labelled ``island``): passes to the tolerance, their
+    equality rows by the scene-wide factor when this step has one."""
     use_global = uses_global_factor(joints)
     sweeps, merit = 0, 0.0
     for it in range(iterations):
         sweeps = it + 1
-        merit, largest = joint_pass(joints, start, end, it, use_global, dv, dw)
+        merit, largest = joint_pass(joints, start, end, it, use_global, island, dv, dw)
         if merit <= tolerance * max(largest, 1e-300):
             break
     return sweeps, merit
@@ -585,15 +589,16 @@ def solve_prox_gs(
         island_sweeps, island_merit, island_rejections = _solve_prox_island(
             rows, island_contacts, island_start[i], island_start[i + 1], contact_friction_set, contact_mu4, r_row,
             row_spin, has_spin, iterations, tolerance, nu, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw,
-            joints, first, last,
+            joints, i, first, last,
         )  # fmt: skip
         sweeps = max(sweeps, island_sweeps)
         merit = max(merit, island_merit)
         rejections += island_rejections
     if joint_count > 0 and joint_start[island_count + 1] > joint_start[island_count]:
         free_sweeps, free_merit = _solve_free_joints(
-            joints, joint_start[island_count], joint_start[island_count + 1], iterations, tolerance, dv, dw
-        )
+            joints, island_count, joint_start[island_count], joint_start[island_count + 1], iterations, tolerance,
+            dv, dw,
+        )  # fmt: skip
         sweeps = max(sweeps, free_sweeps)
         merit = max(merit, free_merit)
     store_result(result, sweeps, merit, rejections)

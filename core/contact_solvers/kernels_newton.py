@@ -576,7 +576,7 @@ def solve_newton_gs(
             total += count
             largest = max(largest, count)
         if joint_count > 0:
-            joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, dv, dw)
+            joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, -1, dv, dw)
             merit = max(merit, joint_merit)
             if merit <= tolerance * max(_max_abs(impulse, contact_count), joint_largest, 1e-300):
                 break

@@ -44,7 +44,7 @@ def _bundle(model, step_scratch, rows, lam, glob, nj: int, islands: int) -> tupl
     return (
         model.joint_body, model.joint_passes, model.body_inv_mass, rows, lam, np.zeros((2, nb, 3)),
         step_scratch[0], step_scratch[1], glob, np.arange(nj, dtype=np.int64), np.zeros(islands, np.int64),
-        np.zeros((nj, JOINT_ROWS)), np.zeros((2, nj, JOINT_ROWS)),
+        np.zeros((nj, JOINT_ROWS)), np.zeros((2, nj, JOINT_ROWS)), np.zeros(nj, np.int64), np.zeros(nj + 1, np.int64),
     )  # fmt: skip
 
 
@@ -94,8 +94,9 @@ class JointStep:
         self.bundle = _bundle(model, (self._vec, self._delta), self.rows, self.impulse, self.glob, nj,
                               model.contact_max + 2)  # fmt: skip
         """What the contact kernels take to solve the joints in their sweeps (:mod:`...contact_solvers.joint_sweep`)."""
-        self.island_joint = np.zeros(nj, np.int64)
-        """Scratch of :func:`...contact_solvers.islands.contact_joint_islands`."""
+        self.island_joint = self.bundle[13]
+        """Each joint's contact island (:func:`...contact_solvers.islands.contact_joint_islands`)."""
+        self._joint_index = np.arange(nj + 1)
         self.last_sweeps = 0
         self.last_projection_passes = 0
         """Passes of the last step's projection."""
@@ -115,6 +116,7 @@ class JointStep:
             if n > 0 and not factor_global(*args, VELOCITY_REGULARIZATION):
                 n = 0
             count[0] = max(n, 0)
+            self.bundle[14][:] = np.searchsorted(self.glob[0][: count[0]], self._joint_index)
         warm_start_joints(model.joint_body, model.body_inv_mass, self.rows, warm_factor, self.impulse, self.dv, self.dw)
 
     def sweeps(self, model, dv_c, dw_c, sweeps: int, tolerance: float) -> tuple[int, float]:
