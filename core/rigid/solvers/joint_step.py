@@ -14,15 +14,23 @@ import numpy as np
 
 from ...contact_solvers.joint_block import JOINT_ROWS
 from ...contact_solvers.joint_sweep import break_joints, solve_joint_sweeps, warm_start_joints
+from ..integrate import compute_free_velocities
 from ..joint_global import collect_equality_rows, envelope_capacity, factor_global, global_scratch
 from ..joint_projection import project_joints, project_joints_global
 from ..joint_rows import (
     compute_joint_rows,
+    joint_errors,
     joint_model_arrays,
     joint_row_arrays,
     joint_scratch,
 )
 
+RELINEARIZE = True
+"""When the projection along the step's directions diverges, rebuild the rows at the new poses and project again
+(:meth:`JointStep.project`)."""
+SHAKE_MOVE_RATIO = 1.5
+"""A projection along the step's own directions (SHAKE) is kept when no body moved by more than this many times
+the largest joint error it corrected; else the rows are rebuilt at the new poses (:meth:`JointStep.project`)."""
 DIRECT_SOLVE = True
 """Solve the joints' equality rows all at once when the envelope allows (:mod:`..joint_global`); False keeps
 Gauss–Seidel over the blocks (tests compare the two)."""
@@ -97,6 +105,12 @@ class JointStep:
         self.island_joint = self.bundle[13]
         """Each joint's contact island (:func:`...contact_solvers.islands.contact_joint_islands`)."""
         self._joint_index = np.arange(nj + 1)
+        nb = model.body_count
+        self._inv_inertia_end = np.zeros((nb, 3, 3))
+        self._vel_end = np.zeros((nb, 3))
+        self._omega_end = np.zeros((nb, 3))
+        self._error_before = np.zeros(2)
+        self._saved = (np.zeros((nb, 3)), np.zeros((nb, 4)), np.zeros((nb, 3)), np.zeros((nb, 3)))
         self.last_sweeps = 0
         self.last_projection_passes = 0
         """Passes of the last step's projection."""
@@ -136,19 +150,74 @@ class JointStep:
         else:
             self.last_broken = []
 
-    def project(self, model, state_out, dt: float) -> None:
-        """The post-step projection of the new poses (:func:`project_joints`); fills :attr:`error`."""
+    def relinearize(self, model, state_out, control, dt: float) -> None:
+        """The rows' directions and effective masses again, at the step's new poses, for the projection.
+
+        The projection's passes are chord Newton iterations on ``C(x) = 0`` with a fixed ``K = J M^-1 J^T``; with
+        the start-of-step ``J`` the error of that fixed ``K`` grows with the links' turn in the step, and the condition
+        number of ``K`` (which grows as the square of a chain's length) amplifies it: a 300-link chain swinging
+        at 240 Hz diverges. At the new poses the first pass is a Newton step and the rest contract fast.
+        """
+        compute_free_velocities(
+            model.body_kind, model.body_inv_mass, model.body_inertia_local, model.body_inv_inertia_local,
+            model.body_linear_damping, model.body_angular_damping, state_out.body_quat, state_out.body_vel,
+            state_out.body_omega, control.body_target_pos, control.body_target_quat, state_out.body_pos,
+            model.gravity, dt, self._inv_inertia_end, self._vel_end, self._omega_end,
+        )  # fmt: skip
+        compute_joint_rows(
+            self.model_arrays, state_out.body_pos, state_out.body_quat, state_out.body_vel, state_out.body_omega,
+            model.body_inv_mass, self._inv_inertia_end, self._vel_end, self._omega_end, self.broken, dt, self.rows,
+        )  # fmt: skip
+
+    def _project_global(self, model, state_out, dt: float, passes: int) -> int:
+        """:func:`project_joints_global` with this step's rows: passes done, or ``-1 - passes kept`` on failure."""
+        return project_joints_global(
+            self.model_arrays, self.rows, model.body_inv_mass, self.broken, passes, PROJECTION_TOLERANCE,
+            MAX_MOVE, MAX_TURN, dt, self.glob_position, self._target, state_out.body_pos, state_out.body_quat,
+            state_out.body_vel, state_out.body_omega, self.error,
+        )  # fmt: skip
+
+    def _moves_in_proportion(self, state_out) -> bool:
+        """Whether no body moved in the projection by more than ``SHAKE_MOVE_RATIO`` times the error it started
+        from (the largest anchor gap [m] of the poses saved before it)."""
+        joint_errors(self.model_arrays, self.broken, self._saved[0], self._saved[1], self._error_before)
+        moved = float(np.abs(state_out.body_pos - self._saved[0]).max())
+        return moved <= SHAKE_MOVE_RATIO * float(self._error_before[0]) + 1e-12
+
+    def project(self, model, state_out, control, dt: float) -> None:
+        """The post-step projection of the new poses; fills :attr:`error`.
+
+        First all rows at once along the step's own directions (SHAKE, :func:`project_joints_global`); when those
+        passes do not converge (a long chain turning fast), the rows again at the new poses
+        (:meth:`relinearize`) and all at once once more, then joint by joint (:func:`project_joints`). The second
+        try's velocity share follows the new directions, which is no longer SHAKE and loses a little energy: it
+        only runs where the first diverges.
+        """
         kept = 0
         if self.glob_position[0].shape[0]:
-            done = project_joints_global(
-                self.model_arrays, self.rows, model.body_inv_mass, self.broken, PROJECTION_PASSES,
-                PROJECTION_TOLERANCE, MAX_MOVE, MAX_TURN, dt, self.glob_position, self._target, state_out.body_pos,
-                state_out.body_quat, state_out.body_vel, state_out.body_omega, self.error,
-            )  # fmt: skip
+            if RELINEARIZE:
+                self._saved[0][:] = state_out.body_pos
+                self._saved[1][:] = state_out.body_quat
+                self._saved[2][:] = state_out.body_vel
+                self._saved[3][:] = state_out.body_omega
+            done = self._project_global(model, state_out, dt, PROJECTION_PASSES)
+            if done > 0 and RELINEARIZE and not self._moves_in_proportion(state_out):
+                done = -1 - done  # SHAKE went along a soft mode: a large move for a small error
             if done >= 0:
                 self.last_projection_passes = done
                 return
             kept = -1 - done
+            if RELINEARIZE:  # from the unprojected poses: the failed passes' moves may lie along a soft mode
+                state_out.body_pos[:] = self._saved[0]
+                state_out.body_quat[:] = self._saved[1]
+                state_out.body_vel[:] = self._saved[2]
+                state_out.body_omega[:] = self._saved[3]
+                self.relinearize(model, state_out, control, dt)
+                done = self._project_global(model, state_out, dt, PROJECTION_PASSES)
+                if done >= 0:
+                    self.last_projection_passes = kept + done
+                    return
+                kept += -1 - done
         self.last_projection_passes = kept + project_joints(
             self.model_arrays, self.rows, model.body_inv_mass, self.broken, PROJECTION_PASSES, PROJECTION_TOLERANCE,
             MAX_MOVE, MAX_TURN, dt, state_out.body_pos, state_out.body_quat, state_out.body_vel, state_out.body_omega,

@@ -162,9 +162,10 @@ def test_joints_unite_islands_and_each_island_lists_its_joints():
             np.zeros(c, np.int64), out[0], out[1], np.zeros(nj, np.int64), out[2], out[3],
         )  # fmt: skip
         island_contacts, island_start, island_joints, joint_start = out
-        comp = _brute_force_components(nb, list(zip(body0, body1)) + [tuple(e) for e in joint_body], inv_mass)
+        edges = list(zip(body0, body1, strict=True)) + [tuple(e) for e in joint_body]
+        comp = _brute_force_components(nb, edges, inv_mass)
 
-        def finite(pair):
+        def finite(pair, inv_mass=inv_mass):
             return [b for b in pair if b >= 0 and inv_mass[b] > 0.0]
 
         for i in range(count):
