@@ -1,17 +1,17 @@
 """The joint block update: each joint's rows solved as one block against the body accumulators.
 
 A joint's rows (:mod:`..rigid.joint_rows`) read the velocity ``u = row_b + J (dv, dw)`` from the accumulators
-the contact solvers keep, as a contact does, and add ``M^-1 J^T d_lambda`` back. The joints keep their share in
-their own accumulators ``(dv_j, dw_j)`` and read the sum with the contacts' ``(dv_c, dw_c)``: the contact kernels
-then never see a joint, and a contact rollback (PROX) cannot lose a joint's impulse.
+the contact solvers keep, as a contact does, and add ``M^-1 J^T d_lambda`` back. Inside a contact solver's sweep
+(:func:`joint_pass`) the joints and the contacts share one pair of accumulators; a step without contacts solves the
+joints alone (:func:`solve_joint_sweeps`, which reads a second, held pair beside its own).
 
 Per joint (seed §3.2, blocked Gauss–Seidel with the joint blocks solved directly): the equality rows (locked axes,
 implicit springs) at once by the joint's Cholesky factor, ``d = -(K_EE)^-1 (u_E + gamma lambda_E)``, then the
 boxed rows (limits one-sided, motors ``|lambda| <= max impulse``) row by row projected, alternated a few passes
 so the two couple inside the block. Without boxed rows one direct solve is exact. When the scene's equality rows
-are few, the rigid engine factors all of them together (``..rigid.joint_global``) and each sweep solves them at
-once (:func:`solve_global_equalities`): a long chain is then exact in one solve instead of stretching under
-Gauss–Seidel.
+are few, the rigid engine factors all of them together (``..rigid.joint_global``) and each pass solves them at
+once (:func:`solve_global_equalities`, or one contact island's by :func:`solve_global_island`): a long chain is
+then exact in one solve instead of stretching under Gauss–Seidel.
 """
 
 from ..jit import njit_kernel
@@ -140,24 +140,6 @@ def break_joints(rows, lam, threshold, joint_broken):
                 count += 1
                 break
     return count
-
-
-@njit_kernel
-def shift_contact_rhs(contact_rows, contact_count, base_b, dv, dw, out_b):
-    """``out_b = base_b + J_c (dv, dw)``: the contacts' constant velocity with the joints' share of the
-    accumulators folded in, so a contact kernel working on its own accumulators sees the joints' impulses."""
-    contact_body0, contact_body1, _, contact_frame, row_rc0, row_rc1 = contact_rows[:6]
-    for k in range(contact_count):
-        b0, b1 = contact_body0[k], contact_body1[k]
-        for d in range(3):
-            s = base_b[k, d]
-            for i in range(3):
-                s += (
-                    contact_frame[k, d, i] * (dv[b1, i] - dv[b0, i])
-                    + row_rc1[k, d, i] * dw[b1, i]
-                    - row_rc0[k, d, i] * dw[b0, i]
-                )
-            out_b[k, d] = s
 
 
 @njit_kernel

@@ -187,11 +187,12 @@ class JointStep:
     def project(self, model, state_out, control, dt: float) -> None:
         """The post-step projection of the new poses; fills :attr:`error`.
 
-        First all rows at once along the step's own directions (SHAKE, :func:`project_joints_global`); when those
-        passes do not converge (a long chain turning fast), the rows again at the new poses
-        (:meth:`relinearize`) and all at once once more, then joint by joint (:func:`project_joints`). The second
-        try's velocity share follows the new directions, which is no longer SHAKE and loses a little energy: it
-        only runs where the first diverges.
+        First all rows at once along the step's own directions (SHAKE, :func:`project_joints_global`). When those
+        passes diverge, or converge only by moving some body more than ``SHAKE_MOVE_RATIO`` times the largest
+        anchor gap they close (a long chain's soft mode, excited step after step until the chain blows up), the
+        poses go back to the unprojected ones and the rows are rebuilt there (:meth:`relinearize`, Gauss–Newton),
+        all at once again, then joint by joint (:func:`project_joints`). The second try's velocity share follows the
+        new directions, which is no longer SHAKE and loses a little energy: it only runs where the first fails.
         """
         kept = 0
         if self.glob_position[0].shape[0]:
