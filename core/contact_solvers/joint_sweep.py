@@ -1,17 +1,17 @@
 """The joint block update: each joint's rows solved as one block against the body accumulators.
 
 A joint's rows (:mod:`..rigid.joint_rows`) read the velocity ``u = row_b + J (dv, dw)`` from the accumulators
-the contact solvers keep, as a contact does, and add ``M^-1 J^T d_lambda`` back. The joints keep their share in
-their own accumulators ``(dv_j, dw_j)`` and read the sum with the contacts' ``(dv_c, dw_c)``: the contact kernels
-then never see a joint, and a contact rollback (PROX) cannot lose a joint's impulse.
+the contact solvers keep, as a contact does, and add ``M^-1 J^T d_lambda`` back. Inside a contact solver's sweep
+(:func:`joint_pass`) the joints and the contacts share one pair of accumulators; a step without contacts solves the
+joints alone (:func:`solve_joint_sweeps`, which reads a second, held pair beside its own).
 
 Per joint (seed §3.2, blocked Gauss–Seidel with the joint blocks solved directly): the equality rows (locked axes,
 implicit springs) at once by the joint's Cholesky factor, ``d = -(K_EE)^-1 (u_E + gamma lambda_E)``, then the
 boxed rows (limits one-sided, motors ``|lambda| <= max impulse``) row by row projected, alternated a few passes
 so the two couple inside the block. Without boxed rows one direct solve is exact. When the scene's equality rows
-are few, the rigid engine factors all of them together (``..rigid.joint_global``) and each sweep solves them at
-once (:func:`solve_global_equalities`): a long chain is then exact in one solve instead of stretching under
-Gauss–Seidel.
+are few, the rigid engine factors all of them together (``..rigid.joint_global``) and each pass solves them at
+once (:func:`solve_global_equalities`, or one contact island's by :func:`solve_global_island`): a long chain is
+then exact in one solve instead of stretching under Gauss–Seidel.
 """
 
 from ..jit import njit_kernel
@@ -143,24 +143,6 @@ def break_joints(rows, lam, threshold, joint_broken):
 
 
 @njit_kernel
-def shift_contact_rhs(contact_rows, contact_count, base_b, dv, dw, out_b):
-    """``out_b = base_b + J_c (dv, dw)``: the contacts' constant velocity with the joints' share of the
-    accumulators folded in, so a contact kernel working on its own accumulators sees the joints' impulses."""
-    contact_body0, contact_body1, _, contact_frame, row_rc0, row_rc1 = contact_rows[:6]
-    for k in range(contact_count):
-        b0, b1 = contact_body0[k], contact_body1[k]
-        for d in range(3):
-            s = base_b[k, d]
-            for i in range(3):
-                s += (
-                    contact_frame[k, d, i] * (dv[b1, i] - dv[b0, i])
-                    + row_rc1[k, d, i] * dw[b1, i]
-                    - row_rc0[k, d, i] * dw[b0, i]
-                )
-            out_b[k, d] = s
-
-
-@njit_kernel
 def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c, dw_c, dv, dw):
     """One direct solve of every equality row at once: ``d = -K^-1 (u + gamma lambda)``; the accumulators
     ``(dv, dw)`` take ``M^-1 J^T d``. Returns the largest change [N·s]."""
@@ -185,4 +167,172 @@ def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c,
             if b0 >= 0:
                 dv[b0, i] -= body_inv_mass[b0] * J[j, r, 0, i] * x[a]
                 dw[b0, i] -= IJ[j, r, 0, i] * x[a]
+    return merit
+
+
+# --- Joints inside a contact solver's sweep -------------------------------------------------------------------
+# The contact kernels take a joint bundle (:func:`..rigid.solvers.joint_step.JointStep.bundle`):
+#   (joint_body (nj, 2), joint_passes (nj,), body_inv_mass (nb,), rows, lam (nj, R), zero (2, nb, 3),
+#    scratch (R,), delta (R,), glob, order (nj,), order_start (c + 2,), saved (nj, R), conjugate (2, nj, R),
+#    joint_island (nj,), row_start (nj + 1,))
+# ``order``/``order_start``/``joint_island``: the joints grouped by contact island (PROX); ``row_start``: joint j's
+# equality rows in the scene-wide solve are ``row_start[j]:row_start[j + 1]``.
+# A scene without joints passes zero-length arrays of the same dtypes (one specialization per kernel). In a sweep
+# the joints act on the SAME accumulators (dv, dw) as the contacts: a contact row then sees every joint impulse and
+# a joint row every contact impulse without any shifted right-hand side.
+
+
+@njit_kernel
+def joint_pass(joints, start, end, it, use_global, island, dv, dw):
+    """One Gauss–Seidel pass over the joints ``order[start:end]`` on the shared accumulators ``dv``, ``dw`` (nb, 3).
+
+    ``use_global``: the equality rows first, all at once by the scene-wide factor (every joint's when ``island`` is
+    negative, else only those of the joints of that island, :func:`solve_global_island`), then each block's boxed
+    rows; otherwise each joint's block solved directly (its equality rows by its own factor, then its boxed rows).
+    Odd passes visit the joints backwards (symmetric Gauss–Seidel, as the contacts). Returns ``(merit,
+    largest)``: the largest impulse change and the largest impulse of the pass [N·s].
+    """
+    joint_body, joint_passes, body_inv_mass, rows, lam, zero, scratch, delta, glob, order = joints[:10]
+    merit = 0.0
+    largest = 0.0
+    if use_global and island < 0:
+        merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, zero[0], zero[1], dv, dw)
+    elif use_global:
+        merit = solve_global_island(joints, start, end, island, dv, dw)
+    count = end - start
+    for i in range(count):
+        j = order[start + i] if it % 2 == 0 else order[end - 1 - i]
+        passes = joint_passes[j] if joint_passes[j] > 0 else DEFAULT_BLOCK_PASSES
+        change = _solve_block(j, joint_body[j, 0], joint_body[j, 1], passes, body_inv_mass, rows, lam, zero[0],
+                              zero[1], dv, dw, scratch, delta, use_global)  # fmt: skip
+        merit = max(merit, change)
+        for r in range(JOINT_ROWS):
+            largest = max(largest, abs(lam[j, r]))
+    return merit, largest
+
+
+@njit_kernel
+def uses_global_factor(joints):
+    """Whether this step factored the scene's equality rows all at once (:mod:`..rigid.joint_global`)."""
+    return joints[8][7][0] > 0
+
+
+@njit_kernel
+def save_joint_impulses(joints, start, end):
+    """Copy the impulses of the joints ``order[start:end]`` into ``saved`` (before a PROX sweep)."""
+    lam, order, saved = joints[4], joints[9], joints[11]
+    for i in range(start, end):
+        j = order[i]
+        for r in range(JOINT_ROWS):
+            saved[j, r] = lam[j, r]
+
+
+@njit_kernel
+def zero_joint_bodies(joints, start, end, dv, dw):
+    """Zero the accumulators of the bodies of the joints ``order[start:end]`` (a PROX rollback rebuilds them)."""
+    joint_body, order = joints[0], joints[9]
+    for i in range(start, end):
+        for side in range(2):
+            b = joint_body[order[i], side]
+            if b >= 0:
+                for d in range(3):
+                    dv[b, d] = 0.0
+                    dw[b, d] = 0.0
+
+
+@njit_kernel
+def restore_joint_impulses(joints, start, end, dv, dw):
+    """A rejected PROX sweep, joint side: the saved impulses back, and each added to ``(dv, dw)`` (whose bodies the
+    caller zeroed with :func:`zero_joint_bodies` and refilled with the island's contacts)."""
+    joint_body, body_inv_mass, rows, lam = joints[0], joints[2], joints[3], joints[4]
+    order, saved = joints[9], joints[11]
+    row_J, row_IJ = rows[1], rows[2]
+    for i in range(start, end):
+        j = order[i]
+        for r in range(JOINT_ROWS):
+            lam[j, r] = saved[j, r]
+            if lam[j, r] != 0.0:
+                _apply_row(j, r, joint_body[j, 0], joint_body[j, 1], lam[j, r], body_inv_mass, row_J, row_IJ, dv, dw)
+
+
+@njit_kernel
+def joint_conjugate_start(joints):
+    """Accelerated PGS, joint side: the impulses at the start of the first sweep, no direction yet."""
+    lam, conjugate = joints[4], joints[12]
+    for j in range(lam.shape[0]):
+        for r in range(JOINT_ROWS):
+            conjugate[0, j, r] = lam[j, r]
+            conjugate[1, j, r] = 0.0
+
+
+@njit_kernel
+def joint_sweep_residual(joints):
+    """``|lambda_end - lambda_start|^2`` of the joints over the last sweep [N²·s²]."""
+    lam, conjugate = joints[4], joints[12]
+    s = 0.0
+    for j in range(lam.shape[0]):
+        for r in range(JOINT_ROWS):
+            d = lam[j, r] - conjugate[0, j, r]
+            s += d * d
+    return s
+
+
+@njit_kernel
+def joint_conjugate_step(beta, joints):
+    """Accelerated PGS, joint side: the joint impulses move on by ``beta p`` and ``beta p + r`` becomes the joints'
+    direction (their body-space image is already in the contacts' per-body step, which sees the whole sweep)."""
+    lam, conjugate = joints[4], joints[12]
+    for j in range(lam.shape[0]):
+        for r in range(JOINT_ROWS):
+            step = beta * conjugate[1, j, r]
+            conjugate[1, j, r] = step + lam[j, r] - conjugate[0, j, r]
+            lam[j, r] += step
+            conjugate[0, j, r] = lam[j, r]
+
+
+@njit_kernel
+def solve_global_island(joints, start, end, island, dv, dw):
+    """The equality rows of the joints ``order[start:end]`` (all of contact island ``island``) at once by the
+    scene-wide factor; the other rows' right-hand sides are zero, so their changes are exactly zero.
+
+    Why exact: joints of different islands share no body of finite mass, so ``K`` is block diagonal across islands
+    (up to the order of its rows) and its Cholesky factor has exact zeros between them; the triangular solves
+    therefore only need the row span ``[lo, hi)`` of the island's rows. Returns the largest change [N·s].
+    """
+    joint_body, body_inv_mass, rows, lam, zero, glob, order = (
+        joints[0], joints[2], joints[3], joints[4], joints[5], joints[8], joints[9]
+    )  # fmt: skip
+    joint_island, row_start = joints[13], joints[14]
+    row_joint, row_slot, layout, _, L, rhs, x, _ = glob
+    J, IJ, row_b, gamma = rows[1], rows[2], rows[3], rows[6]
+    first, offset = layout[0], layout[1]
+    lo, hi = row_start[-1], 0
+    for i in range(start, end):
+        j = order[i]
+        if row_start[j + 1] > row_start[j]:
+            lo = min(lo, row_start[j])
+            hi = max(hi, row_start[j + 1])
+    merit = 0.0
+    for a in range(lo, hi):
+        j, r = row_joint[a], row_slot[a]
+        rhs[a] = 0.0
+        if joint_island[j] == island:
+            u = row_b[j, r] + row_speed(J[j, r], joint_body[j, 0], joint_body[j, 1], zero[0], zero[1], dv, dw)
+            rhs[a] = -(u + gamma[j, r] * lam[j, r])
+    for a in range(lo, hi):  # envelope_solve on rows [lo, hi): x is exactly zero before lo
+        v = rhs[a]
+        for k in range(max(first[a], lo), a):
+            v -= L[offset[a] + k - first[a]] * x[k]
+        x[a] = v / L[offset[a] + a - first[a]]
+    for a in range(hi - 1, lo - 1, -1):
+        x[a] /= L[offset[a] + a - first[a]]
+        for k in range(max(first[a], lo), a):
+            x[k] -= L[offset[a] + k - first[a]] * x[a]
+    for a in range(lo, hi):
+        j, r = row_joint[a], row_slot[a]
+        if joint_island[j] != island or x[a] == 0.0:
+            continue
+        lam[j, r] += x[a]
+        merit = max(merit, abs(x[a]))
+        _apply_row(j, r, joint_body[j, 0], joint_body[j, 1], x[a], body_inv_mass, J, IJ, dv, dw)
     return merit

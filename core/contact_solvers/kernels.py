@@ -12,6 +12,16 @@ import numpy as np
 
 from ..friction.models import project_ellipsoid, project_friction
 from ..jit import njit_kernel
+from .joint_sweep import (
+    joint_conjugate_start,
+    joint_conjugate_step,
+    joint_pass,
+    joint_sweep_residual,
+    restore_joint_impulses,
+    save_joint_impulses,
+    uses_global_factor,
+    zero_joint_bodies,
+)
 from .rows import (
     apply_block_impulse,
     apply_row_impulse,
@@ -113,7 +123,7 @@ def _normal_rows_sweep(rows, contact_count, it, row_D, impulse, dv, dw):
 
 @njit_kernel
 def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, normals_first, iterations, tolerance,
-              impulse, spin_impulse, dv, dw, result, conjugate, conjugate_body):  # fmt: skip
+              impulse, spin_impulse, dv, dw, result, conjugate, conjugate_body, joints):  # fmt: skip
     """Projected Gauss–Seidel for the box-friction BLCP (course Alg. 6 with eq. 159 bounds), optionally accelerated.
 
     Row by row: ``lambda_n <- max(0, lambda_n - v_n / A_nn)``, then each friction row
@@ -136,15 +146,29 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
     With spin rows the sweeps stay plain (their change would enter ``dw`` without a contact-space image).
     Outputs: ``impulse`` (c, 3) [N·s], ``spin_impulse`` (c,), ``dv``, ``dw`` (b, 3) [m/s, rad/s], ``result`` (3,).
     Scratch: ``conjugate`` (2, c, 3), or (2, 0, 3) for plain PGS; ``conjugate_body`` (4, b, 3).
+
+    Joints (``joints``: the bundle of :mod:`.joint_sweep`, zero-length without joints): every sweep ends with one
+    joint pass (:func:`.joint_sweep.joint_pass`) on the same accumulators, and the sweep's merit and largest impulse
+    cover both, so one convergence test stops both. The conjugate-gradient step acts on the combined iterate
+    (contact and joint impulses): the per-body image of the direction is the change of ``(dv, dw)`` over the whole
+    sweep, joints included, so only by moving the joint impulses along their own change with the same ``beta``
+    do the accumulators stay ``M^-1 J^T lambda`` for contacts and joints together; the alternative, accelerating
+    the contacts alone with the joint pass inside the map, would need the contacts' share of the body change kept
+    apart in every sweep. Extrapolated limit or motor impulses leave their box only until the next pass projects
+    them, and the last sweep is a plain one.
     """
     contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
     first_row = 1 if normals_first else 0
     accelerate = conjugate.shape[1] >= contact_count and contact_count > 0 and not has_spin
+    joint_count = joints[0].shape[0]
+    use_global = joint_count > 0 and uses_global_factor(joints)
     merit = 0.0
     sweeps = 0
     residual_prev = 0.0
     if accelerate:
         _conjugate_start(contact_count, impulse, dv, dw, conjugate, conjugate_body)
+        if joint_count > 0:
+            joint_conjugate_start(joints)
     for it in range(iterations):
         merit = 0.0
         largest = 0.0  # max |lambda| after the sweep (every row is visited once per sweep)
@@ -181,6 +205,12 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
                     spin_impulse[k] = new
                     apply_spin_impulse(k, b0, b1, new - old, row_spin, dw)
                     merit = max(merit, abs(new - old) / row_spin[k, 3])  # in force-impulse units
+        if joint_count > 0:
+            joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, -1, dv, dw)
+            merit = max(merit, joint_merit)
+            largest = max(largest, joint_largest)
+            if accelerate:
+                residual += joint_sweep_residual(joints)
         sweeps = it + 1
         if merit <= tolerance * max(largest, 1e-300):
             break
@@ -190,6 +220,8 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
                 beta = 0.0  # the residual grew: restart along the plain sweep
             residual_prev = residual
             _conjugate_step(beta, contact_count, impulse, dv, dw, conjugate, conjugate_body)
+            if joint_count > 0:
+                joint_conjugate_step(beta, joints)
     store_result(result, sweeps, merit, 0)
 
 
@@ -430,18 +462,27 @@ def _roll_back(rows, island_contacts, start, end, row_spin, has_spin, saved_impu
 @njit_kernel
 def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, contact_mu4, r_row, row_spin,
                        has_spin, iterations, tolerance, nu, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw,
-                       ):  # fmt: skip
+                       joints, island, joint_start, joint_end):  # fmt: skip
     """PROX on the island ``island_contacts[start:end]`` alone; returns ``(sweeps, merit, rejections)``.
 
     Its r back-off ``scale``, its merit window and its convergence test are its own, so a hard island (a heavy
-    body on a light one) backs off without slowing an easy one, and an easy one stops without waiting.
+    body on a light one) backs off without slowing an easy one, and an easy one stops without waiting. The island's
+    joints (``order[joint_start:joint_end]`` of the bundle ``joints``, island number ``island``) take one joint pass
+    after each sweep over its contacts, their equality rows by the scene-wide factor restricted to the island when
+    the step has one (:func:`.joint_sweep.solve_global_island`: a chain in the island then does not stretch under
+    Gauss–Seidel, whose slow, non-monotone merit would also trigger back-offs); a rejected sweep rolls them back
+    with the contacts.
     """
     count = end - start
+    has_joints = joint_end > joint_start
+    use_global = has_joints and uses_global_factor(joints)
     window, accepted, last_merit = merit_window()
     merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
     for it in range(iterations):
         sweeps = it + 1
         _copy_impulses(island_contacts, start, end, impulse, spin_impulse, saved_impulse, saved_spin)
+        if has_joints:
+            save_joint_impulses(joints, joint_start, joint_end)
         merit = 0.0
         for i in range(count):
             k = island_contacts[start + sweep_index(i, it, count)]
@@ -449,21 +490,44 @@ def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, 
                 rows, k, contact_friction_set[k], contact_mu4[k], r_row, row_spin, has_spin, scale,
                 impulse, spin_impulse, dv, dw, merit,
             )  # fmt: skip
+        largest = _island_max_abs(impulse, island_contacts, start, end)
+        if has_joints:
+            joint_merit, joint_largest = joint_pass(joints, joint_start, joint_end, it, use_global, island, dv, dw)
+            merit = max(merit, joint_merit)
+            largest = max(largest, joint_largest)
         # Convergence is judged on the step normalised by the r back-off: after many rejections a
         # tiny r makes every step tiny, which is not convergence (seed 001 §1.2 pitfall 2).
-        if merit <= tolerance * scale * max(_island_max_abs(impulse, island_contacts, start, end), 1e-300):
+        if merit <= tolerance * scale * max(largest, 1e-300):
             break
         rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
         if rejected:
             # divergence detected: reject the sweep, roll back, shrink r (Alg. 12)
             rejections += 1
+            if has_joints:
+                zero_joint_bodies(joints, joint_start, joint_end, dv, dw)
             _roll_back(
                 rows, island_contacts, start, end, row_spin, has_spin, saved_impulse, saved_spin, impulse,
                 spin_impulse, dv, dw,
             )  # fmt: skip
+            if has_joints:
+                restore_joint_impulses(joints, joint_start, joint_end, dv, dw)
             scale *= nu
             merit = last_merit
     return sweeps, merit, rejections
+
+
+@njit_kernel
+def _solve_free_joints(joints, island, start, end, iterations, tolerance, dv, dw):
+    """Joints of no contact island (``order[start:end]``, labelled ``island``): passes to the tolerance, their
+    equality rows by the scene-wide factor when this step has one."""
+    use_global = uses_global_factor(joints)
+    sweeps, merit = 0, 0.0
+    for it in range(iterations):
+        sweeps = it + 1
+        merit, largest = joint_pass(joints, start, end, it, use_global, island, dv, dw)
+        if merit <= tolerance * max(largest, 1e-300):
+            break
+    return sweeps, merit
 
 
 @njit_kernel
@@ -489,6 +553,7 @@ def solve_prox_gs(
     dv,
     dw,
     result,
+    joints,
 ):
     """PROX blocked Gauss–Seidel with adaptive r-factor (course Alg. 12, seed 001 Alg. 2), island by island.
 
@@ -509,14 +574,31 @@ def solve_prox_gs(
     Torsion (``has_spin``, seed 001 eq. 16): the friction block becomes ``(lambda_t, lambda_b, lambda_tau)`` and
     is projected onto the Coulomb–Contensou ellipsoid with semi-axes ``(mu_t, mu_b, mu_spin) lambda_n`` (one
     r for the block, spin rescaled by ``ell``); texture boxes clamp the spin impulse on its own.
+
+    Joints (``joints``: the bundle of :mod:`.joint_sweep`, zero-length without joints): a joint unites its bodies'
+    islands (:func:`.islands.contact_joint_islands` fills the bundle's ``order``, ``order_start``), each island's
+    joints are solved inside its sweeps, and the joints of no island (no contact in their component) after all
+    islands (:func:`_solve_free_joints`).
     """
     sweeps, merit, rejections = 0, 0.0, 0
+    joint_count = joints[0].shape[0]
+    joint_start = joints[10]
     for i in range(island_count):
+        first = joint_start[i] if joint_count > 0 else 0
+        last = joint_start[i + 1] if joint_count > 0 else 0
         island_sweeps, island_merit, island_rejections = _solve_prox_island(
             rows, island_contacts, island_start[i], island_start[i + 1], contact_friction_set, contact_mu4, r_row,
             row_spin, has_spin, iterations, tolerance, nu, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw,
+            joints, i, first, last,
         )  # fmt: skip
         sweeps = max(sweeps, island_sweeps)
         merit = max(merit, island_merit)
         rejections += island_rejections
+    if joint_count > 0 and joint_start[island_count + 1] > joint_start[island_count]:
+        free_sweeps, free_merit = _solve_free_joints(
+            joints, island_count, joint_start[island_count], joint_start[island_count + 1], iterations, tolerance,
+            dv, dw,
+        )  # fmt: skip
+        sweeps = max(sweeps, free_sweeps)
+        merit = max(merit, free_merit)
     store_result(result, sweeps, merit, rejections)

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..friction.models import project_friction
 from ..jit import njit_kernel
+from .joint_sweep import joint_pass, uses_global_factor
 from .kernels import _max_abs, store_result, sweep_index
 from .rows import apply_contact_impulse, contact_velocity
 
@@ -532,6 +533,7 @@ def solve_newton_gs(
     dw,
     result,
     stats,
+    joints,
 ):
     """Blocked non-smooth Gauss–Seidel with an FB Newton solve per contact (course §3.3, E.1.5).
 
@@ -541,6 +543,10 @@ def solve_newton_gs(
     most ``tolerance * max|lambda|`` (as PGS/PROX). ``rows`` is the operator bundle of
     :func:`.rows.row_operator`, ``row_D`` (c, 3, 3) the Delassus blocks. ``result`` receives ``[sweeps, merit,
     local failures]``; ``stats`` (3,) receives ``[total local Newton iterations, largest local count, restarts]``.
+
+    Joints (``joints``: the bundle of :mod:`.joint_sweep`, zero-length without joints): every sweep over the
+    contacts is followed by one joint pass (:func:`.joint_sweep.joint_pass`) on the same accumulators; the merit
+    and the largest impulse of the convergence test cover both.
     """
     scratch = newton_scratch()
     c = np.empty(3)
@@ -553,6 +559,8 @@ def solve_newton_gs(
     largest = 0
     merit = 0.0
     sweeps = 0
+    joint_count = joints[0].shape[0]
+    use_global = joint_count > 0 and uses_global_factor(joints)
     for it in range(iterations):
         sweeps = it + 1
         merit = 0.0
@@ -567,7 +575,12 @@ def solve_newton_gs(
             restarts += starts - 1
             total += count
             largest = max(largest, count)
-        if merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
+        if joint_count > 0:
+            joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, -1, dv, dw)
+            merit = max(merit, joint_merit)
+            if merit <= tolerance * max(_max_abs(impulse, contact_count), joint_largest, 1e-300):
+                break
+        elif merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):
             break
     store_result(result, sweeps, merit, failures)
     stats[0] = total

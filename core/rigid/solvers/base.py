@@ -24,7 +24,7 @@ from ..integrate import compute_free_velocities, finish_step, integrate_position
 from ..model import Model
 from ..position_correction import position_correction_targets
 from ..state import State
-from .joint_step import JointStep
+from .joint_step import JointStep, empty_bundle
 
 
 class SolverBase:
@@ -103,6 +103,9 @@ class SolverBase:
         """Sweeps of the last step's split-impulse position correction."""
         self.joints = JointStep(model) if model.joint_count else None
         """The joints' rows, impulses and breaks (:mod:`.joint_step`); None for a scene without joints."""
+        self._no_joints = empty_bundle(model)
+        self._joint_bundle = self._no_joints if self.joints is None else self.joints.bundle
+        """What the contact kernels solve in their sweeps besides the contacts: this scene's joints or none."""
 
     def _allocate(self, nb: int, nc: int) -> None:
         """The step's scratch, once: per body (``nb``) and per contact slot (``nc``); never resized."""
@@ -159,7 +162,7 @@ class SolverBase:
             rows, n, contacts.contact_mu4, self._D, self._row_spin, False, self.normals_first, self.iterations,
             self.tolerance,
             self._pseudo_impulse, contacts.contact_spin_impulse, self._pseudo_vel, self._pseudo_omega,
-            self._pseudo_result, self._conjugate, self._conjugate_body,
+            self._pseudo_result, self._conjugate, self._conjugate_body, self._no_joints,
         )  # fmt: skip
         self.last_correction_sweeps = int(self._pseudo_result[0])
 
@@ -206,10 +209,10 @@ class SolverBase:
                     contacts.contact_body0, contacts.contact_body1, n, contacts.contact_spin_impulse,
                     self._row_spin, self._dw,
                 )  # fmt: skip
-        if self.joints is None:
-            self._solve(contacts)
-        else:
-            self.joints.coupled(self, contacts, n)
+        if self.joints is not None:  # the joints' warm start joins the contacts' in the shared accumulators
+            self._dv += self.joints.dv
+            self._dw += self.joints.dw
+        self._solve(contacts)
         self.last_iterations = int(self._result[0])
         self.last_residual = float(self._result[1])
         self.last_rejections = int(self._result[2])
@@ -242,6 +245,8 @@ class SolverBase:
         joints = self.joints
         assert joints is not None
         sweeps, _ = joints.sweeps(self.model, self._dv, self._dw, self.iterations, self.tolerance)
+        self._dv += joints.dv
+        self._dw += joints.dw
         self.last_iterations = sweeps
         self.last_status = SolverStatus.ABSOLUTE if sweeps < self.iterations else SolverStatus.MAX_ITERATIONS
 
@@ -266,8 +271,6 @@ class SolverBase:
                 self._joints_alone()
         self._prev_count = n
         if self.joints is not None:
-            self._dv += self.joints.dv
-            self._dw += self.joints.dw
             self.joints.finish(m, m.joint_break_threshold)
         finish_step(
             m.body_kind, self._vel_free, self._omega_free, self._dv, self._dw, state_out.body_vel, state_out.body_omega
@@ -278,4 +281,4 @@ class SolverBase:
             state_out.body_pos, state_out.body_quat,
         )  # fmt: skip
         if self.joints is not None:
-            self.joints.project(m, state_out, dt)
+            self.joints.project(m, state_out, control, dt)

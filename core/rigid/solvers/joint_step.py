@@ -1,9 +1,11 @@
-"""The joints' part of a rigid step: rows, the coupled solve with the contacts, breaking and the projection.
+"""The joints' part of a rigid step: rows, the warm start, breaking and the projection.
 
-The joints keep their own accumulators ``(dv_j, dw_j)`` (:mod:`...contact_solvers.joint_sweep`); a step with
-contacts alternates rounds of joint sweeps (the contacts' share held) and the scene's contact solver (the joints'
-share folded into the contacts' constant velocity), warm-started from each other, until a round's joint sweep no
-longer moves (block Gauss–Seidel between the two groups). Without joints none of this runs.
+A step with contacts solves the joints inside the contact solver's own iteration: the solver's kernel takes
+:attr:`JointStep.bundle` and ends each of its sweeps with one joint pass on the same body accumulators
+(:func:`...contact_solvers.joint_sweep.joint_pass`), so contacts and joints converge together under one test
+(blocked Gauss–Seidel with each joint a block, or the equality rows of all joints at once by the scene-wide
+factor). A step without contacts runs joint sweeps alone. A scene without joints hands the kernels
+:func:`empty_bundle`: the same dtypes with no joint, so each kernel keeps one specialization.
 """
 
 from __future__ import annotations
@@ -11,28 +13,29 @@ from __future__ import annotations
 import numpy as np
 
 from ...contact_solvers.joint_block import JOINT_ROWS
-from ...contact_solvers.joint_sweep import (
-    break_joints,
-    shift_contact_rhs,
-    solve_joint_sweeps,
-    warm_start_joints,
-)
+from ...contact_solvers.joint_sweep import break_joints, solve_joint_sweeps, warm_start_joints
+from ..integrate import compute_free_velocities
 from ..joint_global import collect_equality_rows, envelope_capacity, factor_global, global_scratch
 from ..joint_projection import project_joints, project_joints_global
 from ..joint_rows import (
     compute_joint_rows,
+    joint_errors,
     joint_model_arrays,
     joint_row_arrays,
     joint_scratch,
 )
 
+RELINEARIZE = True
+"""When the projection along the step's directions diverges, rebuild the rows at the new poses and project again
+(:meth:`JointStep.project`)."""
+SHAKE_MOVE_RATIO = 1.5
+"""A projection along the step's own directions (SHAKE) is kept when no body moved by more than this many times
+the largest joint error it corrected; else the rows are rebuilt at the new poses (:meth:`JointStep.project`)."""
 DIRECT_SOLVE = True
 """Solve the joints' equality rows all at once when the envelope allows (:mod:`..joint_global`); False keeps
 Gauss–Seidel over the blocks (tests compare the two)."""
 VELOCITY_REGULARIZATION = 1e-13
 """Each diagonal of the velocity rows' scene-wide ``K`` is raised by this fraction of itself before factoring."""
-MAX_ROUNDS = 8
-"""Joint/contact rounds per step at most."""
 PROJECTION_PASSES = 50
 """Nonlinear Gauss–Seidel passes of the post-step projection at most."""
 PROJECTION_TOLERANCE = 1e-7
@@ -41,6 +44,34 @@ MAX_MOVE = 0.2
 """Largest move of a body in one projection pass [m]."""
 MAX_TURN = 0.5
 """Largest turn of a body in one projection pass [rad]."""
+
+
+def _bundle(model, step_scratch, rows, lam, glob, nj: int, islands: int) -> tuple:
+    """The joint bundle the contact kernels take (layout in :mod:`...contact_solvers.joint_sweep`)."""
+    nb = model.body_count
+    return (
+        model.joint_body, model.joint_passes, model.body_inv_mass, rows, lam, np.zeros((2, nb, 3)),
+        step_scratch[0], step_scratch[1], glob, np.arange(nj, dtype=np.int64), np.zeros(islands, np.int64),
+        np.zeros((nj, JOINT_ROWS)), np.zeros((2, nj, JOINT_ROWS)), np.zeros(nj, np.int64), np.zeros(nj + 1, np.int64),
+    )  # fmt: skip
+
+
+def empty_bundle(model) -> tuple:
+    """A bundle without joints (zero-length arrays of the bundle's dtypes): the split impulse's solve and every
+    solve of a scene without joints."""
+    empty = JointModelView(model.body_inv_mass)
+    return _bundle(empty, (np.zeros(JOINT_ROWS), np.zeros(JOINT_ROWS)), joint_row_arrays(joint_scratch(0)),
+                   np.zeros((0, JOINT_ROWS)), global_scratch(0, 0), 0, 1)  # fmt: skip
+
+
+class JointModelView:
+    """The few model arrays a bundle holds, for a bundle without joints."""
+
+    def __init__(self, body_inv_mass):
+        self.body_count = 0
+        self.body_inv_mass = body_inv_mass
+        self.joint_body = np.zeros((0, 2), np.int64)
+        self.joint_passes = np.zeros(0, np.int32)
 
 
 class JointStep:
@@ -68,6 +99,18 @@ class JointStep:
         self._target = np.zeros(capacity)
         self._vec = np.zeros(JOINT_ROWS)
         self._delta = np.zeros(JOINT_ROWS)
+        self.bundle = _bundle(model, (self._vec, self._delta), self.rows, self.impulse, self.glob, nj,
+                              model.contact_max + 2)  # fmt: skip
+        """What the contact kernels take to solve the joints in their sweeps (:mod:`...contact_solvers.joint_sweep`)."""
+        self.island_joint = self.bundle[13]
+        """Each joint's contact island (:func:`...contact_solvers.islands.contact_joint_islands`)."""
+        self._joint_index = np.arange(nj + 1)
+        nb = model.body_count
+        self._inv_inertia_end = np.zeros((nb, 3, 3))
+        self._vel_end = np.zeros((nb, 3))
+        self._omega_end = np.zeros((nb, 3))
+        self._error_before = np.zeros(2)
+        self._saved = (np.zeros((nb, 3)), np.zeros((nb, 4)), np.zeros((nb, 3)), np.zeros((nb, 3)))
         self.last_sweeps = 0
         self.last_projection_passes = 0
         """Passes of the last step's projection."""
@@ -87,6 +130,7 @@ class JointStep:
             if n > 0 and not factor_global(*args, VELOCITY_REGULARIZATION):
                 n = 0
             count[0] = max(n, 0)
+            self.bundle[14][:] = np.searchsorted(self.glob[0][: count[0]], self._joint_index)
         warm_start_joints(model.joint_body, model.body_inv_mass, self.rows, warm_factor, self.impulse, self.dv, self.dw)
 
     def sweeps(self, model, dv_c, dw_c, sweeps: int, tolerance: float) -> tuple[int, float]:
@@ -98,25 +142,6 @@ class JointStep:
         self.last_sweeps += int(done)
         return int(done), float(first)
 
-    def coupled(self, solver, contacts, n: int) -> None:
-        """Rounds of joint sweeps and the contact solver (module docstring); ``solver._result`` sums the sweeps."""
-        m = solver.model
-        base_b = solver._b[:n].copy()
-        rows = solver._rows(contacts)
-        contact_sweeps, rejections = 0, 0
-        for round_index in range(MAX_ROUNDS):
-            _, first = self.sweeps(m, solver._dv, solver._dw, solver.iterations, solver.tolerance)
-            largest = max(float(np.abs(self.impulse).max()), 1e-300)
-            if round_index > 0 and first <= solver.tolerance * largest:
-                break
-            shift_contact_rhs(rows, n, base_b, self.dv, self.dw, solver._b)
-            solver._solve(contacts)
-            contact_sweeps += int(solver._result[0])
-            rejections += int(solver._result[2])
-        solver._b[:n] = base_b
-        solver._result[0] = contact_sweeps
-        solver._result[2] = rejections
-
     def finish(self, model, threshold) -> None:
         """Breaking after the step's solve (Bullet's rule, :func:`break_joints`)."""
         before = self.broken.copy()
@@ -125,19 +150,75 @@ class JointStep:
         else:
             self.last_broken = []
 
-    def project(self, model, state_out, dt: float) -> None:
-        """The post-step projection of the new poses (:func:`project_joints`); fills :attr:`error`."""
+    def relinearize(self, model, state_out, control, dt: float) -> None:
+        """The rows' directions and effective masses again, at the step's new poses, for the projection.
+
+        The projection's passes are chord Newton iterations on ``C(x) = 0`` with a fixed ``K = J M^-1 J^T``; with
+        the start-of-step ``J`` the error of that fixed ``K`` grows with the links' turn in the step, and the condition
+        number of ``K`` (which grows as the square of a chain's length) amplifies it: a 300-link chain swinging
+        at 240 Hz diverges. At the new poses the first pass is a Newton step and the rest contract fast.
+        """
+        compute_free_velocities(
+            model.body_kind, model.body_inv_mass, model.body_inertia_local, model.body_inv_inertia_local,
+            model.body_linear_damping, model.body_angular_damping, state_out.body_quat, state_out.body_vel,
+            state_out.body_omega, control.body_target_pos, control.body_target_quat, state_out.body_pos,
+            model.gravity, dt, self._inv_inertia_end, self._vel_end, self._omega_end,
+        )  # fmt: skip
+        compute_joint_rows(
+            self.model_arrays, state_out.body_pos, state_out.body_quat, state_out.body_vel, state_out.body_omega,
+            model.body_inv_mass, self._inv_inertia_end, self._vel_end, self._omega_end, self.broken, dt, self.rows,
+        )  # fmt: skip
+
+    def _project_global(self, model, state_out, dt: float, passes: int) -> int:
+        """:func:`project_joints_global` with this step's rows: passes done, or ``-1 - passes kept`` on failure."""
+        return project_joints_global(
+            self.model_arrays, self.rows, model.body_inv_mass, self.broken, passes, PROJECTION_TOLERANCE,
+            MAX_MOVE, MAX_TURN, dt, self.glob_position, self._target, state_out.body_pos, state_out.body_quat,
+            state_out.body_vel, state_out.body_omega, self.error,
+        )  # fmt: skip
+
+    def _moves_in_proportion(self, state_out) -> bool:
+        """Whether no body moved in the projection by more than ``SHAKE_MOVE_RATIO`` times the error it started
+        from (the largest anchor gap [m] of the poses saved before it)."""
+        joint_errors(self.model_arrays, self.broken, self._saved[0], self._saved[1], self._error_before)
+        moved = float(np.abs(state_out.body_pos - self._saved[0]).max())
+        return moved <= SHAKE_MOVE_RATIO * float(self._error_before[0]) + 1e-12
+
+    def project(self, model, state_out, control, dt: float) -> None:
+        """The post-step projection of the new poses; fills :attr:`error`.
+
+        First all rows at once along the step's own directions (SHAKE, :func:`project_joints_global`). When those
+        passes diverge, or converge only by moving some body more than ``SHAKE_MOVE_RATIO`` times the largest
+        anchor gap they close (a long chain's soft mode, excited step after step until the chain blows up), the
+        poses go back to the unprojected ones and the rows are rebuilt there (:meth:`relinearize`, Gauss–Newton),
+        all at once again, then joint by joint (:func:`project_joints`). The second try's velocity share follows the
+        new directions, which is no longer SHAKE and loses a little energy: it only runs where the first fails.
+        """
         kept = 0
         if self.glob_position[0].shape[0]:
-            done = project_joints_global(
-                self.model_arrays, self.rows, model.body_inv_mass, self.broken, PROJECTION_PASSES,
-                PROJECTION_TOLERANCE, MAX_MOVE, MAX_TURN, dt, self.glob_position, self._target, state_out.body_pos,
-                state_out.body_quat, state_out.body_vel, state_out.body_omega, self.error,
-            )  # fmt: skip
+            if RELINEARIZE:
+                self._saved[0][:] = state_out.body_pos
+                self._saved[1][:] = state_out.body_quat
+                self._saved[2][:] = state_out.body_vel
+                self._saved[3][:] = state_out.body_omega
+            done = self._project_global(model, state_out, dt, PROJECTION_PASSES)
+            if done > 0 and RELINEARIZE and not self._moves_in_proportion(state_out):
+                done = -1 - done  # SHAKE went along a soft mode: a large move for a small error
             if done >= 0:
                 self.last_projection_passes = done
                 return
             kept = -1 - done
+            if RELINEARIZE:  # from the unprojected poses: the failed passes' moves may lie along a soft mode
+                state_out.body_pos[:] = self._saved[0]
+                state_out.body_quat[:] = self._saved[1]
+                state_out.body_vel[:] = self._saved[2]
+                state_out.body_omega[:] = self._saved[3]
+                self.relinearize(model, state_out, control, dt)
+                done = self._project_global(model, state_out, dt, PROJECTION_PASSES)
+                if done >= 0:
+                    self.last_projection_passes = kept + done
+                    return
+                kept += -1 - done
         self.last_projection_passes = kept + project_joints(
             self.model_arrays, self.rows, model.body_inv_mass, self.broken, PROJECTION_PASSES, PROJECTION_TOLERANCE,
             MAX_MOVE, MAX_TURN, dt, state_out.body_pos, state_out.body_quat, state_out.body_vel, state_out.body_omega,

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ...contact_solvers.islands import contact_islands
+from ...contact_solvers.islands import contact_islands, contact_joint_islands
 from ...contact_solvers.kernels import compute_island_r_factors, solve_prox_gs
 from ...enums import FrictionSet, RFactorStrategy
 from ..contacts import Contacts
@@ -52,10 +52,19 @@ class SolverProx(SolverBase):
 
     def _solve(self, contacts: Contacts) -> None:
         n = contacts.contact_count
-        islands = contact_islands(
-            contacts.contact_body0, contacts.contact_body1, n, self.model.body_inv_mass,
-            self._island_parent, self._island_label, self._contact_island, self._island_contacts, self._island_start,
-        )  # fmt: skip
+        if self.joints is None:
+            islands = contact_islands(
+                contacts.contact_body0, contacts.contact_body1, n, self.model.body_inv_mass,
+                self._island_parent, self._island_label, self._contact_island, self._island_contacts,
+                self._island_start,
+            )  # fmt: skip
+        else:  # a joint unites its bodies' islands; the bundle's order lists each island's joints
+            bundle = self.joints.bundle
+            islands = contact_joint_islands(
+                contacts.contact_body0, contacts.contact_body1, n, self.model.body_inv_mass, self.model.joint_body,
+                self._island_parent, self._island_label, self._contact_island, self._island_contacts,
+                self._island_start, self.joints.island_joint, bundle[9], bundle[10],
+            )  # fmt: skip
         self.last_islands = int(islands)
         compute_island_r_factors(
             self._D, self._island_contacts, self._island_start, islands, int(self.r_strategy), self._r_row
@@ -66,4 +75,5 @@ class SolverProx(SolverBase):
             self.iterations, self.tolerance, self.nu,
             self._saved_impulse, self._saved_spin,
             contacts.contact_impulse, contacts.contact_spin_impulse, self._dv, self._dw, self._result,
+            self._joint_bundle,
         )  # fmt: skip

@@ -7,7 +7,7 @@ whose islands are solved as if alone) and a brute-force connected-components sea
 import numpy as np
 import pytest
 from contact_lab.core import BodyKind, ModelBuilder, RFactorStrategy, simulate
-from contact_lab.core.contact_solvers.islands import contact_islands
+from contact_lab.core.contact_solvers.islands import contact_islands, contact_joint_islands
 from contact_lab.core.rigid.solvers import SOLVER_NAMES
 
 G = 9.81
@@ -127,3 +127,63 @@ def test_contact_islands_match_brute_force_connected_components():
         assert all(island == sorted(island) and island for island in islands)
         assert [island[0] for island in islands] == sorted(island[0] for island in islands)
         assert sorted(islands) == _brute_force_islands(body0, body1, inv_mass)
+
+
+def _brute_force_components(nb, edges, inv_mass):
+    """Component label (smallest member) of every finite-mass body, by repeated relaxation over the edges."""
+    comp = list(range(nb))
+    changed = True
+    while changed:
+        changed = False
+        for a, b in edges:
+            if a >= 0 and b >= 0 and inv_mass[a] > 0.0 and inv_mass[b] > 0.0 and comp[a] != comp[b]:
+                comp[a] = comp[b] = min(comp[a], comp[b])
+                changed = True
+    return comp
+
+
+def test_joints_unite_islands_and_each_island_lists_its_joints():
+    """Random contact and joint graphs (bodies 0-2 of infinite mass, -1 the world): the islands are the components
+    of contacts and joints together that hold a contact (brute force), each joint is listed once, in its island,
+    or after the last island when no contact reaches its bodies; without joints the contacts' islands are those
+    of :func:`contact_islands`."""
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        nb = int(rng.integers(4, 14))
+        c = int(rng.integers(0, 12))
+        nj = int(rng.integers(0, 10))
+        inv_mass = np.where(np.arange(nb) < 3, 0.0, 1.0)
+        body1 = rng.integers(3, nb, c)
+        body0 = (body1 + rng.integers(1, nb, c)) % nb
+        joint_body = np.stack([rng.integers(-1, nb, nj), rng.integers(3, nb, nj)], axis=1).astype(np.int64)
+        out = [np.zeros(c, np.int64), np.zeros(c + 1, np.int64), np.zeros(nj, np.int64), np.zeros(c + 2, np.int64)]
+        count = contact_joint_islands(
+            body0, body1, c, inv_mass, joint_body, np.zeros(nb, np.int64), np.zeros(nb, np.int64),
+            np.zeros(c, np.int64), out[0], out[1], np.zeros(nj, np.int64), out[2], out[3],
+        )  # fmt: skip
+        island_contacts, island_start, island_joints, joint_start = out
+        edges = list(zip(body0, body1, strict=True)) + [tuple(e) for e in joint_body]
+        comp = _brute_force_components(nb, edges, inv_mass)
+
+        def finite(pair, inv_mass=inv_mass):
+            return [b for b in pair if b >= 0 and inv_mass[b] > 0.0]
+
+        for i in range(count):
+            contacts = island_contacts[island_start[i] : island_start[i + 1]].tolist()
+            members = {comp[b] for k in contacts for b in finite((body0[k], body1[k]))}
+            assert len(members) == 1 and contacts == sorted(contacts)
+            joints = island_joints[joint_start[i] : joint_start[i + 1]].tolist()
+            assert joints == sorted(joints)
+            expected = [j for j in range(nj) if {comp[b] for b in finite(joint_body[j])} == members]
+            assert joints == expected
+        free = island_joints[joint_start[count] : joint_start[count + 1]].tolist()
+        reached = {comp[b] for k in range(c) for b in finite((body0[k], body1[k]))}
+        assert free == [j for j in range(nj) if not {comp[b] for b in finite(joint_body[j])} & reached]
+        assert sorted(island_joints.tolist()) == list(range(nj))
+        if nj == 0:
+            plain = [np.zeros(c, np.int64), np.zeros(c + 1, np.int64)]
+            assert count == contact_islands(
+                body0, body1, c, inv_mass, np.zeros(nb, np.int64), np.zeros(nb, np.int64), np.zeros(c, np.int64),
+                plain[0], plain[1],
+            )  # fmt: skip
+            assert plain[0].tolist() == island_contacts.tolist()
