@@ -72,9 +72,11 @@ BRICK_LENGTH, BRICK_HEIGHT, ROWS = 0.5, 0.25, 6
 BRICK_GAP = 0.002  # [m] between neighbouring bricks (each shrunk by half of it)
 BRICK_MASS = 4.0
 WALL_X = 0.32  # the wall's front face [m]
-BREAKING = 12.0  # the Fixed constraints' Breaking Threshold (Blender's impulse per substep) [N·s]
-BALL_RADIUS, BALL_MASS = 0.3, 120.0
-PIVOT_Z = 4.0  # the wrecking ball's pivot; it swings down from level with it
+BREAKING = float(__import__("os").environ.get("JD_BREAK", 12.0))  # the Fixed constraints' Breaking Threshold (Blender's impulse per substep) [N·s]
+BALL_RADIUS, BALL_MASS = 0.3, float(__import__("os").environ.get("JD_MASS", 120.0))
+RELEASE_DEG = float(__import__("os").environ.get("JD_ANGLE", 90.0))  # the ball's start, from the vertical
+PIVOT_Z = float(__import__("os").environ.get("JD_PIVOT", 4.0))  # the wrecking ball's pivot
+GROUND_BREAKING = float(__import__("os").environ.get("JD_GROUND", 12.0))
 IMPACT = np.array([WALL_X, 0.0, PIVOT_Z - 3.0])  # where the ball meets the wall at the bottom of its swing
 NEAR, FAR = 0.8, 1.6  # [m] from the impact, in the wall's plane
 FELL, STAYED = 0.15, 0.02  # [m] a near brick's drop / a far brick's largest displacement
@@ -186,7 +188,8 @@ def build_door() -> TitledScene:
     ground(d)
     wood = common.make_material("Door", "#b5651d", roughness=0.6)
     grey = common.make_material("Post", "#5c6770", roughness=0.5)
-    post = d.add("Post", common.box_mesh("Post", (0.1, 0.1, 2.3)), grey, (-0.05, 0.0, 1.15))
+    # the post stands behind the hinge, clear of the door over its whole swing
+    post = d.add("Post", common.box_mesh("Post", (0.08, 0.08, 2.3)), grey, (-0.06, -0.04, 1.15))
     with_rigid_body(post, type="PASSIVE", collision_shape="BOX")
     w, t, h = DOOR_SIZE
     door = d.add("Door", common.box_mesh("Door", DOOR_SIZE), wood, (0.01 + 0.5 * w, 0.0, 0.05 + 0.5 * h))
@@ -195,7 +198,7 @@ def build_door() -> TitledScene:
     # Empty's Z, so 0–100° lets the door's free end (+X) swing toward +Y
     (hinge,) = connect(door, [post], "HINGE", pivot="ACTIVE")
     rename(hinge, "Door Hinge")
-    hinge.location = (0.0, 0.0, 0.05 + 0.5 * h)
+    hinge.location = (0.0, 0.5 * t, 0.05 + 0.5 * h)  # the door's edge on the side it opens toward
     c = hinge.rigid_body_constraint
     c.use_limit_ang_z = True
     c.limit_ang_z_lower, c.limit_ang_z_upper = 0.0, math.radians(DOOR_LIMIT_DEG)
@@ -205,7 +208,7 @@ def build_door() -> TitledScene:
     ramp_y = -1.1 - 0.5 * length * math.cos(a)
     ramp_z = 0.5 * length * math.sin(a) - 0.1 * math.cos(a) + 0.02
     slab = common.make_material("Ramp", "#8fa3b0", roughness=0.6)
-    ramp = d.add("Ramp", common.box_mesh("Ramp", (1.2, length, 0.2)), slab, (0.75, ramp_y, ramp_z), (a, 0, 0))
+    ramp = d.add("Ramp", common.box_mesh("Ramp", (1.2, length, 0.2)), slab, (0.75, ramp_y, ramp_z), (-a, 0, 0))
     with_rigid_body(ramp, type="PASSIVE", collision_shape="BOX", friction=0.8)
     r = 0.2
     top = np.array([0.75, ramp_y - 0.4 * length * math.cos(a), ramp_z + 0.4 * length * math.sin(a)])
@@ -263,12 +266,12 @@ def build_chain() -> TitledScene:
     mesh = common.capsule_mesh("Link", LINK_RADIUS, LINK_LENGTH)
     for i in range(LINKS):
         centre = hang + (0.5 + i) * LINK_PITCH * down
-        link = d.add(f"Link {i + 1:02d}", mesh.copy(), steel, tuple(centre), (0.0, -tilt, 0.0))
+        link = d.add(f"Link {i + 1:02d}", mesh.copy(), steel, tuple(centre), (0.0, tilt, 0.0))  # Z along the chain
         with_rigid_body(link, collision_shape="CAPSULE", mass=0.1, friction=0.5)
         links.append(link)
     shade = common.make_material("Lamp", "#ffb400", roughness=0.35)
     lamp_top = hang + LINKS * LINK_PITCH * down
-    lamp = d.add("Lamp", lamp_mesh("Lamp"), shade, tuple(lamp_top + 0.02 * down), (0.0, -tilt, 0.0))
+    lamp = d.add("Lamp", lamp_mesh("Lamp"), shade, tuple(lamp_top + 0.02 * down), (0.0, tilt, 0.0))
     with_rigid_body(lamp, collision_shape="CONVEX_HULL", mass=1.5, friction=0.5)
     # Chain by Distance from the beam: beam-link 1, link 1-link 2, ..., link 20-lamp, each pivot halfway
     joints = connect(beam, [*links, lamp], "POINT", pattern="CHAIN_DISTANCE")
@@ -437,20 +440,26 @@ def build_wall() -> TitledScene:
             if touching(boxes[i], boxes[j]):
                 joints += connect(bricks[i], [bricks[j]], "FIXED")
     bottom = [b for b, box in zip(bricks, boxes, strict=True) if box[2] == 0]
-    joints += connect(floor, bottom, "FIXED", pivot="SELECTED")
+    footing = connect(floor, bottom, "FIXED", pivot="SELECTED")
+    joints += footing
     for empty in joints:
         c = empty.rigid_body_constraint
         c.use_breaking, c.breaking_threshold = True, BREAKING
+    for empty in footing:
+        empty.rigid_body_constraint.breaking_threshold = GROUND_BREAKING
     # the wrecking ball: a passive pivot, a light rod on a Point joint there, the ball fixed to the rod's end
     iron = common.make_material("Iron", "#2f3336", roughness=0.35)
     length = PIVOT_Z - IMPACT[2]
     pivot = d.add("Pivot", common.sphere_mesh("Pivot", 0.06), iron, (0.0, 0.0, PIVOT_Z))
     with_rigid_body(pivot, type="PASSIVE", collision_shape="SPHERE")
-    start = np.array([-length, 0.0, PIVOT_Z])  # level with the pivot, toward -X
-    rod_len = length - BALL_RADIUS
-    rod = d.add("Rod", common.box_mesh("Rod", (rod_len, 0.03, 0.03)), iron, tuple(0.5 * start * rod_len / length))
-    rod.location.z = PIVOT_Z
-    with_rigid_body(rod, collision_shape="BOX", mass=1.0)
+    a = math.radians(RELEASE_DEG)
+    out = np.array([-math.sin(a), 0.0, -math.cos(a)])  # from the pivot toward the ball
+    start = np.array([0.0, 0.0, PIVOT_Z]) + length * out
+    rod_ends = (0.1, length - BALL_RADIUS - 0.01)  # from the pivot, clear of the pivot's sphere and the ball
+    rod_mid = np.array([0.0, 0.0, PIVOT_Z]) + 0.5 * sum(rod_ends) * out
+    rod_mesh = common.box_mesh("Rod", (0.03, 0.03, rod_ends[1] - rod_ends[0]))
+    rod = d.add("Rod", rod_mesh, iron, tuple(rod_mid), (0.0, a, 0.0))
+    with_rigid_body(rod, collision_shape="BOX", mass=2.0)
     ball = d.add("Wrecking Ball", common.sphere_mesh("Wrecking Ball", BALL_RADIUS), iron, tuple(start))
     with_rigid_body(ball, collision_shape="SPHERE", mass=BALL_MASS, friction=0.5)
     (swing,) = connect(pivot, [rod], "POINT", pivot="ACTIVE")
@@ -472,7 +481,7 @@ def check_wall(d: TitledScene, report: dict, checks: Checks) -> str:
     dist = np.linalg.norm((start[:, 0] - IMPACT)[:, 1:], axis=1)  # in the wall's plane (Y, Z)
     near, far = dist < NEAR, dist > FAR
     listed = report.get("joints", {})
-    broken_names = {name for _, name in listed.get("broken", [])}
+    broken_names = {entry["name"] for entry in listed.get("broken", [])}
     wall_names = {j.name for j in joints}
     broken = broken_names & wall_names
     held = [j for j in joints if j.name not in broken]
