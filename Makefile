@@ -225,7 +225,7 @@ test-blender52: setup-blender52
 
 # ---- demo / bench ---------------------------------------------------------------------------
 DEMO_SCRIPTS := demo/build_demo.py demo/build_friction_demo.py demo/build_soft_demo.py demo/build_ipc_demo.py \
-                demo/build_rigid_mesh_demo.py
+                demo/build_rigid_mesh_demo.py demo/build_joints_demo.py
 # Extra options for every demo script; `make pictures` sets --docs.
 DEMO_FLAGS :=
 
