@@ -147,7 +147,8 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
     Outputs: ``impulse`` (c, 3) [N·s], ``spin_impulse`` (c,), ``dv``, ``dw`` (b, 3) [m/s, rad/s], ``result`` (3,).
     Scratch: ``conjugate`` (2, c, 3), or (2, 0, 3) for plain PGS; ``conjugate_body`` (4, b, 3).
 
-    Joints (``joints``: the bundle of :mod:`.joint_sweep`, zero-length without joints): every sweep ends with one
+    Joints (``joints``: the bundle of :mod:`.joint_sweep`, or None without joints: numba then prunes every joint
+    branch, so a scene without joints compiles no joint code): every sweep ends with one
     joint pass (:func:`.joint_sweep.joint_pass`) on the same accumulators, and the sweep's merit and largest impulse
     cover both, so one convergence test stops both. The conjugate-gradient step acts on the combined iterate
     (contact and joint impulses): the per-body image of the direction is the change of ``(dv, dw)`` over the whole
@@ -160,14 +161,16 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
     contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
     first_row = 1 if normals_first else 0
     accelerate = conjugate.shape[1] >= contact_count and contact_count > 0 and not has_spin
-    joint_count = joints[0].shape[0]
-    use_global = joint_count > 0 and uses_global_factor(joints)
+    joint_count, use_global = 0, False
+    if joints is not None:  # None: numba prunes every joint branch, so a scene without joints compiles none
+        joint_count = joints[0].shape[0]
+        use_global = joint_count > 0 and uses_global_factor(joints)
     merit = 0.0
     sweeps = 0
     residual_prev = 0.0
     if accelerate:
         _conjugate_start(contact_count, impulse, dv, dw, conjugate, conjugate_body)
-        if joint_count > 0:
+        if joints is not None and joint_count > 0:
             joint_conjugate_start(joints)
     for it in range(iterations):
         merit = 0.0
@@ -205,7 +208,7 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
                     spin_impulse[k] = new
                     apply_spin_impulse(k, b0, b1, new - old, row_spin, dw)
                     merit = max(merit, abs(new - old) / row_spin[k, 3])  # in force-impulse units
-        if joint_count > 0:
+        if joints is not None and joint_count > 0:
             joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, -1, dv, dw)
             merit = max(merit, joint_merit)
             largest = max(largest, joint_largest)
@@ -220,7 +223,7 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
                 beta = 0.0  # the residual grew: restart along the plain sweep
             residual_prev = residual
             _conjugate_step(beta, contact_count, impulse, dv, dw, conjugate, conjugate_body)
-            if joint_count > 0:
+            if joints is not None and joint_count > 0:
                 joint_conjugate_step(beta, joints)
     store_result(result, sweeps, merit, 0)
 
@@ -474,14 +477,16 @@ def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, 
     with the contacts.
     """
     count = end - start
-    has_joints = joint_end > joint_start
-    use_global = has_joints and uses_global_factor(joints)
+    has_joints, use_global = False, False
+    if joints is not None:  # None: compiled without the joint code (see solve_pgs)
+        has_joints = joint_end > joint_start
+        use_global = has_joints and uses_global_factor(joints)
     window, accepted, last_merit = merit_window()
     merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
     for it in range(iterations):
         sweeps = it + 1
         _copy_impulses(island_contacts, start, end, impulse, spin_impulse, saved_impulse, saved_spin)
-        if has_joints:
+        if joints is not None and has_joints:
             save_joint_impulses(joints, joint_start, joint_end)
         merit = 0.0
         for i in range(count):
@@ -491,7 +496,7 @@ def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, 
                 impulse, spin_impulse, dv, dw, merit,
             )  # fmt: skip
         largest = _island_max_abs(impulse, island_contacts, start, end)
-        if has_joints:
+        if joints is not None and has_joints:
             joint_merit, joint_largest = joint_pass(joints, joint_start, joint_end, it, use_global, island, dv, dw)
             merit = max(merit, joint_merit)
             largest = max(largest, joint_largest)
@@ -503,13 +508,13 @@ def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, 
         if rejected:
             # divergence detected: reject the sweep, roll back, shrink r (Alg. 12)
             rejections += 1
-            if has_joints:
+            if joints is not None and has_joints:
                 zero_joint_bodies(joints, joint_start, joint_end, dv, dw)
             _roll_back(
                 rows, island_contacts, start, end, row_spin, has_spin, saved_impulse, saved_spin, impulse,
                 spin_impulse, dv, dw,
             )  # fmt: skip
-            if has_joints:
+            if joints is not None and has_joints:
                 restore_joint_impulses(joints, joint_start, joint_end, dv, dw)
             scale *= nu
             merit = last_merit
@@ -575,17 +580,16 @@ def solve_prox_gs(
     is projected onto the Coulomb–Contensou ellipsoid with semi-axes ``(mu_t, mu_b, mu_spin) lambda_n`` (one
     r for the block, spin rescaled by ``ell``); texture boxes clamp the spin impulse on its own.
 
-    Joints (``joints``: the bundle of :mod:`.joint_sweep`, zero-length without joints): a joint unites its bodies'
+    Joints (``joints``: the bundle of :mod:`.joint_sweep`, or None without joints): a joint unites its bodies'
     islands (:func:`.islands.contact_joint_islands` fills the bundle's ``order``, ``order_start``), each island's
     joints are solved inside its sweeps, and the joints of no island (no contact in their component) after all
     islands (:func:`_solve_free_joints`).
     """
     sweeps, merit, rejections = 0, 0.0, 0
-    joint_count = joints[0].shape[0]
-    joint_start = joints[10]
     for i in range(island_count):
-        first = joint_start[i] if joint_count > 0 else 0
-        last = joint_start[i + 1] if joint_count > 0 else 0
+        first, last = 0, 0
+        if joints is not None and joints[0].shape[0] > 0:  # None: compiled without the joint code (see solve_pgs)
+            first, last = joints[10][i], joints[10][i + 1]
         island_sweeps, island_merit, island_rejections = _solve_prox_island(
             rows, island_contacts, island_start[i], island_start[i + 1], contact_friction_set, contact_mu4, r_row,
             row_spin, has_spin, iterations, tolerance, nu, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw,
@@ -594,11 +598,13 @@ def solve_prox_gs(
         sweeps = max(sweeps, island_sweeps)
         merit = max(merit, island_merit)
         rejections += island_rejections
-    if joint_count > 0 and joint_start[island_count + 1] > joint_start[island_count]:
-        free_sweeps, free_merit = _solve_free_joints(
-            joints, island_count, joint_start[island_count], joint_start[island_count + 1], iterations, tolerance,
-            dv, dw,
-        )  # fmt: skip
-        sweeps = max(sweeps, free_sweeps)
-        merit = max(merit, free_merit)
+    if joints is not None and joints[0].shape[0] > 0:
+        joint_start = joints[10]
+        if joint_start[island_count + 1] > joint_start[island_count]:
+            free_sweeps, free_merit = _solve_free_joints(
+                joints, island_count, joint_start[island_count], joint_start[island_count + 1], iterations,
+                tolerance, dv, dw,
+            )  # fmt: skip
+            sweeps = max(sweeps, free_sweeps)
+            merit = max(merit, free_merit)
     store_result(result, sweeps, merit, rejections)

@@ -544,7 +544,7 @@ def solve_newton_gs(
     :func:`.rows.row_operator`, ``row_D`` (c, 3, 3) the Delassus blocks. ``result`` receives ``[sweeps, merit,
     local failures]``; ``stats`` (3,) receives ``[total local Newton iterations, largest local count, restarts]``.
 
-    Joints (``joints``: the bundle of :mod:`.joint_sweep`, zero-length without joints): every sweep over the
+    Joints (``joints``: the bundle of :mod:`.joint_sweep`, or None without joints): every sweep over the
     contacts is followed by one joint pass (:func:`.joint_sweep.joint_pass`) on the same accumulators; the merit
     and the largest impulse of the convergence test cover both.
     """
@@ -559,8 +559,10 @@ def solve_newton_gs(
     largest = 0
     merit = 0.0
     sweeps = 0
-    joint_count = joints[0].shape[0]
-    use_global = joint_count > 0 and uses_global_factor(joints)
+    joint_count, use_global = 0, False
+    if joints is not None:  # None: compiled without the joint code (see solve_pgs)
+        joint_count = joints[0].shape[0]
+        use_global = joint_count > 0 and uses_global_factor(joints)
     for it in range(iterations):
         sweeps = it + 1
         merit = 0.0
@@ -575,7 +577,7 @@ def solve_newton_gs(
             restarts += starts - 1
             total += count
             largest = max(largest, count)
-        if joint_count > 0:
+        if joints is not None and joint_count > 0:
             joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, -1, dv, dw)
             merit = max(merit, joint_merit)
             if merit <= tolerance * max(_max_abs(impulse, contact_count), joint_largest, 1e-300):

@@ -6,7 +6,9 @@ Jacobian is stored as ``[lin, ang0, ang1]`` (3, 3): its velocity is ``u = lin·(
 the core's coordinate of :mod:`.joints` (times the axis sign). Linear rows use body0's frame axis ``a`` with the
 arms ``p1 - x0`` and ``p1 - x1`` (``p1`` body1's anchor), which is the exact rate of ``(p1 - p0)·a`` when body0
 turns; angular rows use the dual basis of the XYZ Euler axes (Bullet's generic 6-DOF axes), which is the exact
-rate of each Euler angle of the relative rotation, so free, locked and limited angles mix on any axis.
+rate of each Euler angle of the relative rotation, so free, locked and limited angles mix on any axis. The
+linear motor alone takes body0's arm to its own anchor, ``p0 - x0``, as Bullet does: a motor locks nothing, the
+anchors may drift far apart, and an arm to ``p1`` would turn body0 instead of driving it.
 
 Springs (GENERIC_SPRING, rest at the start pose, coordinate 0), the two laws of Blender's Bullet:
 
@@ -63,6 +65,10 @@ def joint_scratch(joint_count: int) -> dict:
         box_index=np.zeros((nj, r), np.int64),
         box_count=np.zeros(nj, np.int64),
     )
+
+
+MOTOR_LINEAR_SLOT = 12
+"""The slot of the motor along X (13: about X)."""
 
 
 @njit_kernel
@@ -218,6 +224,20 @@ def _slot_rows(j, flags, s, lower, upper, k, c, spring1, target, max_force, dt, 
 
 
 @njit_kernel
+def _own_anchor_arm(g, sign, out):
+    """The linear motor's angular part on body0, ``sign (p0 - x0) × a`` (into ``out`` (3,)), from the scratch
+    :func:`joint_geometry` left in ``g``: a motor locks nothing, so the bodies may drift far apart along other
+    axes, and it drives each body at its own anchor as Bullet does (an arm to body1's anchor would turn body0)."""
+    p0, c0, arm, axis = g[5, 0], g[5, 2], g[7, 0], g[7, 2]
+    for i in range(3):
+        arm[i] = p0[i] - c0[i]
+        axis[i] = g[0, i, 0]
+    _cross_into(arm, axis, out)
+    for i in range(3):
+        out[i] *= sign
+
+
+@njit_kernel
 def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_inv_mass, inv_inertia_world,
                        vel_free, omega_free, joint_broken, dt, out):  # fmt: skip
     """This step's rows of every unbroken joint at the start poses (see the module docstring).
@@ -249,6 +269,8 @@ def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_i
                        gamma)  # fmt: skip
             if kind[j, r] == ROW_OFF:
                 continue
+            if r == MOTOR_LINEAR_SLOT:
+                _own_anchor_arm(g, sign[j, 0], J[j, r, 1])
             _inv_inertia_row(b0, inv_inertia_world, J[j, r, 1], IJ[j, r, 0])
             _inv_inertia_row(b1, inv_inertia_world, J[j, r, 2], IJ[j, r, 1])
             b[j, r] += _row_speed_single(J[j, r], b0, b1, vel_free, omega_free)

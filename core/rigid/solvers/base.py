@@ -24,7 +24,7 @@ from ..integrate import compute_free_velocities, finish_step, integrate_position
 from ..model import Model
 from ..position_correction import position_correction_targets
 from ..state import State
-from .joint_step import JointStep, empty_bundle
+from .joint_step import JointStep
 
 
 class SolverBase:
@@ -103,9 +103,9 @@ class SolverBase:
         """Sweeps of the last step's split-impulse position correction."""
         self.joints = JointStep(model) if model.joint_count else None
         """The joints' rows, impulses and breaks (:mod:`.joint_step`); None for a scene without joints."""
-        self._no_joints = empty_bundle(model)
-        self._joint_bundle = self._no_joints if self.joints is None else self.joints.bundle
-        """What the contact kernels solve in their sweeps besides the contacts: this scene's joints or none."""
+        self._joint_bundle = None if self.joints is None else self.joints.bundle
+        """What the contact kernels solve in their sweeps besides the contacts: this scene's joints, or None (the
+        kernels' specialization for None carries no joint code, so a scene without joints compiles none)."""
 
     def _allocate(self, nb: int, nc: int) -> None:
         """The step's scratch, once: per body (``nb``) and per contact slot (``nc``); never resized."""
@@ -162,7 +162,7 @@ class SolverBase:
             rows, n, contacts.contact_mu4, self._D, self._row_spin, False, self.normals_first, self.iterations,
             self.tolerance,
             self._pseudo_impulse, contacts.contact_spin_impulse, self._pseudo_vel, self._pseudo_omega,
-            self._pseudo_result, self._conjugate, self._conjugate_body, self._no_joints,
+            self._pseudo_result, self._conjugate, self._conjugate_body, None,
         )  # fmt: skip
         self.last_correction_sweeps = int(self._pseudo_result[0])
 

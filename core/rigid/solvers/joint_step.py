@@ -4,8 +4,8 @@ A step with contacts solves the joints inside the contact solver's own iteration
 :attr:`JointStep.bundle` and ends each of its sweeps with one joint pass on the same body accumulators
 (:func:`...contact_solvers.joint_sweep.joint_pass`), so contacts and joints converge together under one test
 (blocked Gauss–Seidel with each joint a block, or the equality rows of all joints at once by the scene-wide
-factor). A step without contacts runs joint sweeps alone. A scene without joints hands the kernels
-:func:`empty_bundle`: the same dtypes with no joint, so each kernel keeps one specialization.
+factor). A step without contacts runs joint sweeps alone. A scene without joints hands the kernels None: their
+specialization for None carries no joint code (numba prunes the joint branches), so it compiles as before.
 """
 
 from __future__ import annotations
@@ -54,24 +54,6 @@ def _bundle(model, step_scratch, rows, lam, glob, nj: int, islands: int) -> tupl
         step_scratch[0], step_scratch[1], glob, np.arange(nj, dtype=np.int64), np.zeros(islands, np.int64),
         np.zeros((nj, JOINT_ROWS)), np.zeros((2, nj, JOINT_ROWS)), np.zeros(nj, np.int64), np.zeros(nj + 1, np.int64),
     )  # fmt: skip
-
-
-def empty_bundle(model) -> tuple:
-    """A bundle without joints (zero-length arrays of the bundle's dtypes): the split impulse's solve and every
-    solve of a scene without joints."""
-    empty = JointModelView(model.body_inv_mass)
-    return _bundle(empty, (np.zeros(JOINT_ROWS), np.zeros(JOINT_ROWS)), joint_row_arrays(joint_scratch(0)),
-                   np.zeros((0, JOINT_ROWS)), global_scratch(0, 0), 0, 1)  # fmt: skip
-
-
-class JointModelView:
-    """The few model arrays a bundle holds, for a bundle without joints."""
-
-    def __init__(self, body_inv_mass):
-        self.body_count = 0
-        self.body_inv_mass = body_inv_mass
-        self.joint_body = np.zeros((0, 2), np.int64)
-        self.joint_passes = np.zeros(0, np.int32)
 
 
 class JointStep:
