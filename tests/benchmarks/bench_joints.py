@@ -263,14 +263,14 @@ def bench_pendulum(rows: list) -> None:
             )
 
 
-def chain20_scene(links: int = 20, link: float = 0.1):
+def chain20_scene(links: int = 20, link: float = 0.1, width: float = 0.02):
     """The 20-link chain; returns (scene, objects: anchor then links, joint pairs, pivots)."""
     scene = new_scene(24, 10, 121)
     top = np.array([0.0, 0.0, 5.0])
-    anchor = body("Anchor", top - (link / 2, 0.0, 0.0), (link, 0.02, 0.02), kind="PASSIVE")
+    anchor = body("Anchor", top - (link / 2, 0.0, 0.0), (link, width, width), kind="PASSIVE")
     objects, pairs, pivots = [anchor], [], []
     for k in range(links):
-        obj = body(f"Link{k:02d}", top + ((k + 0.5) * link, 0.0, 0.0), (link, 0.02, 0.02), mass=0.1)
+        obj = body(f"Link{k:02d}", top + ((k + 0.5) * link, 0.0, 0.0), (link, width, width), mass=0.1)
         obj.rigid_body.collision_collections = [i == k % 20 for i in range(20)]
         pivot = top + (k * link, 0.0, 0.0)
         joint(f"Joint{k:02d}", "POINT", objects[-1], obj, pivot)
