@@ -29,7 +29,8 @@ scene twice: the first (cold: Numba compile or cache load, ``compiled_kernels`` 
 (warm) times are printed apart; ratios use the warm time.
 
 Run: ``python tests/benchmarks/bench_joints.py`` (``make bench``). Options: ``--scenes pendulum chain20 door wall
-chain1000``, ``--json PATH``. Needs Blender as a Python module (``bpy``).
+chain1000``, ``--once`` (ours bakes each scene once), ``--wall-seconds S``, ``--json PATH``. Needs Blender as a
+Python module (``bpy``).
 """
 
 from __future__ import annotations
@@ -148,13 +149,17 @@ def run_bullet(scene, objects) -> dict:
     return {"seconds": seconds, "matrices": matrices}
 
 
+REPEAT = 2
+"""Bakes of each scene by ours: the first cold, the last warm (``--once``: 1, the cold time is the warm one)."""
+
+
 def run_ours(scene, objects) -> dict:
-    """Bake twice (cold, then warm) with Blender's world switched off; matrices of the warm bake."""
+    """Bake :data:`REPEAT` times (cold, then warm) with Blender's world switched off; matrices of the last."""
     from contact_lab.addon.bake import driver as bake
 
     scene.rigidbody_world.enabled = False
     totals, simulate, kernels, report = [], [], [], {}
-    for _ in range(2):
+    for _ in range(REPEAT):
         t0 = time.perf_counter()
         report = bake.bake_scene(scene)
         totals.append(time.perf_counter() - t0)
@@ -165,8 +170,8 @@ def run_ours(scene, objects) -> dict:
     bake.clear_bake(scene)
     return {
         "cold": simulate[0],
-        "seconds": simulate[1],
-        "bake_seconds": totals[1],
+        "seconds": simulate[-1],
+        "bake_seconds": totals[-1],
         "kernels": kernels[0],
         "matrices": matrices,
         "report": report,
@@ -361,9 +366,13 @@ def bench_door(rows: list) -> None:
         )
 
 
+WALL_SECONDS = 2.0
+"""The wall's bake length (``--wall-seconds``); the ball reaches the wall at about 0.57 s."""
+
+
 def wall_scene(columns: int = 25, rows_: int = 20, piece: float = 0.2):
     """The wall: (scene, pieces, constraint count)."""
-    scene = new_scene(24, 10, 49)
+    scene = new_scene(24, 10, 1 + round(24 * WALL_SECONDS))
     body("Floor", (0.0, 0.0, -0.1), (12.0, 6.0, 0.2), kind="PASSIVE")
     pieces = {}
     for i in range(columns):
@@ -454,7 +463,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenes", nargs="+", choices=SCENES, default=list(SCENES))
     parser.add_argument("--json", help="write the rows as JSON to this path")
+    parser.add_argument("--once", action="store_true", help="ours bakes each scene once (its cold time only)")
+    parser.add_argument("--wall-seconds", type=float, default=WALL_SECONDS, help="the wall's bake length [s]")
     args = parser.parse_args(argv)
+    global REPEAT, WALL_SECONDS
+    REPEAT, WALL_SECONDS = (1 if args.once else 2), args.wall_seconds
     try:
         import bpy  # noqa: F401
     except ImportError:
