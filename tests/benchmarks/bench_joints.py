@@ -460,13 +460,13 @@ def stack() -> str:
 
 
 def main(argv=None) -> int:
+    global REPEAT, WALL_SECONDS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenes", nargs="+", choices=SCENES, default=list(SCENES))
     parser.add_argument("--json", help="write the rows as JSON to this path")
     parser.add_argument("--once", action="store_true", help="ours bakes each scene once (its cold time only)")
     parser.add_argument("--wall-seconds", type=float, default=WALL_SECONDS, help="the wall's bake length [s]")
     args = parser.parse_args(argv)
-    global REPEAT, WALL_SECONDS
     REPEAT, WALL_SECONDS = (1 if args.once else 2), args.wall_seconds
     try:
         import bpy  # noqa: F401
