@@ -245,8 +245,8 @@ golden: setup
 	$(PY) tests/golden/demo_hashes.py check
 
 # Every tests/benchmarks/bench_*.py, each in its own process; peers they compare against are
-# installed into .venv on first use (pybullet ships cp311 wheels).
-BENCH_PACKAGES := pybullet
+# installed into .venv on first use (pybullet ships cp311 wheels; mujoco is bench_joints.py's chain reference).
+BENCH_PACKAGES := pybullet mujoco
 
 $(VENV)/.contact_lab-bench: $(STAMP)
 	$(PY) $(PIP_INSTALL) $(BENCH_PACKAGES)

@@ -9,6 +9,7 @@ import bpy
 from ..addon.properties import COMBINE_PHRASES, RIGID_ONLY_SHAPES
 from ..addon.scene import compound_parent, shape_label
 from ..addon.warmup import jitcache, warmup
+from .joints import draw_body_joints, draw_report_joints, draw_scene_joints
 
 
 class _PhysicsTab:
@@ -97,6 +98,7 @@ class CONTACT_LAB_PT_scene(_ScenePanel, bpy.types.Panel):
             col.prop(settings, "friction_combine")
             col.prop(settings, "restitution_combine")
 
+        draw_scene_joints(layout, context.scene, settings)
         _draw_blender_world(layout, context.scene)
 
         row = layout.row(align=True)
@@ -203,6 +205,7 @@ def _draw_report_box(layout, report: dict) -> None:
         col.label(text=f"Deepest overlap: {stats.get('max_penetration', 0.0) * 1000.0:.3g} mm")
         if stats.get("sleeping_at_end"):
             col.label(text=f"Asleep at the end: {stats['sleeping_at_end']} bodies")
+        draw_report_joints(col, report)
         _draw_warnings(box, report)
     total = timings.get("total", sum(timings.values()) if timings else 0.0)
     col.label(text=f"Time: {total:.2f} s")
@@ -276,6 +279,7 @@ class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
             col.label(text="Mass must be positive", icon="ERROR")
         if settings.baked_action is not None:
             col.label(text=f"Baked into '{settings.baked_action.name}'", icon="ACTION")
+        draw_body_joints(layout, obj, context.scene, _json_object(scene_settings.last_report))
         _draw_friction(layout, context, obj)
         if settings.role != "NONE":
             layout.label(text=BAKE_HINT, icon="INFO")

@@ -90,6 +90,7 @@ def validate_scene(
         engine: 'RIGID', 'SOFT' or 'IPC'.
         frame_start, frame_end: override the scene's bake range (as :func:`..bake.driver.bake_scene` does).
     """
+    from . import ignored_joints
     from . import joints as validate_joints
     from . import physics as validate_physics
     from . import ranges as validate_ranges
@@ -101,6 +102,7 @@ def validate_scene(
     findings = _scene_findings(scene, start, end)
     findings += _engine_findings(view)
     findings += validate_joints.findings(view)  # Blender's Rigid Body Constraints
+    findings += ignored_joints.findings(view)  # ... which the Soft and IPC engines do not simulate
     findings += validate_ranges.setting_findings(view)
     findings += _object_findings(view)
     findings += [

@@ -6,6 +6,7 @@ import numpy as np
 
 from ...core import iter_simulate
 from ..bake.job import BakeJob, diverged, scene_object
+from ..bake.joint_report import joint_report, per_frame_joint_stats
 from ..errors import BakeError
 from ..output.actions import ACTION_SUFFIX, commit_transforms, prepare_transforms
 from ..output.transaction import Transaction
@@ -57,7 +58,7 @@ class RigidBakeJob(BakeJob):
 
     def _engine_report(self) -> dict:
         bodies, settings = self.input.bodies, self.input.settings
-        return {
+        report = {
             "bodies": {
                 "active": [b.object_name for b in bodies if b.role == "ACTIVE"],
                 "passive": [b.object_name for b in bodies if b.role != "ACTIVE"],
@@ -70,6 +71,9 @@ class RigidBakeJob(BakeJob):
             "stats": _stats_summary(self.trajectory, self.frames_done),
             "warnings": list(self.write_warnings),
         }
+        if self.input.joints:  # a scene without joints keeps its report as it was
+            report["joints"] = joint_report(self.input.joints, self.trajectory, self.input.frames, self.frames_done)
+        return report
 
     def per_frame_stats(self) -> dict:
         traj, done = self.trajectory, self.frames_done
@@ -84,7 +88,7 @@ class RigidBakeJob(BakeJob):
             "contact_overflow": traj.contact_overflow[:done].tolist(),
             "solver_capped": traj.solver_capped[:done].tolist(),
             "converged": traj.converged[:done].tolist(),
-        }
+        } | (per_frame_joint_stats(traj, done) if self.input.joints else {})
 
     def _check_finite(self, traj) -> None:
         index = [b.body_index for b in self.export.active_bodies]

@@ -18,6 +18,9 @@ WRONG_FIELDS = [
     {"status": "FINISHED", "engine": "SOFT", "stats": {"tets": "many", "mean_newton_iterations": "x"}},
     {"status": "FINISHED", "engine": "IPC", "settings": [], "stats": {"min_distance": "far"}},
     {"status": None, "error": {"a": 1}, "warnings": [1, None, {"b": 2}]},
+    {"status": "FINISHED", "engine": "RIGID", "joints": {"by_type": [1], "broken": [5, {"name": 3}], "count": None}},
+    {"status": "FINISHED", "engine": "RIGID", "joints": {"max_error_linear": "far", "max_error_angular": None}},
+    {"status": "FINISHED", "engine": "RIGID", "joints": "broken"},
 ]
 """JSON objects whose fields have the wrong types."""
 

@@ -1,0 +1,497 @@
+"""Joints side by side: Blender's own rigid body world (Bullet) and Contact Lab's rigid engine on the same scenes, in
+one process, each scene built once with Blender's Rigid Body Constraints (which our bake reads), plus MuJoCo's
+chain in generalized coordinates when ``mujoco`` is installed.
+
+Scenes (every body a box or sphere, no damping, never deactivated, the same substeps on both sides):
+
+- **pendulum**: a 0.1 m cube on a POINT constraint 1 m below a Passive anchor, released at 10°, 5 s at 60 fps with
+  1 and 4 substeps (60 and 240 Hz). Figure: the period from the bob's upward crossings of the vertical against the
+  physical pendulum's elliptic-integral period; the joint's largest stretch.
+- **chain20**: 20 links (0.1 × 0.02 × 0.02 m, 0.1 kg) on POINT constraints, laid out horizontally from a Passive
+  anchor and let fall, 5 s at 24 fps × 10 substeps. Each link in its own Collision Collection, so links meet only
+  through their joints (the same mechanism as MuJoCo's, which has no contacts here). Figures: the largest joint
+  stretch over all frames; the tip's distance from MuJoCo's tip (RMS over the first second and over 5 s; a
+  falling chain is chaotic, so the second figure grows for every engine).
+- **door**: a 5 kg door on a HINGE (limits ±40°) to a Passive post, hit by a 3 kg ball rolling down a ramp, 4 s.
+  Figures: the door's largest and final opening angle against the 40° limit, the hinge's largest stretch.
+- **wall**: a wall of 25 × 20 pieces (0.2 m cubes, 1 kg) on a floor, each joined to its neighbours (sides, above
+  and both diagonals: 1 867 breakable FIXED constraints, threshold 2 N·s) hit from above by a 50 kg ball, 2 s at
+  24 fps × 10 substeps. Figures: time per substep and its ratio to Bullet's; pieces that broke loose (moved more
+  than 5 cm).
+- **chain1000**: a 1 000-link chain (0.05 m links) hanging from a Passive anchor, released 10° off the vertical,
+  1 s at 24 fps × 10 substeps. Figures: time per substep and the largest joint stretch.
+
+Every figure is computed the same way from the world matrices of both engines' results (read back through
+``frame_set``): a joint's stretch is the distance between its pivot carried by either body from the start frame.
+Times: Bullet's is its point-cache bake (``ptcache.bake_all``); ours is the simulation phase of the bake
+(``timings.simulate`` of the report; ``bake_seconds`` adds reading the scene and writing keyframes). Ours runs each
+scene twice: the first (cold: Numba compile or cache load, ``compiled_kernels`` from the report) and the second
+(warm) times are printed apart; ratios use the warm time.
+
+Run: ``python tests/benchmarks/bench_joints.py`` (``make bench``). Options: ``--scenes pendulum chain20 door wall
+chain1000``, ``--once`` (ours bakes each scene once), ``--wall-seconds S``, ``--json PATH``. Needs Blender as a
+Python module (``bpy``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+G = 9.81
+SCENES = ("pendulum", "chain20", "door", "wall", "chain1000")
+
+
+# ---- scene building (both engines' settings on the same objects) --------------------------------------------
+
+
+def new_scene(fps: int, substeps: int, frames: int, iterations: int = 10):
+    """An empty scene with a Blender rigid body world and Contact Lab's Rigid engine, frames 1 to ``frames``."""
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    import contact_lab
+
+    contact_lab.register()
+    scene = bpy.context.scene
+    scene.render.fps = fps
+    scene.frame_start, scene.frame_end = 1, frames
+    bpy.ops.rigidbody.world_add()
+    world = scene.rigidbody_world
+    world.substeps_per_frame, world.solver_iterations = substeps, iterations
+    world.point_cache.frame_start, world.point_cache.frame_end = 1, frames
+    s = scene.contact_lab
+    s.engine, s.use_scene_frame_range, s.substeps = "RIGID", True, substeps
+    return scene
+
+
+def _select_only(obj) -> None:
+    import bpy
+
+    for other in bpy.context.view_layer.objects.selected:
+        other.select_set(False)
+    obj.select_set(True)
+    bpy.context.view_layer.objects.active = obj
+
+
+def body(name, location, size, *, kind="ACTIVE", mass=1.0, sphere=False, rotation=(0.0, 0.0, 0.0), friction=0.5):
+    """A box of edge lengths ``size`` (or a sphere of radius ``size[0]``) with Blender's rigid body and Contact
+    Lab's settings alike (no damping, never asleep)."""
+    import bpy
+
+    if sphere:
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=size[0], location=location, segments=24, ring_count=12)
+    else:
+        bpy.ops.mesh.primitive_cube_add(size=1.0, location=location, rotation=rotation)
+    obj = bpy.context.object
+    obj.name = name
+    if not sphere:
+        obj.scale = size
+        bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
+    _select_only(obj)
+    bpy.ops.rigidbody.object_add(type=kind)
+    rb = obj.rigid_body
+    rb.collision_shape = "SPHERE" if sphere else "BOX"
+    rb.mass, rb.friction, rb.restitution = mass, friction, 0.0
+    rb.linear_damping = rb.angular_damping = 0.0
+    rb.use_deactivation = False
+    s = obj.contact_lab
+    s.role, s.shape = kind, "SPHERE" if sphere else "BOX"
+    s.mass, s.friction, s.restitution = mass, friction, 0.0
+    s.linear_damping = s.angular_damping = 0.0
+    return obj
+
+
+def joint(name, kind, object1, object2, location, *, threshold=None):
+    """An Empty with a Rigid Body Constraint (Blender's operator, as Properties ▸ Physics does)."""
+    import bpy
+
+    obj = bpy.data.objects.new(name, None)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.location = location
+    _select_only(obj)
+    bpy.ops.rigidbody.constraint_add(type=kind)
+    c = obj.rigid_body_constraint
+    c.object1, c.object2 = object1, object2
+    if threshold is not None:
+        c.use_breaking, c.breaking_threshold = True, threshold
+    return obj
+
+
+# ---- running -------------------------------------------------------------------------------------------------
+
+
+def sample(scene, objects) -> np.ndarray:
+    """World matrices (F, N, 4, 4) of ``objects`` at every frame of the scene."""
+    frames = range(scene.frame_start, scene.frame_end + 1)
+    out = np.zeros((len(frames), len(objects), 4, 4))
+    for i, f in enumerate(frames):
+        scene.frame_set(f)
+        for k, o in enumerate(objects):
+            out[i, k] = np.array(o.matrix_world)
+    return out
+
+
+def run_bullet(scene, objects) -> dict:
+    import bpy
+
+    t0 = time.perf_counter()
+    bpy.ops.ptcache.bake_all(bake=True)
+    seconds = time.perf_counter() - t0
+    matrices = sample(scene, objects)
+    bpy.ops.ptcache.free_bake_all()
+    return {"seconds": seconds, "matrices": matrices}
+
+
+REPEAT = 2
+"""Bakes of each scene by ours: the first cold, the last warm (``--once``: 1, the cold time is the warm one)."""
+
+
+def run_ours(scene, objects) -> dict:
+    """Bake :data:`REPEAT` times (cold, then warm) with Blender's world switched off; matrices of the last."""
+    from contact_lab.addon.bake import driver as bake
+
+    scene.rigidbody_world.enabled = False
+    totals, simulate, kernels, report = [], [], [], {}
+    for _ in range(REPEAT):
+        t0 = time.perf_counter()
+        report = bake.bake_scene(scene)
+        totals.append(time.perf_counter() - t0)
+        simulate.append(float(report["timings"]["simulate"]))
+        kernels.append(int(report.get("compiled_kernels", 0)))
+    matrices = sample(scene, objects)
+    scene.rigidbody_world.enabled = True
+    bake.clear_bake(scene)
+    return {
+        "cold": simulate[0],
+        "seconds": simulate[-1],
+        "bake_seconds": totals[-1],
+        "kernels": kernels[0],
+        "matrices": matrices,
+        "report": report,
+    }
+
+
+def substep_count(scene) -> int:
+    return (scene.frame_end - scene.frame_start) * scene.rigidbody_world.substeps_per_frame
+
+
+# ---- figures -------------------------------------------------------------------------------------------------
+
+
+def joint_stretch(matrices: np.ndarray, pairs, pivots) -> np.ndarray:
+    """Largest pivot separation [m] per frame, (F,): ``pairs`` (J, 2) object indices into ``matrices`` (F, N, 4, 4),
+    ``pivots`` (J, 3) the joints' world positions at the first frame."""
+    pairs, pivots = np.asarray(pairs), np.asarray(pivots, dtype=float)
+    out = np.zeros(matrices.shape[0])
+    ends = []
+    for side in (0, 1):
+        m0 = matrices[0, pairs[:, side]]
+        local = np.einsum("jki,jk->ji", m0[:, :3, :3], pivots - m0[:, :3, 3])  # pivot in the body's frame
+        ends.append(local)
+    for f in range(matrices.shape[0]):
+        world = [
+            np.einsum("jik,jk->ji", matrices[f, pairs[:, s], :3, :3], ends[s]) + matrices[f, pairs[:, s], :3, 3]
+            for s in (0, 1)
+        ]
+        out[f] = np.linalg.norm(world[0] - world[1], axis=1).max()
+    return out
+
+
+def ellipk(m: float) -> float:
+    """Complete elliptic integral of the first kind K(m), m = k², by the arithmetic-geometric mean."""
+    a, b = 1.0, math.sqrt(1.0 - m)
+    for _ in range(30):
+        a, b = 0.5 * (a + b), math.sqrt(a * b)
+    return math.pi / (2.0 * a)
+
+
+def pendulum_period(length: float, size: float, amplitude: float) -> float:
+    """Period [s] of a cube of edge ``size`` whose centre swings ``length`` from a frictionless point, from
+    ``amplitude`` [rad]: the physical pendulum's small-amplitude period times 2 K(sin²(a/2)) / π."""
+    inertia = length**2 + size**2 / 6.0  # per unit mass, about the pivot
+    small = 2.0 * math.pi * math.sqrt(inertia / (G * length))
+    return small * 2.0 / math.pi * ellipk(math.sin(amplitude / 2.0) ** 2)
+
+
+def measured_period(x: np.ndarray, fps: int) -> float:
+    """Mean period [s] from the upward zero crossings of ``x`` (F,) sampled at ``fps`` (linear interpolation)."""
+    t = np.arange(x.size) / fps
+    up = np.nonzero((x[:-1] < 0.0) & (x[1:] >= 0.0))[0]
+    times = t[up] - x[up] * (t[up + 1] - t[up]) / (x[up + 1] - x[up])
+    return float(np.mean(np.diff(times))) if times.size > 1 else float("nan")
+
+
+def row(scene_name: str, engine: str, **figures) -> dict:
+    return {"scene": scene_name, "engine": engine, **figures}
+
+
+def timing(scene, result: dict) -> dict:
+    steps = substep_count(scene)
+    out = {"seconds": result["seconds"], "ms_per_substep": 1000.0 * result["seconds"] / steps}
+    if "cold" in result:
+        out.update(cold_seconds=result["cold"], compiled_kernels=result["kernels"], bake_seconds=result["bake_seconds"])
+    return out
+
+
+# ---- scenes --------------------------------------------------------------------------------------------------
+
+
+def bench_pendulum(rows: list) -> None:
+    length, size, amplitude = 1.0, 0.1, math.radians(10.0)
+    reference = pendulum_period(length, size, amplitude)
+    for substeps in (1, 4):
+        scene = new_scene(60, substeps, 301)
+        pivot = np.array([0.0, 0.0, 3.0])
+        anchor = body("Anchor", pivot + (0.0, 0.0, 0.3), (0.1, 0.1, 0.1), kind="PASSIVE")
+        bob_at = pivot + length * np.array([math.sin(amplitude), 0.0, -math.cos(amplitude)])
+        bob = body("Bob", bob_at, (size,) * 3)
+        joint("Point", "POINT", anchor, bob, pivot)
+        for engine, result in (("Bullet", run_bullet(scene, [anchor, bob])), ("ours", run_ours(scene, [anchor, bob]))):
+            m = result["matrices"]
+            period = measured_period(m[:, 1, 0, 3], 60)
+            stretch = joint_stretch(m, [(0, 1)], [pivot]).max()
+            rows.append(
+                row(
+                    f"pendulum {60 * substeps} Hz",
+                    engine,
+                    period_error=period / reference - 1.0,
+                    stretch_mm=1000.0 * stretch,
+                    **timing(scene, result),
+                )
+            )
+
+
+def chain20_scene(links: int = 20, link: float = 0.1, width: float = 0.02):
+    """The 20-link chain; returns (scene, objects: anchor then links, joint pairs, pivots)."""
+    scene = new_scene(24, 10, 121)
+    top = np.array([0.0, 0.0, 5.0])
+    anchor = body("Anchor", top - (link / 2, 0.0, 0.0), (link, width, width), kind="PASSIVE")
+    objects, pairs, pivots = [anchor], [], []
+    for k in range(links):
+        obj = body(f"Link{k:02d}", top + ((k + 0.5) * link, 0.0, 0.0), (link, width, width), mass=0.1)
+        obj.rigid_body.collision_collections = [i == k % 20 for i in range(20)]
+        pivot = top + (k * link, 0.0, 0.0)
+        joint(f"Joint{k:02d}", "POINT", objects[-1], obj, pivot)
+        objects.append(obj)
+        pairs.append((k, k + 1))
+        pivots.append(pivot)
+    anchor.rigid_body.collision_collections = [False] * 20  # the anchor touches nothing
+    return scene, objects, pairs, pivots
+
+
+def mujoco_chain(links: int, link: float, seconds: float, fps: int) -> np.ndarray | None:
+    """Tip (last link's centre) positions (F, 3) of the same chain in MuJoCo (ball joints, generalized
+    coordinates, no contacts, RK4 at 1/4800 s), or None without ``mujoco``."""
+    try:
+        import mujoco
+    except ImportError:
+        return None
+    inner = ""
+    for k in reversed(range(links)):
+        pos = "0 0 5" if k == 0 else f"{link} 0 0"
+        inner = (
+            f'<body pos="{pos}"><joint type="ball" damping="0"/>'
+            f'<geom type="box" size="{link / 2} 0.01 0.01" pos="{link / 2} 0 0" mass="0.1" contype="0" '
+            f'conaffinity="0"/>{inner}</body>'
+        )
+    xml = (
+        '<mujoco><option timestep="0.00020833333" integrator="RK4" gravity="0 0 -9.81"/>'
+        f"<worldbody>{inner}</worldbody></mujoco>"
+    )
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    per_frame = round(1.0 / (fps * model.opt.timestep))
+    frames = round(seconds * fps) + 1
+    out = np.zeros((frames, 3))
+    mujoco.mj_forward(model, data)
+    for f in range(frames):
+        out[f] = data.geom_xpos[links - 1]
+        for _ in range(per_frame):
+            mujoco.mj_step(model, data)
+    return out
+
+
+def bench_chain20(rows: list) -> None:
+    scene, objects, pairs, pivots = chain20_scene()
+    reference = mujoco_chain(20, 0.1, 5.0, 24)
+    results = [("Bullet", run_bullet(scene, objects)), ("ours", run_ours(scene, objects))]
+    if reference is not None:
+        rows.append(row("chain20", "MuJoCo", stretch_mm=0.0, tip_rms_1s_mm=0.0, tip_rms_5s_mm=0.0))
+    for engine, result in results:
+        m = result["matrices"]
+        figures = {"stretch_mm": 1000.0 * joint_stretch(m, pairs, pivots).max()}
+        if reference is not None:
+            distance = np.linalg.norm(m[:, -1, :3, 3] - reference, axis=1)
+            figures["tip_rms_1s_mm"] = 1000.0 * float(np.sqrt(np.mean(distance[:25] ** 2)))
+            figures["tip_rms_5s_mm"] = 1000.0 * float(np.sqrt(np.mean(distance**2)))
+        rows.append(row("chain20", engine, **figures, **timing(scene, result)))
+
+
+def bench_door(rows: list) -> None:
+    limit = math.radians(40.0)
+    scene = new_scene(24, 10, 97)
+    body("Floor", (0.0, 0.0, -0.1), (10.0, 10.0, 0.2), kind="PASSIVE")
+    a, length, thick, radius = math.radians(15.0), 3.0, 0.2, 0.2
+    n = np.array([0.0, math.sin(a), math.cos(a)])  # the ramp's top normal (it falls towards +y)
+    d = np.array([0.0, math.cos(a), -math.sin(a)])  # down the ramp
+    centre = np.array([0.7, -1.0 - math.cos(a) * length / 2, math.sin(a) * length / 2 - math.cos(a) * thick / 2])
+    body("Ramp", centre, (1.2, length, thick), kind="PASSIVE", rotation=(-a, 0.0, 0.0))
+    ball = body("Ball", centre + n * (thick / 2 + radius) - d * (length / 2 - 0.3), (radius,), mass=3.0, sphere=True)
+    post = body("Post", (-0.07, 0.05, 0.8), (0.1, 0.1, 1.6), kind="PASSIVE")
+    door = body("Door", (0.5, 0.05, 0.8), (1.0, 0.05, 1.5), mass=5.0)
+    hinge = joint("Hinge", "HINGE", post, door, (0.0, 0.05, 0.8))
+    c = hinge.rigid_body_constraint
+    c.use_limit_ang_z, c.limit_ang_z_lower, c.limit_ang_z_upper = True, -limit, limit
+    objects = [post, door, ball]
+    for engine, result in (("Bullet", run_bullet(scene, objects)), ("ours", run_ours(scene, objects))):
+        m = result["matrices"]
+        angle = np.degrees(np.arctan2(m[:, 1, 1, 0], m[:, 1, 0, 0]))
+        rows.append(
+            row(
+                "door",
+                engine,
+                max_angle_deg=float(np.abs(angle).max()),
+                final_angle_deg=float(angle[-1]),
+                limit_deg=40.0,
+                stretch_mm=1000.0 * joint_stretch(m, [(0, 1)], [(0.0, 0.05, 0.8)]).max(),
+                **timing(scene, result),
+            )
+        )
+
+
+WALL_SECONDS = 2.0
+"""The wall's bake length (``--wall-seconds``); the ball reaches the wall at about 0.57 s."""
+
+
+def wall_scene(columns: int = 25, rows_: int = 20, piece: float = 0.2):
+    """The wall: (scene, pieces, constraint count)."""
+    scene = new_scene(24, 10, 1 + round(24 * WALL_SECONDS))
+    body("Floor", (0.0, 0.0, -0.1), (12.0, 6.0, 0.2), kind="PASSIVE")
+    pieces = {}
+    for i in range(columns):
+        for k in range(rows_):
+            at = ((i - (columns - 1) / 2) * piece, 0.0, (k + 0.5) * piece)
+            pieces[i, k] = body(f"Piece{i:02d}_{k:02d}", at, (piece,) * 3)
+    count = 0
+    for (i, k), obj in pieces.items():
+        for di, dk in ((1, 0), (0, 1), (1, 1), (-1, 1)):
+            other = pieces.get((i + di, k + dk))
+            if other is None:
+                continue
+            mid = (np.array(obj.location) + np.array(other.location)) / 2
+            joint(f"Glue{count:05d}", "FIXED", obj, other, mid, threshold=2.0)
+            count += 1
+    top = rows_ * piece
+    body("Wrecking Ball", (0.0, 0.0, top + 2.0), (0.4,), mass=50.0, sphere=True)
+    return scene, list(pieces.values()), count
+
+
+def bench_wall(rows: list) -> None:
+    t0 = time.perf_counter()
+    scene, pieces, count = wall_scene()
+    print(f"wall built in {time.perf_counter() - t0:.1f} s: {len(pieces)} pieces, {count} constraints", flush=True)
+    for engine, result in (("Bullet", run_bullet(scene, pieces)), ("ours", run_ours(scene, pieces))):
+        m = result["matrices"]
+        moved = np.linalg.norm(m[-1, :, :3, 3] - m[0, :, :3, 3], axis=1)
+        figures = {"pieces": len(pieces), "joints": count, "loose_pieces": int((moved > 0.05).sum())}
+        if engine == "ours":
+            figures["broken_joints"] = len(result["report"].get("joints", {}).get("broken", []))
+        rows.append(row("wall", engine, **figures, **timing(scene, result)))
+
+
+def bench_chain1000(rows: list, links: int = 1000, link: float = 0.05) -> None:
+    t0 = time.perf_counter()
+    scene = new_scene(24, 10, 25)
+    tilt = math.radians(10.0)
+    down = np.array([math.sin(tilt), 0.0, -math.cos(tilt)])
+    top = np.array([0.0, 0.0, links * link + 1.0])
+    anchor = body("Anchor", top + (0.0, 0.0, link / 2), (link,) * 3, kind="PASSIVE")
+    objects, pairs, pivots = [anchor], [], []
+    for k in range(links):
+        at = top + down * (k + 0.5) * link
+        obj = body(f"Link{k:04d}", at, (0.01, 0.01, link), mass=0.05, rotation=(0.0, -tilt, 0.0))
+        obj.rigid_body.collision_collections = [i == k % 2 for i in range(20)]  # neighbours never touch
+        joint(f"Joint{k:04d}", "POINT", objects[-1], obj, top + down * k * link)
+        objects.append(obj)
+        pairs.append((k, k + 1))
+        pivots.append(top + down * k * link)
+    print(f"chain1000 built in {time.perf_counter() - t0:.1f} s", flush=True)
+    for engine, result in (("Bullet", run_bullet(scene, objects)), ("ours", run_ours(scene, objects))):
+        stretch = joint_stretch(result["matrices"], pairs, pivots).max()
+        rows.append(row("chain1000", engine, stretch_mm=1000.0 * stretch, **timing(scene, result)))
+
+
+# ---- output --------------------------------------------------------------------------------------------------
+
+
+def print_rows(rows: list) -> None:
+    """One line per scene and engine, then each figure's ratio ours / Bullet."""
+    skip = {"scene", "engine"}
+    for r in rows:
+        shown = [(k, v) for k, v in r.items() if k not in skip]
+        figures = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in shown)
+        print(f"{r['scene']:<18} {r['engine']:<7} {figures}")
+    print("ratios ours / Bullet (warm time per substep; joint stretch):")
+    for scene_name in dict.fromkeys(r["scene"] for r in rows):
+        pair = {r["engine"]: r for r in rows if r["scene"] == scene_name}
+        if "Bullet" in pair and "ours" in pair:
+            b, o = pair["Bullet"], pair["ours"]
+            time_ratio = o["ms_per_substep"] / max(b["ms_per_substep"], 1e-12)
+            stretch = o.get("stretch_mm")
+            stretch_ratio = stretch / max(b["stretch_mm"], 1e-12) if stretch is not None else float("nan")
+            print(f"{scene_name:<18} time {time_ratio:.3g}x  stretch {stretch_ratio:.3g}x")
+
+
+def stack() -> str:
+    import bpy
+    import numba
+
+    threads = os.environ.get("NUMBA_NUM_THREADS", "default")
+    return f"bpy {bpy.app.version_string}, Python {sys.version.split()[0]}, numpy {np.__version__}, numba " + (
+        f"{numba.__version__}, NUMBA_NUM_THREADS {threads}, load {os.getloadavg()[0]:.2f}"
+    )
+
+
+def main(argv=None) -> int:
+    global REPEAT, WALL_SECONDS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenes", nargs="+", choices=SCENES, default=list(SCENES))
+    parser.add_argument("--json", help="write the rows as JSON to this path")
+    parser.add_argument("--once", action="store_true", help="ours bakes each scene once (its cold time only)")
+    parser.add_argument("--wall-seconds", type=float, default=WALL_SECONDS, help="the wall's bake length [s]")
+    args = parser.parse_args(argv)
+    REPEAT, WALL_SECONDS = (1 if args.once else 2), args.wall_seconds
+    try:
+        import bpy  # noqa: F401
+    except ImportError:
+        print("bench_joints: needs Blender as a Python module (bpy); skipped")
+        return 0
+    print(stack(), flush=True)
+    rows: list = []
+    runners = {
+        "pendulum": bench_pendulum,
+        "chain20": bench_chain20,
+        "door": bench_door,
+        "wall": bench_wall,
+        "chain1000": bench_chain1000,
+    }
+    for name in args.scenes:
+        t0 = time.perf_counter()
+        runners[name](rows)
+        print(f"[{name} done in {time.perf_counter() - t0:.1f} s, load {os.getloadavg()[0]:.2f}]", flush=True)
+    print_rows(rows)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{k: v for k, v in r.items()} for r in rows], f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
