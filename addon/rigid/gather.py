@@ -269,7 +269,10 @@ def gather_scene(scene, *, frame_start: int | None = None, frame_end: int | None
         scene, objects, [g.surface_centre for g in geometries], scale[0], metres, int(frames[0])
     )
     bodies = _read_bodies(objects, geometries, surfaces, translation, rotation, scale, quats, metres, parts)
-    joints = rigid_joints.gather_joints(scene, {obj.name: k for k, obj in enumerate(active)}, metres, int(frames[0]))
+    joints = rigid_joints.gather_joints(
+        scene, {obj.name: k for k, obj in enumerate(active)}, metres, int(frames[0]),
+        {obj.name: len(active) + k for k, obj in enumerate(passive)},
+    )  # fmt: skip
     pose = None
     if passive:
         pose = _kinematic_pose([g.centre_local for g in geometries], len(active), translation, rotation, scale, quats)

@@ -356,11 +356,15 @@ def swap_sides(settings: dict) -> dict:
     return out
 
 
-def gather_joints(scene, body_index: dict[str, int], metres: float, frame: int) -> list[JointSpec]:
+def gather_joints(
+    scene, body_index: dict[str, int], metres: float, frame: int, passive_index: dict[str, int] | None = None
+) -> list[JointSpec]:
     """One :class:`JointSpec` per enabled constraint object of ``scene``, by name.
 
     Args:
         body_index: ``{object name: builder body index}`` of the active bodies (passive ones are the world side).
+        passive_index: the same for the passive bodies: a joint's Passive side becomes its ``world_body``, so
+            Disable Collisions also stops the joined body colliding with it.
         metres: metres per BU. frame: the start frame (the constraint objects' matrices are read there).
 
     Call :func:`joint_problems` first: this assumes every constraint passed it.
@@ -381,9 +385,12 @@ def gather_joints(scene, body_index: dict[str, int], metres: float, frame: int) 
         ends = [body_index.get(o.name, -1) if o is not None else -1 for o in (c.object1, c.object2)]
         settings = _spec_settings(c, metres, threshold_scale)
         settings.update(blender_substep=h_blender, blender_iterations=iterations)
+        world = [(passive_index or {}).get(o.name, -1) if o is not None else -1 for o in (c.object1, c.object2)]
         if ends[0] < 0:  # the world is Object 1: the body is body0, its motion counted the other way round
             ends.reverse()
+            world.reverse()
             settings = swap_sides(settings)
+        settings.update(world_body=world[1] if ends[1] < 0 else -1)
         x, y, z = (float(v) * metres for v in translation[0, k])
         w, qx, qy, qz = (float(v) for v in quats[k])
         out.append(

@@ -102,6 +102,7 @@ class JointSpec:
     name: str = ""  # the constraint object's name, for messages and reports
     blender_substep: float = 1.0 / 600.0  # [s] Blender's substep 1 / (fps × substeps per frame): SPRING1's rate
     blender_iterations: int = 10  # Blender's solver iterations (the world's): SPRING1's rate
+    world_body: int = -1  # the kinematic body on the world side (Blender's Passive object), for Disable Collisions
 
 
 AXIS_FREE = 0
@@ -151,7 +152,7 @@ def validate_joint(spec: JointSpec, body_count: int) -> None:
         JointKind(spec.kind)
     except ValueError:
         raise ModelError(f"constraint '{name}': unknown kind {spec.kind!r}") from None
-    for field in ("body0", "body1"):
+    for field in ("body0", "body1", "world_body"):
         b = getattr(spec, field)
         if not -1 <= int(b) < body_count:
             raise ModelError(f"constraint '{name}': {field} {b} is not a body of the scene")
@@ -159,7 +160,7 @@ def validate_joint(spec: JointSpec, body_count: int) -> None:
         what = "both sides are the world" if spec.body0 == -1 else "object1 and object2 are the same body"
         raise ModelError(f"constraint '{name}': {what}; connect two different objects")
     for f in fields(spec):
-        if f.name in ("kind", "body0", "body1", "spring_type", "name", "disable_collisions"):
+        if f.name in ("kind", "body0", "body1", "world_body", "spring_type", "name", "disable_collisions"):
             continue
         _finite(name, f.name, getattr(spec, f.name))
     for field in ("position", "rotation"):
@@ -358,9 +359,9 @@ def pack_joints(m, specs: list[JointSpec], body_pos: np.ndarray, body_quat: np.n
         m.joint_disable_collisions[j] = bool(spec.disable_collisions)
         m.joint_label.append(spec.name or f"joint{j}")
     nb = body_pos.shape[0]
-    keys = {
-        min(spec.body0, spec.body1) * nb + max(spec.body0, spec.body1)
-        for spec in specs
-        if spec.disable_collisions and spec.body0 >= 0 and spec.body1 >= 0
-    }
+    keys = set()
+    for spec in specs:  # a Passive side is the world to the solver but still collides: its pair is joined too
+        other = spec.body1 if spec.body1 >= 0 else spec.world_body
+        if spec.disable_collisions and spec.body0 >= 0 and other >= 0 and other != spec.body0:
+            keys.add(min(spec.body0, other) * nb + max(spec.body0, other))
     m.joint_joined_pairs = np.array(sorted(keys), np.int64)

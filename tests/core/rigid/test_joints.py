@@ -484,6 +484,32 @@ def test_disable_collisions_removes_the_joined_pair_only(disable):
     assert ((0, 1) in pairs) == (not disable)
 
 
+@pytest.mark.parametrize("disable", [True, False])
+def test_disable_collisions_also_joins_a_passive_world_side(disable):
+    """A Passive object is the world to the solver (body1 = -1) but still collides: a box hinged to an overlapping
+    passive post stops colliding with it when Disable Collisions is on (``world_body`` names the post), and a second
+    box touching the post collides either way."""
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    post = b.add_body(kind=BodyKind.KINEMATIC, pos=(0.0, 0.0, 0.0), label="post")
+    b.add_shape_box(post, (0.1, 0.1, 0.1))
+    door = b.add_body(pos=(0.19, 0.0, 0.0), label="door")
+    b.add_shape_box(door, (0.1, 0.1, 0.1))
+    other = b.add_body(pos=(-0.19, 0.0, 0.0), label="other")
+    b.add_shape_box(other, (0.1, 0.1, 0.1))
+    b.add_joint(JointSpec(JointKind.HINGE, door, -1, (0.1, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0),
+                          disable_collisions=disable, world_body=post, name="Hinge"))  # fmt: skip
+    model = b.finalize()
+    contacts = model.contacts()
+    CollisionPipeline(model).collide(model.state(), contacts)
+    n = contacts.contact_count
+    pairs = {
+        tuple(sorted(p))
+        for p in zip(contacts.contact_body0[:n].tolist(), contacts.contact_body1[:n].tolist(), strict=True)
+    }
+    assert (0, 2) in pairs
+    assert ((0, 1) in pairs) == (not disable)
+
+
 def test_a_joint_with_the_world_as_body0_is_the_same_pendulum():
     """The world may be either side: a POINT joint with body0 = -1 swings the bob with the same period."""
     a = math.radians(30.0)
