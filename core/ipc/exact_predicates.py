@@ -237,7 +237,7 @@ def _o2(P, k, a, b, c, e):
     u = (k + 1) % 3
     w = (k + 2) % 3
     # det[[1, au, aw], [1, bu, bw], [1, cu, cw]] = (bu cw - bw cu) - (au cw - aw cu) + (au bw - aw bu)
-    n = 0
+    n = np.int64(0)  # not the literal 0: _add_monomial2 would be compiled for Literal[int](0) too
     for x, y in ((P[b, u], P[c, w]), (-P[b, w], P[c, u]), (-P[a, u], P[c, w])):
         n = _add_monomial2(e, n, x, y)
     for x, y in ((P[a, w], P[c, u]), (P[a, u], P[b, w]), (-P[a, w], P[b, u])):
