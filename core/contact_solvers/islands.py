@@ -13,6 +13,8 @@ Deterministic: the islands are numbered in the order of their first contact, and
 their original order, so a scene that is one island gives the identity order.
 """
 
+import numpy as np
+
 from ..jit import njit_kernel
 from ..math.union_find import union_find_root
 
@@ -56,8 +58,8 @@ def _unite_contacts(contact_body0, contact_body1, contact_count, body_inv_mass, 
         b0 = contact_body0[k]
         b1 = contact_body1[k]
         if body_inv_mass[b0] > 0.0 and body_inv_mass[b1] > 0.0:
-            r0 = union_find_root(parent, b0)
-            r1 = union_find_root(parent, b1)
+            r0 = union_find_root(parent, np.int64(b0))  # int64 like the sleeping islands' (one compile)
+            r1 = union_find_root(parent, np.int64(b1))
             if r0 != r1:
                 parent[max(r0, r1)] = min(r0, r1)  # the smaller index is the root: independent of visit order
 
@@ -74,7 +76,7 @@ def _group_contacts(contact_body0, contact_body1, contact_count, body_inv_mass, 
         b = contact_body0[k] if body_inv_mass[contact_body0[k]] > 0.0 else contact_body1[k]
         if body_inv_mass[b] <= 0.0:
             b = contact_body0[k]
-        r = union_find_root(parent, b)
+        r = union_find_root(parent, np.int64(b))
         if label[r] < 0:
             label[r] = count
             count += 1

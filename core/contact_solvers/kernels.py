@@ -109,12 +109,14 @@ def _normal_rows_sweep(rows, contact_count, it, row_D, impulse, dv, dw):
         k = sweep_index(i, it, contact_count)
         b0 = contact_body0[k]
         b1 = contact_body1[k]
-        v = row_velocity(k, 0, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
+        v = row_velocity(k, np.int64(0), b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw)
         old = impulse[k, 0]
         new = max(old - v / row_D[k, 0, 0], 0.0)
         if new != old:
             impulse[k, 0] = new
-            apply_row_impulse(k, 0, b0, b1, new - old, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
+            apply_row_impulse(
+                k, np.int64(0), b0, b1, new - old, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw
+            )
             merit = max(merit, abs(new - old))
             residual += (new - old) * (new - old)
         largest = max(largest, new)
@@ -225,7 +227,7 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
             _conjugate_step(beta, contact_count, impulse, dv, dw, conjugate, conjugate_body)
             if joints is not None and joint_count > 0:
                 joint_conjugate_step(beta, joints)
-    store_result(result, sweeps, merit, 0)
+    store_result(result, sweeps, merit, np.int64(0))
 
 
 @njit_kernel
@@ -410,9 +412,15 @@ def _prox_block(rows, k, friction_set, mu4, r_row, row_spin, has_spin, scale, im
     contact_body0, contact_body1, body_inv_mass, frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
     b0 = contact_body0[k]
     b1 = contact_body1[k]
-    zn = impulse[k, 0] - scale * r_row[k, 0] * row_velocity(k, 0, b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw)
-    zt = impulse[k, 1] - scale * r_row[k, 1] * row_velocity(k, 1, b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw)
-    zb = impulse[k, 2] - scale * r_row[k, 2] * row_velocity(k, 2, b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw)
+    zn = impulse[k, 0] - scale * r_row[k, 0] * row_velocity(
+        k, np.int64(0), b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw
+    )
+    zt = impulse[k, 1] - scale * r_row[k, 1] * row_velocity(
+        k, np.int64(1), b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw
+    )
+    zb = impulse[k, 2] - scale * r_row[k, 2] * row_velocity(
+        k, np.int64(2), b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw
+    )
     ln = max(zn, 0.0)
     spin = has_spin and row_spin[k, 0] > 0.0
     lt, lb, d_tau = _prox_friction(

@@ -404,15 +404,15 @@ def _block_velocity_scale(D, c, lam):
 def _start_unknowns(attempt, friction_set, mode, mu4, D, c, lam, x, v):
     # Newton start of attempt 0 (warm impulse), 1 (sliding guess from lambda = 0), 2 (after 50 PROX projections).
     if attempt == 0:
-        _unknowns_from_impulse(mode, mu4, D, c, lam, False, x, v)
+        _unknowns_from_impulse(mode, mu4, D, c, lam, np.bool_(False), x, v)
     elif attempt == 1:
         lam[0] = 0.0
         lam[1] = 0.0
         lam[2] = 0.0
-        _unknowns_from_impulse(mode, mu4, D, c, lam, True, x, v)
+        _unknowns_from_impulse(mode, mu4, D, c, lam, np.bool_(True), x, v)
     else:
-        _local_prox(friction_set, mu4, D, c, 50, lam)
-        _unknowns_from_impulse(mode, mu4, D, c, lam, False, x, v)
+        _local_prox(friction_set, mu4, D, c, np.int64(50), lam)
+        _unknowns_from_impulse(mode, mu4, D, c, lam, np.bool_(False), x, v)
 
 
 @njit_kernel
@@ -474,7 +474,7 @@ def solve_contact_newton(friction_set, mu4, D, c, max_iterations, tolerance, scr
     if status == LOCAL_OK:
         _converged_impulse(friction_set, mode, mu4, x, lam)
     else:
-        _local_prox(friction_set, mu4, D, c, 500, lam)
+        _local_prox(friction_set, mu4, D, c, np.int64(500), lam)
     return status, total, starts
 
 
@@ -483,8 +483,9 @@ def solve_contact_local(friction_set, mu4, D, c, lam0, max_iterations, tolerance
     """Convenience entry for one block: allocates the scratch and calls :func:`solve_contact_newton`."""
     for i in range(3):
         out_lam[i] = lam0[i]
-    return solve_contact_newton(friction_set, mu4, D, c, max_iterations, tolerance, newton_scratch(), out_lam,
-                                out_history)  # fmt: skip
+    # int32 like the engine's contact_friction_set entries: one compiled solve_contact_newton for both
+    return solve_contact_newton(np.int32(friction_set), mu4, D, c, max_iterations, tolerance, newton_scratch(),
+                                out_lam, out_history)  # fmt: skip
 
 
 @njit_kernel

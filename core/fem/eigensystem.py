@@ -260,7 +260,7 @@ def projected_pk1_stress_derivative(F, mu, lam, material, work, out):
     ev = np.empty(9, dtype=np.float64)
     modes = np.empty((9, 9), dtype=np.float64)
     material_eigensystem(F, mu, lam, material, work, U, sigma, V, ev, Q)
-    tangent_from_eigensystem(U, V, ev, Q, True, modes, out)
+    tangent_from_eigensystem(U, V, ev, Q, np.bool_(True), modes, out)
 
 
 @njit_kernel

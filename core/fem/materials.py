@@ -235,7 +235,7 @@ def tet_hessian_block(F, mu, lam, material, project, Dm_inv, rest_volume, work, 
         sigma = work[7, 0]
         singular_value_hessian(F, mu, lam, material, work, U, sigma, V, K, evals)
         scaling_block_factor(K, evals[:3], Q)
-        tet_hessian_from_eigensystem(U, V, evals, Q, Dm_inv, rest_volume, True, G, Z, coef, out)
+        tet_hessian_from_eigensystem(U, V, evals, Q, Dm_inv, rest_volume, np.bool_(True), G, Z, coef, out)
     else:
         pk1_stress_derivative(F, mu, lam, material, work, dPdF)
         tet_hessian_from_tangent(dPdF, Dm_inv, rest_volume, G, out)

@@ -129,7 +129,7 @@ class SurfaceArrays(NamedTuple):
         ``triangle`` is the global triangle index (``-1``: no mesh, or nothing within ``max_distance``).
         """
         p = np.ascontiguousarray(point_local, dtype=np.float64)
-        tri, b0, b1, b2, dist = closest_surface_point(self, int(shape), p, float(max_distance))
+        tri, b0, b1, b2, dist = closest_surface_point(self, np.int32(shape), p, float(max_distance))
         return int(tri), b0, b1, b2, dist
 
     def uv_at(self, triangle: int, b0: float, b1: float, b2: float) -> np.ndarray:
@@ -140,14 +140,14 @@ class SurfaceArrays(NamedTuple):
     def sample_image(self, image: int, u: float, v: float) -> np.ndarray:
         """Bilinear sample (channels,) of image ``image`` at UV ``(u, v)``."""
         out = np.zeros(int(self.image_channels[image]))
-        sample_image_bilinear(self, int(image), float(u), float(v), out)
+        sample_image_bilinear(self, np.int32(image), float(u), float(v), out)
         return out
 
     def structure_direction(self, shape: int, point_local) -> np.ndarray:
         """Structure vector (3,) of ``shape`` at ``point_local`` in the shape frame (zero when unavailable)."""
         out = np.zeros(3)
         p = np.ascontiguousarray(point_local, dtype=np.float64)
-        surface_structure_direction(self, int(shape), p, out)
+        surface_structure_direction(self, np.int32(shape), p, out)
         return out
 
 

@@ -265,7 +265,7 @@ def _surface_patch_values(
     line_dir = work[1]
     x_scratch = work[2]
     rgb = work[3]
-    hint = -1
+    hint = np.int64(-1)  # not the literal -1: _line_triangle would be compiled for Literal[int](-1) too
     for iy in range(resolution):
         y = (iy + 0.5) * cell - 0.5 * patch_size
         for ix in range(resolution):
@@ -418,10 +418,10 @@ def texture_coefficients(
 
     overlap = texture_patch_coefficients(
         pool,
-        int(shape_a),
+        np.int32(shape_a),  # int32 like the engine's contact_shape0/1: one compiled kernel for both
         f(rot_a, (3, 3)),
         f(pos_a, 3),
-        int(shape_b),
+        np.int32(shape_b),
         f(rot_b, (3, 3)),
         f(pos_b, 3),
         f(point, 3),

@@ -427,6 +427,6 @@ def collision_candidates(x0, x1, faces, edges, vertex_group, inflation):
         dims[k] = np.int64(math.floor((vhi[:, k].max() - origin[k]) / cell)) + 1
 
     frame = (origin, cell, dims)
-    vf_pairs = _pairs(vlo, vhi, flo, fhi, faces, vertex_group, False, frame)
-    ee_pairs = _pairs(elo, ehi, elo, ehi, edges, vertex_group, True, frame)
+    vf_pairs = _pairs(vlo, vhi, flo, fhi, faces, vertex_group, np.bool_(False), frame)
+    ee_pairs = _pairs(elo, ehi, elo, ehi, edges, vertex_group, np.bool_(True), frame)
     return vf_pairs, ee_pairs

@@ -113,9 +113,9 @@ def _point_triangle_distance2(x):
             nz = abx * acy - aby * acx
             h = apx * nx + apy * ny + apz * nz
             return h * h / (nx * nx + ny * ny + nz * nz)
-    d = _point_segment_distance2(x, 0, 1, 2)
-    d = min(d, _point_segment_distance2(x, 0, 2, 3))
-    return min(d, _point_segment_distance2(x, 0, 3, 1))
+    d = _point_segment_distance2(x, np.int64(0), np.int64(1), np.int64(2))
+    d = min(d, _point_segment_distance2(x, np.int64(0), np.int64(2), np.int64(3)))
+    return min(d, _point_segment_distance2(x, np.int64(0), np.int64(3), np.int64(1)))
 
 
 @njit_kernel
@@ -127,10 +127,10 @@ def _edge_edge_distance2(x):
     line-line distance. The latter is a lower bound of the segment distance, so ill-conditioned
     near-parallel parameters err on the conservative side.
     """
-    d = _point_segment_distance2(x, 0, 2, 3)
-    d = min(d, _point_segment_distance2(x, 1, 2, 3))
-    d = min(d, _point_segment_distance2(x, 2, 0, 1))
-    d = min(d, _point_segment_distance2(x, 3, 0, 1))
+    d = _point_segment_distance2(x, np.int64(0), np.int64(2), np.int64(3))
+    d = min(d, _point_segment_distance2(x, np.int64(1), np.int64(2), np.int64(3)))
+    d = min(d, _point_segment_distance2(x, np.int64(2), np.int64(0), np.int64(1)))
+    d = min(d, _point_segment_distance2(x, np.int64(3), np.int64(0), np.int64(1)))
     ux = x[1, 0] - x[0, 0]
     uy = x[1, 1] - x[0, 1]
     uz = x[1, 2] - x[0, 2]
@@ -244,7 +244,9 @@ def point_triangle_ccd(p0, ta0, tb0, tc0, p1, ta1, tb1, tc1, min_distance=0.0, t
         dx[1, k] = ta1[k] - ta0[k]
         dx[2, k] = tb1[k] - tb0[k]
         dx[3, k] = tc1[k] - tc0[k]
-    return additive_ccd(x0, dx, np.empty((4, 3)), False, min_distance, tmax, rescaling, MAX_ITERATIONS)
+    return additive_ccd(
+        x0, dx, np.empty((4, 3)), np.bool_(False), min_distance, tmax, rescaling, np.int64(MAX_ITERATIONS)
+    )
 
 
 @njit_kernel
@@ -267,7 +269,9 @@ def edge_edge_ccd(
         dx[1, k] = ea1_1[k] - ea1_0[k]
         dx[2, k] = eb0_1[k] - eb0_0[k]
         dx[3, k] = eb1_1[k] - eb1_0[k]
-    return additive_ccd(x0, dx, np.empty((4, 3)), True, min_distance, tmax, rescaling, MAX_ITERATIONS)
+    return additive_ccd(
+        x0, dx, np.empty((4, 3)), np.bool_(True), min_distance, tmax, rescaling, np.int64(MAX_ITERATIONS)
+    )
 
 
 @njit_kernel
@@ -308,17 +312,21 @@ def max_collision_free_step(x0, x1, faces, edges, vf_pairs, ee_pairs, min_distan
         for k in range(c * total // chunks, (c + 1) * total // chunks):
             if k < vf_count:
                 f = vf_pairs[k, 1]
-                _load(x0, x1, 0, vf_pairs[k, 0], p0, dp)
+                _load(x0, x1, np.int64(0), vf_pairs[k, 0], p0, dp)
                 for j in range(3):
                     _load(x0, x1, j + 1, faces[f, j], p0, dp)
-                toi = additive_ccd(p0, dp, work, False, min_distance, alpha, rescaling, MAX_ITERATIONS)
+                toi = additive_ccd(
+                    p0, dp, work, np.bool_(False), min_distance, alpha, rescaling, np.int64(MAX_ITERATIONS)
+                )
             else:
                 ea = ee_pairs[k - vf_count, 0]
                 eb = ee_pairs[k - vf_count, 1]
                 for j in range(2):
                     _load(x0, x1, j, edges[ea, j], p0, dp)
                     _load(x0, x1, j + 2, edges[eb, j], p0, dp)
-                toi = additive_ccd(p0, dp, work, True, min_distance, alpha, rescaling, MAX_ITERATIONS)
+                toi = additive_ccd(
+                    p0, dp, work, np.bool_(True), min_distance, alpha, rescaling, np.int64(MAX_ITERATIONS)
+                )
             alpha = min(alpha, toi)
         best[c] = alpha
     return max(0.0, best.min())

@@ -43,6 +43,8 @@ the rest shape.
 No function allocates: small vectors are tuples, the outputs are the caller's buffers.
 """
 
+import numpy as np
+
 from ..jit import njit_kernel
 from ..math.vec import cross3, dot3, scale3, sub3
 
@@ -420,7 +422,7 @@ def _write_envelope_derivatives(nslot, w, d0, d1, e0, e1, r, m, grad, hess):
 def _point_point_setup(xi, xj, i, j):
     """Envelope data of ``r = x_i - x_j`` (no parameters)."""
     r = sub3(xi, xj)
-    return _slots(i, 1.0, j, -1.0, -1, 0.0), _ZERO4, _ZERO4, _ZERO3, _ZERO3, r, 0
+    return _slots(i, 1.0, j, -1.0, np.int64(-1), 0.0), _ZERO4, _ZERO4, _ZERO3, _ZERO3, r, 0
 
 
 @njit_kernel
@@ -433,7 +435,7 @@ def _point_line_setup(xp, xa, xb, ip, ia, ib, sign):
     # perpendicular part of q as (e x q) x e / |e|²: exactly orthogonal to e up to rounding
     rp = scale3(cross3(cross3(e, q), e), sign / ee)
     w = _slots(ip, sign, ia, -sign * (1.0 - t), ib, -sign * t)
-    d0 = _slots(ia, sign, ib, -sign, -1, 0.0)
+    d0 = _slots(ia, sign, ib, -sign, np.int64(-1), 0.0)
     return w, d0, _ZERO4, scale3(e, -sign), _ZERO3, rp, 1
 
 
@@ -478,17 +480,17 @@ def _line_line_setup(ea0, ea1, eb0, eb1):
 @njit_kernel
 def _point_triangle_setup(p, t0, t1, t2, case):
     if case == PP_T0:
-        return _point_point_setup(p, t0, 0, 1)
+        return _point_point_setup(p, t0, np.int64(0), np.int64(1))
     if case == PP_T1:
-        return _point_point_setup(p, t1, 0, 2)
+        return _point_point_setup(p, t1, np.int64(0), np.int64(2))
     if case == PP_T2:
-        return _point_point_setup(p, t2, 0, 3)
+        return _point_point_setup(p, t2, np.int64(0), np.int64(3))
     if case == PE_T0T1:
-        return _point_line_setup(p, t0, t1, 0, 1, 2, 1.0)
+        return _point_line_setup(p, t0, t1, np.int64(0), np.int64(1), np.int64(2), 1.0)
     if case == PE_T1T2:
-        return _point_line_setup(p, t1, t2, 0, 2, 3, 1.0)
+        return _point_line_setup(p, t1, t2, np.int64(0), np.int64(2), np.int64(3), 1.0)
     if case == PE_T2T0:
-        return _point_line_setup(p, t2, t0, 0, 3, 1, 1.0)
+        return _point_line_setup(p, t2, t0, np.int64(0), np.int64(3), np.int64(1), 1.0)
     return _face_setup(p, t0, t1, t2)
 
 
@@ -496,21 +498,21 @@ def _point_triangle_setup(p, t0, t1, t2, case):
 def _edge_edge_setup(ea0, ea1, eb0, eb1, case):
     # r = (point on a) - (point on b) in every case, hence sign -1 when the point is on b
     if case == EA0_EB0:
-        return _point_point_setup(ea0, eb0, 0, 2)
+        return _point_point_setup(ea0, eb0, np.int64(0), np.int64(2))
     if case == EA0_EB1:
-        return _point_point_setup(ea0, eb1, 0, 3)
+        return _point_point_setup(ea0, eb1, np.int64(0), np.int64(3))
     if case == EA1_EB0:
-        return _point_point_setup(ea1, eb0, 1, 2)
+        return _point_point_setup(ea1, eb0, np.int64(1), np.int64(2))
     if case == EA1_EB1:
-        return _point_point_setup(ea1, eb1, 1, 3)
+        return _point_point_setup(ea1, eb1, np.int64(1), np.int64(3))
     if case == EA_EB0:
-        return _point_line_setup(eb0, ea0, ea1, 2, 0, 1, -1.0)
+        return _point_line_setup(eb0, ea0, ea1, np.int64(2), np.int64(0), np.int64(1), -1.0)
     if case == EA_EB1:
-        return _point_line_setup(eb1, ea0, ea1, 3, 0, 1, -1.0)
+        return _point_line_setup(eb1, ea0, ea1, np.int64(3), np.int64(0), np.int64(1), -1.0)
     if case == EA0_EB:
-        return _point_line_setup(ea0, eb0, eb1, 0, 2, 3, 1.0)
+        return _point_line_setup(ea0, eb0, eb1, np.int64(0), np.int64(2), np.int64(3), 1.0)
     if case == EA1_EB:
-        return _point_line_setup(ea1, eb0, eb1, 1, 2, 3, 1.0)
+        return _point_line_setup(ea1, eb0, eb1, np.int64(1), np.int64(2), np.int64(3), 1.0)
     return _line_line_setup(ea0, ea1, eb0, eb1)
 
 
@@ -528,7 +530,7 @@ def point_triangle_distance2_derivatives(p, t0, t1, t2, grad, hess):
     """
     case = point_triangle_case(p, t0, t1, t2)
     w, d0, d1, e0, e1, r, m = _point_triangle_setup(p, t0, t1, t2, case)
-    _write_envelope_derivatives(4, w, d0, d1, e0, e1, r, m, grad, hess)
+    _write_envelope_derivatives(np.int64(4), w, d0, d1, e0, e1, r, m, grad, hess)
     return _point_triangle_value(p, t0, t1, t2, case)
 
 
@@ -546,15 +548,15 @@ def edge_edge_distance2_derivatives(ea0, ea1, eb0, eb1, grad, hess):
     """
     case = edge_edge_case(ea0, ea1, eb0, eb1)
     w, d0, d1, e0, e1, r, m = _edge_edge_setup(ea0, ea1, eb0, eb1, case)
-    _write_envelope_derivatives(4, w, d0, d1, e0, e1, r, m, grad, hess)
+    _write_envelope_derivatives(np.int64(4), w, d0, d1, e0, e1, r, m, grad, hess)
     return _edge_edge_value(ea0, ea1, eb0, eb1, case)
 
 
 @njit_kernel
 def point_point_distance2_derivatives(p, q, grad, hess):
     """``|p - q|²`` with gradient (6,) and Hessian (6, 6) over dofs ``[p, q]``; returns d² [m²]."""
-    w, d0, d1, e0, e1, r, m = _point_point_setup(p, q, 0, 1)
-    _write_envelope_derivatives(2, w, d0, d1, e0, e1, r, m, grad, hess)
+    w, d0, d1, e0, e1, r, m = _point_point_setup(p, q, np.int64(0), np.int64(1))
+    _write_envelope_derivatives(np.int64(2), w, d0, d1, e0, e1, r, m, grad, hess)
     return point_point_distance2(p, q)
 
 
@@ -567,15 +569,15 @@ def point_edge_distance2_derivatives(p, e0, e1, grad, hess):
     """
     case = point_edge_case(p, e0, e1)
     if case == PE_E0:
-        w, d0, d1, a, b, r, m = _point_point_setup(p, e0, 0, 1)
+        w, d0, d1, a, b, r, m = _point_point_setup(p, e0, np.int64(0), np.int64(1))
         val = point_point_distance2(p, e0)
     elif case == PE_E1:
-        w, d0, d1, a, b, r, m = _point_point_setup(p, e1, 0, 2)
+        w, d0, d1, a, b, r, m = _point_point_setup(p, e1, np.int64(0), np.int64(2))
         val = point_point_distance2(p, e1)
     else:
-        w, d0, d1, a, b, r, m = _point_line_setup(p, e0, e1, 0, 1, 2, 1.0)
+        w, d0, d1, a, b, r, m = _point_line_setup(p, e0, e1, np.int64(0), np.int64(1), np.int64(2), 1.0)
         val = point_line_distance2(p, e0, e1)
-    _write_envelope_derivatives(3, w, d0, d1, a, b, r, m, grad, hess)
+    _write_envelope_derivatives(np.int64(3), w, d0, d1, a, b, r, m, grad, hess)
     return val
 
 

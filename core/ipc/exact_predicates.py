@@ -33,6 +33,8 @@ to the checker: ``intersection`` imports them and they stay reachable there.
 
 from fractions import Fraction
 
+import numpy as np
+
 from ..jit import njit_kernel
 
 UNCERTAIN = 2
@@ -194,7 +196,7 @@ def _o3(P, a, b, c, d, e):
     if not (_in_exact_range(P, a) and _in_exact_range(P, b) and _in_exact_range(P, c) and _in_exact_range(P, d)):
         return UNCERTAIN
     # det[[1, a], [1, b], [1, c], [1, d]] expanded along the column of ones.
-    n = _add_det3(e, 0, 1.0, P, b, c, d)
+    n = _add_det3(e, np.int64(0), 1.0, P, b, c, d)
     n = _add_det3(e, n, -1.0, P, a, c, d)
     n = _add_det3(e, n, 1.0, P, a, b, d)
     n = _add_det3(e, n, -1.0, P, a, b, c)
@@ -235,7 +237,7 @@ def _o2(P, k, a, b, c, e):
     u = (k + 1) % 3
     w = (k + 2) % 3
     # det[[1, au, aw], [1, bu, bw], [1, cu, cw]] = (bu cw - bw cu) - (au cw - aw cu) + (au bw - aw bu)
-    n = 0
+    n = np.int64(0)  # not the literal 0: _add_monomial2 would be compiled for Literal[int](0) too
     for x, y in ((P[b, u], P[c, w]), (-P[b, w], P[c, u]), (-P[a, u], P[c, w])):
         n = _add_monomial2(e, n, x, y)
     for x, y in ((P[a, w], P[c, u]), (P[a, u], P[b, w]), (-P[a, w], P[b, u])):

@@ -151,8 +151,8 @@ def near_pairs(xs0, xs1, vf_pairs, ee_pairs, faces, edges, dhat):
         q[1] = faces[f, 0]
         q[2] = faces[f, 1]
         q[3] = faces[f, 2]
-        d0 = math.sqrt(_pair_distance2(xs0, q, PAIR_PT))
-        keep_vf[r] = d0 - _relative_motion_bound(xs0, xs1, q, False) < dhat
+        d0 = math.sqrt(_pair_distance2(xs0, q, np.int64(PAIR_PT)))
+        keep_vf[r] = d0 - _relative_motion_bound(xs0, xs1, q, np.bool_(False)) < dhat
     for r in range(ee_pairs.shape[0]):
         a = ee_pairs[r, 0]
         b = ee_pairs[r, 1]
@@ -160,8 +160,8 @@ def near_pairs(xs0, xs1, vf_pairs, ee_pairs, faces, edges, dhat):
         q[1] = edges[a, 1]
         q[2] = edges[b, 0]
         q[3] = edges[b, 1]
-        d0 = math.sqrt(_pair_distance2(xs0, q, PAIR_EE))
-        keep_ee[r] = d0 - _relative_motion_bound(xs0, xs1, q, True) < dhat
+        d0 = math.sqrt(_pair_distance2(xs0, q, np.int64(PAIR_EE)))
+        keep_ee[r] = d0 - _relative_motion_bound(xs0, xs1, q, np.bool_(True)) < dhat
     return vf_pairs[keep_vf], ee_pairs[keep_ee]
 
 

@@ -138,7 +138,7 @@ def bicgstab_solve_preconditioned(
     if b_norm == 0.0:
         return 0, 0.0
     target = tolerance * b_norm
-    iterations = 0
+    iterations = np.int64(0)  # not the literal 0: _bicgstab_cycle would be compiled for Literal[int](0) too
     restarts = 0
     while r_norm > target and iterations < max_iterations:
         iterations, breakdown = _bicgstab_cycle(

@@ -156,7 +156,7 @@ def csr_matvec(indptr, indices, data, x, out):
     deterministic: each row sums its entries in column order.
     """
     for i in prange(indptr.shape[0] - 1):
-        out[i] = csr_row_dot(indptr, indices, data, x, i)
+        out[i] = csr_row_dot(indptr, indices, data, x, np.int64(i))  # int64 like the serial loop's (one compile)
 
 
 @njit_kernel
@@ -210,7 +210,8 @@ def csr_matvec_node_blocks(indptr, indices, data, x, out):
 def csr_matvec_node_blocks_parallel(indptr, indices, data, x, out):
     """:func:`csr_matvec_node_blocks`, parallel over nodes (each writes only its own three rows: deterministic)."""
     for node in prange((indptr.shape[0] - 1) // 3):
-        _node_block_rows(indptr, indices, data, x, node, out)
+        # the prange index is unsigned: as int64 it shares the serial loop's compiled kernel
+        _node_block_rows(indptr, indices, data, x, np.int64(node), out)
 
 
 @njit_kernel

@@ -292,7 +292,7 @@ def pcg_solve_preconditioned(
     if b_norm == 0.0:
         return 0, 0.0
     target = tolerance * b_norm
-    iterations = 0
+    iterations = np.int64(0)  # not the literal 0: _cg_cycle would be compiled for Literal[int](0) too
     while r_norm > target and iterations < max_iterations:
         # (Re)start from the current true residual.
         iterations, breakdown = _cg_cycle(

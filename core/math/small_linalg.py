@@ -154,9 +154,9 @@ def symmetric_eigen3(A, eigenvalues, eigenvectors):
         off2 = A[0, 1] * A[0, 1] + A[0, 2] * A[0, 2] + A[1, 2] * A[1, 2]
         if off2 <= 1.0e-30 * frob2 or off2 == 0.0:
             break
-        _jacobi3_rotate(A, eigenvectors, 0, 1, 2)
-        _jacobi3_rotate(A, eigenvectors, 0, 2, 1)
-        _jacobi3_rotate(A, eigenvectors, 1, 2, 0)
+        _jacobi3_rotate(A, eigenvectors, np.int64(0), np.int64(1), np.int64(2))
+        _jacobi3_rotate(A, eigenvectors, np.int64(0), np.int64(2), np.int64(1))
+        _jacobi3_rotate(A, eigenvectors, np.int64(1), np.int64(2), np.int64(0))
     for i in range(3):
         eigenvalues[i] = A[i, i]
 

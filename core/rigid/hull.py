@@ -385,8 +385,9 @@ def _quickhull(q, simplex):
     point_next = np.full(n, -1, np.int64)
     for p in range(n):
         if p != a and p != b and p != c and p != d:
-            _assign_point(face, face_len, 0, 4, q, p, point_next)
-    count, stamp, f = 4, 0, 0
+            _assign_point(face, face_len, np.int64(0), np.int64(4), q, p, point_next)
+    # int64, not literals: the helpers below would also be compiled for Literal[int](4) / (0)
+    count, stamp, f = np.int64(4), np.int64(0), np.int64(0)
     start_of = np.zeros(n, np.int64)
     visible = np.zeros(64, np.int64)
     horizon = np.zeros((64, 2), np.int64)

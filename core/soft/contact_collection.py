@@ -108,7 +108,7 @@ def _collect_collider_pairs(x_a, x_b, margin, delta, point_nodes, point_weights,
     boxes (see :func:`collect_contacts`); returns the number of pairs found."""
     one_kind, one_nodes, one_weights, one_target = one
     aff_nodes = geometry_a[4]
-    count = 0
+    count = np.int64(0)  # not the literal 0: _store_element would be compiled for Literal[int](0) too
     C = col_kind.shape[0]
     A = aff_collider.shape[0]
     P = point_nodes.shape[0]

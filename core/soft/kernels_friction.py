@@ -67,11 +67,11 @@ def friction_setup(x_start, el_count, el_kind, el_nodes, el_weights, el_target, 
         el_normal[e, 2] = nz
         # Tangent basis: t1 orthogonal to n built from the least aligned axis, t2 = n x t1.
         if abs(nx) < 0.57735:
-            _store_tangent_frame(e, 1.0, 0.0, 0.0, nx, ny, nz, True, el_tangent)
+            _store_tangent_frame(e, 1.0, 0.0, 0.0, nx, ny, nz, np.bool_(True), el_tangent)
         elif abs(ny) < 0.57735:
-            _store_tangent_frame(e, 0.0, 1.0, 0.0, nx, ny, nz, True, el_tangent)
+            _store_tangent_frame(e, 0.0, 1.0, 0.0, nx, ny, nz, np.bool_(True), el_tangent)
         else:
-            _store_tangent_frame(e, 0.0, 0.0, 1.0, nx, ny, nz, True, el_tangent)
+            _store_tangent_frame(e, 0.0, 0.0, 1.0, nx, ny, nz, np.bool_(True), el_tangent)
         if el_kind[e] == KIND_POINT_COLLIDER and col_aniso[el_target[e], 2] > 0.0:
             _anisotropic_tangents(e, el_target[e], col_rot0, col_aniso, nx, ny, nz, el_mu, el_tangent)
         if el_kind[e] == KIND_POINT_COLLIDER:
@@ -107,7 +107,7 @@ def _anisotropic_tangents(e, c, col_rot0, col_aniso, nx, ny, nz, el_mu, el_tange
     ax = R0[0, 0] * col_aniso[c, 3] + R0[0, 1] * col_aniso[c, 4] + R0[0, 2] * col_aniso[c, 5]
     ay = R0[1, 0] * col_aniso[c, 3] + R0[1, 1] * col_aniso[c, 4] + R0[1, 2] * col_aniso[c, 5]
     az = R0[2, 0] * col_aniso[c, 3] + R0[2, 1] * col_aniso[c, 4] + R0[2, 2] * col_aniso[c, 5]
-    _store_tangent_frame(e, ax, ay, az, nx, ny, nz, False, el_tangent)
+    _store_tangent_frame(e, ax, ay, az, nx, ny, nz, np.bool_(False), el_tangent)
     if el_mu[e] > 0.0:
         for i in range(3):
             el_tangent[e, i, 0] *= col_aniso[c, 0] / el_mu[e]

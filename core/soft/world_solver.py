@@ -612,6 +612,7 @@ class SoftWorldSolver:
         unit = np.zeros(3 * m)
         rhs = np.empty(n)
         y = np.empty(n)
+        column = np.empty(3 * m)  # contiguous: a strided W[:, row] would compile contact_jacobian_apply again
         for row in range(3 * m):
             unit[row] = 1.0
             rhs[:] = 0.0
@@ -621,7 +622,8 @@ class SoftWorldSolver:
             iters, _, _ = world_pcg(csr, terms, self._beta**2, precond, rhs, y, 1e-10, self.settings.pcg_max_iterations,
                                     self._pcg_work)  # fmt: skip
             stats.pcg_iterations += iters
-            contact_jacobian_apply(y, m, *frame, W[:, row])
+            contact_jacobian_apply(y, m, *frame, column)
+            W[:, row] = column
         return 0.5 * (W + W.T)
 
     def _dual_contact_forces(self, impulse, m: int, h: float, stats: SoftWorldStats) -> None:

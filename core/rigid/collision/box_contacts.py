@@ -8,6 +8,8 @@ point. Conventions (normal a -> b, gap phi [m], midpoint contact point, feature 
 are tuples, the clipping buffers are the caller's.
 """
 
+import numpy as np
+
 from ...jit import njit_kernel
 from ...math.vec import add3, axpy3, column3, cross3, dot3, midpoint3, norm3, rotate3, rotate_t3, scale3, sub3, vec3
 from .contact_common import (
@@ -463,7 +465,7 @@ def _emit_box_face_face(out, pair_index, sgn, margin, pr, Rr, hr, pi, Ri, hi, k,
     """
     n_ref = scale3(column3(Rr, k), ref_sign)
     _incident_face_polygon(pr, Rr, pi, Ri, hi, n_ref, clip_pos, clip_tag)
-    count = 4
+    count = np.int64(4)  # not the literal 4: _clip_polygon would be compiled for Literal[int](4) too
     src = 0
     ku = (k + 1) % 3
     kv = (k + 2) % 3

@@ -72,7 +72,7 @@ def _push_pair_key(keys, key, stored, dropped, heaped):
         heaped = True
     if key < keys[0]:
         keys[0] = key
-        _sift_down(keys, 0, cap)
+        _sift_down(keys, np.int64(0), cap)
     return stored, dropped, heaped
 
 
@@ -144,9 +144,10 @@ def _sweep_bounded(aabb_lower, aabb_upper, is_huge, huge_count, shape_body, body
     order = bounded[np.argsort(aabb_lower[bounded, axis], kind="mergesort")]
     active = np.empty(m, np.int64)
     active_count = 0
-    stored = 0
-    dropped = 0
-    heaped = False
+    # typed values, not literals: the first typing pass would compile _push_candidate for Literal[int](0) too
+    stored = np.int64(0)
+    dropped = np.int64(0)
+    heaped = np.bool_(False)
     for i in order:
         lo = aabb_lower[i, axis]
         # Drop boxes that ended before this one starts and test the survivors on the two other axes.

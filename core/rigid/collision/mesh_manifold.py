@@ -323,7 +323,7 @@ def reduce_candidates(C):
     centre = (centre[0] / count, centre[1] / count, centre[2] / count)
     tiny = (_SAME_POINT * C.settings[1]) ** 2
     limit = least + _SUPPORT * C.settings[0]
-    first = 0
+    first = np.int64(0)  # not the literal 0: _quadrilateral would be compiled for Literal[int](0) too
     best = -1.0
     for i in range(count):
         if gap[i] <= least + _TIE * C.settings[1]:

@@ -297,7 +297,7 @@ def face_feature(shape, hulls, d, poly, ids):
         count = _write_rim(shape, s * shape.size[1], up, 0 if up else RIM_SEGMENTS, poly, ids)
         return count, scale3(shape.axes[2], s), abs(dl[2])
     if kind == CONE:
-        count = _write_rim(shape, -shape.size[1], False, 0, poly, ids)
+        count = _write_rim(shape, -shape.size[1], np.bool_(False), np.int64(0), poly, ids)
         return count, scale3(shape.axes[2], -1.0), -dl[2]
     if kind == CONVEX:
         planes = hulls.hull_face_plane

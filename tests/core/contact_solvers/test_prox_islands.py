@@ -117,6 +117,7 @@ def test_contact_islands_match_brute_force_connected_components():
         inv_mass = np.where(np.arange(nb) < 3, 0.0, 1.0)
         body1 = rng.integers(3, nb, c)
         body0 = (body1 + rng.integers(1, nb, c)) % nb  # no contact of a body with itself
+        body0, body1 = body0.astype(np.int32), body1.astype(np.int32)  # the engine's dtype: one compiled kernel
         island_contacts = np.zeros(c, np.int64)
         island_start = np.zeros(c + 1, np.int64)
         count = contact_islands(

@@ -185,7 +185,7 @@ def our_toi(X0, X1, edge_edge, min_distance, rescaling, toi):
     for n in range(X0.shape[0]):
         x0[:, :] = X0[n]
         dx[:, :] = X1[n] - X0[n]
-        toi[n] = additive_ccd(x0, dx, work, edge_edge, min_distance, 1.0, rescaling, MAX_ITERATIONS)
+        toi[n] = additive_ccd(x0, dx, work, edge_edge, min_distance, 1.0, rescaling, np.int64(MAX_ITERATIONS))
 
 
 # --------------------------------------------------------------------------------------------

@@ -98,9 +98,11 @@ def soft_dense_operator(csr, terms, h2, n):
     """The soft world's whole operator (CSR plus the matrix-free terms) as a dense (n, n) matrix, column by column."""
     dense = np.empty((n, n))
     unit = np.zeros(n)
+    column = np.empty(n)  # contiguous, like the engine's vectors (a strided column would compile another kernel)
     for j in range(n):
         unit[j] = 1.0
-        operator_apply(csr, terms, h2, unit, dense[:, j])
+        operator_apply(csr, terms, h2, unit, column)
+        dense[:, j] = column
         unit[j] = 0.0
     return dense
 
