@@ -73,7 +73,8 @@ def hanging_boxes():
         joint = constraint(f"{label} Joint", "FIXED", anchor, box, (4.0 * k, 0.0, 5.45))
         boxes.append(box)
         joints.append(joint)
-    h = 1.0 / (FPS * s.substeps)
+    # Blender counts the threshold per substep of its rigid body world (Contact Lab converts it to its own step)
+    h = 1.0 / (FPS * bpy.context.scene.rigidbody_world.substeps_per_frame)
     c = joints[0].rigid_body_constraint
     c.use_breaking, c.breaking_threshold = True, 0.5 * 1.0 * G * h  # half of one substep's holding impulse
     return boxes[0], boxes[1], joints[0], joints[1]
