@@ -44,6 +44,7 @@ from ..contact_solvers.joint_block import (
 )
 from ..jit import njit_kernel
 from ..math.quat import quat_to_matrix
+from ..math.vec import cross_into
 from .joints import AXIS_LIMITED, AXIS_LOCKED, AXIS_MOTOR, AXIS_SPRING, SPRING1
 
 
@@ -69,13 +70,6 @@ def joint_scratch(joint_count: int) -> dict:
 
 MOTOR_LINEAR_SLOT = 12
 """The slot of the motor along X (13: about X)."""
-
-
-@njit_kernel
-def _cross_into(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
 
 
 @njit_kernel
@@ -121,8 +115,8 @@ def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign,
             s += (p1[i] - p0[i]) * A[i, k]
             out_J[k, 0, i] = A[i, k]
         out_s[k] = s
-        _cross_into(arm0, axis, out_J[k, 1])
-        _cross_into(arm1, axis, out_J[k, 2])
+        cross_into(arm0, axis, out_J[k, 1])
+        cross_into(arm1, axis, out_J[k, 2])
     for r in range(3):  # M = A^T B: body1's frame in body0's
         for c in range(3):
             M[r, c] = A[0, r] * B[0, c] + A[1, r] * B[1, c] + A[2, r] * B[2, c]
@@ -144,7 +138,7 @@ def _euler_rate_rows(A, B, E, out_J):
     for i in range(3):
         e1[i] = A[i, 0]
         e3[i] = B[i, 2]
-    _cross_into(e3, e1, e2)
+    cross_into(e3, e1, e2)
     n = math.sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2])
     if n < 1e-9:  # gimbal lock (Y at ±90°): the Euler rates are undefined; keep body0's Y axis
         for i in range(3):
@@ -152,9 +146,9 @@ def _euler_rate_rows(A, B, E, out_J):
     else:
         for i in range(3):
             e2[i] /= n
-    _cross_into(e2, e3, out_J[3, 1])
-    _cross_into(e3, e1, out_J[4, 1])
-    _cross_into(e1, e2, out_J[5, 1])
+    cross_into(e2, e3, out_J[3, 1])
+    cross_into(e3, e1, out_J[4, 1])
+    cross_into(e1, e2, out_J[5, 1])
     vol = e1[0] * out_J[3, 1, 0] + e1[1] * out_J[3, 1, 1] + e1[2] * out_J[3, 1, 2]
     vol = vol if abs(vol) > 1e-9 else 1e-9
     for k in range(3, 6):
@@ -232,7 +226,7 @@ def _own_anchor_arm(g, sign, out):
     for i in range(3):
         arm[i] = p0[i] - c0[i]
         axis[i] = g[0, i, 0]
-    _cross_into(arm, axis, out)
+    cross_into(arm, axis, out)
     for i in range(3):
         out[i] *= sign
 

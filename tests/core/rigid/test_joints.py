@@ -459,6 +459,17 @@ def test_a_sleeping_welded_pair_wakes_as_one_when_a_ball_hits_one_of_them():
     assert traj.body_vel[after, 2, 0] == pytest.approx(traj.body_vel[after, 1, 0], abs=1e-6)
 
 
+def _touching_pairs(model) -> set[tuple[int, int]]:
+    """The body pairs (sorted) the collision pipeline finds in contact at the start poses."""
+    contacts = model.contacts()
+    CollisionPipeline(model).collide(model.state(), contacts)
+    n = contacts.contact_count
+    return {
+        tuple(sorted(p))
+        for p in zip(contacts.contact_body0[:n].tolist(), contacts.contact_body1[:n].tolist(), strict=True)
+    }
+
+
 @pytest.mark.parametrize("disable", [True, False])
 def test_disable_collisions_removes_the_joined_pair_only(disable):
     """Two overlapping boxes welded together collide with each other only when the weld allows it; with a third
@@ -472,14 +483,7 @@ def test_disable_collisions_removes_the_joined_pair_only(disable):
     b.add_shape_box(third, (0.1, 0.1, 0.1))
     b.add_joint(JointSpec(JointKind.FIXED, first, second, (0.1, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0),
                           disable_collisions=disable, name="Weld"))  # fmt: skip
-    model = b.finalize()
-    contacts = model.contacts()
-    CollisionPipeline(model).collide(model.state(), contacts)
-    n = contacts.contact_count
-    pairs = {
-        tuple(sorted(p))
-        for p in zip(contacts.contact_body0[:n].tolist(), contacts.contact_body1[:n].tolist(), strict=True)
-    }
+    pairs = _touching_pairs(b.finalize())
     assert (1, 2) in pairs
     assert ((0, 1) in pairs) == (not disable)
 
@@ -498,14 +502,7 @@ def test_disable_collisions_also_joins_a_passive_world_side(disable):
     b.add_shape_box(other, (0.1, 0.1, 0.1))
     b.add_joint(JointSpec(JointKind.HINGE, door, -1, (0.1, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0),
                           disable_collisions=disable, world_body=post, name="Hinge"))  # fmt: skip
-    model = b.finalize()
-    contacts = model.contacts()
-    CollisionPipeline(model).collide(model.state(), contacts)
-    n = contacts.contact_count
-    pairs = {
-        tuple(sorted(p))
-        for p in zip(contacts.contact_body0[:n].tolist(), contacts.contact_body1[:n].tolist(), strict=True)
-    }
+    pairs = _touching_pairs(b.finalize())
     assert (0, 2) in pairs
     assert ((0, 1) in pairs) == (not disable)
 
