@@ -29,7 +29,7 @@ scene twice: the first (cold: Numba compile or cache load, ``compiled_kernels`` 
 (warm) times are printed apart; ratios use the warm time.
 
 Run: ``python tests/benchmarks/bench_joints.py`` (``make bench``). Options: ``--scenes pendulum chain20 door wall
-chain1000``, ``--once`` (ours bakes each scene once), ``--wall-seconds S``, ``--json PATH``. Needs Blender as a
+chain1000``, ``--once`` (ours bakes each scene once), ``--wall-seconds S``, ``--chain-substeps N``, ``--json PATH``. Needs Blender as a
 Python module (``bpy``).
 """
 
@@ -204,14 +204,24 @@ REPEAT = 2
 
 
 def run_ours(scene, objects) -> dict:
-    """Bake :data:`REPEAT` times (cold, then warm) with Blender's world switched off; matrices of the last."""
+    """Bake :data:`REPEAT` times (cold, then warm) with Blender's world switched off; matrices of the last. A bake
+    that fails (diverges) is reported by its message, its time and NaN matrices, and not repeated."""
     from contact_lab.addon.bake import driver as bake
+    from contact_lab.addon.errors import BakeError
 
     scene.rigidbody_world.enabled = False
     totals, simulate, kernels, report = [], [], [], {}
     for _ in range(REPEAT):
         t0 = time.perf_counter()
-        report = bake.bake_scene(scene)
+        try:
+            report = bake.bake_scene(scene)
+        except BakeError as exc:
+            scene.rigidbody_world.enabled = True
+            print(f"ours failed: {exc}", flush=True)
+            shape = (scene.frame_end - scene.frame_start + 1, len(objects), 4, 4)
+            seconds = time.perf_counter() - t0
+            return {"cold": seconds, "seconds": seconds, "bake_seconds": seconds, "kernels": 0,
+                    "matrices": np.full(shape, np.nan), "report": {}, "failed": str(exc)}  # fmt: skip
         totals.append(time.perf_counter() - t0)
         simulate.append(float(report["timings"]["simulate"]))
         kernels.append(int(report.get("compiled_kernels", 0)))
@@ -285,6 +295,8 @@ def row(scene_name: str, engine: str, **figures) -> dict:
 def timing(scene, result: dict) -> dict:
     steps = substep_count(scene)
     out = {"seconds": result["seconds"], "ms_per_substep": 1000.0 * result["seconds"] / steps}
+    if "failed" in result:
+        out["failed"] = result["failed"]
     if "cold" in result:
         out.update(cold_seconds=result["cold"], compiled_kernels=result["kernels"], bake_seconds=result["bake_seconds"])
     return out
@@ -459,9 +471,13 @@ def bench_wall(rows: list) -> None:
         rows.append(row("wall", engine, **figures, **timing(scene, result)))
 
 
+CHAIN_SUBSTEPS = 10
+"""Substeps per frame of the 1 000-link chain on both sides (``--chain-substeps``)."""
+
+
 def bench_chain1000(rows: list, links: int = 1000, link: float = 0.05) -> None:
     t0 = time.perf_counter()
-    scene = new_scene(24, 10, 25)
+    scene = new_scene(24, CHAIN_SUBSTEPS, 25)
     tilt = math.radians(10.0)
     down = np.array([math.sin(tilt), 0.0, -math.cos(tilt)])
     top = np.array([0.0, 0.0, links * link + 1.0])
@@ -479,7 +495,8 @@ def bench_chain1000(rows: list, links: int = 1000, link: float = 0.05) -> None:
     print(f"chain1000 built in {time.perf_counter() - t0:.1f} s", flush=True)
     for engine, result in (("Bullet", run_bullet(scene, objects)), ("ours", run_ours(scene, objects))):
         stretch = joint_stretch(result["matrices"], pairs, pivots).max()
-        rows.append(row("chain1000", engine, stretch_mm=1000.0 * stretch, **timing(scene, result)))
+        name = f"chain1000 {24 * CHAIN_SUBSTEPS} Hz"
+        rows.append(row(name, engine, stretch_mm=1000.0 * stretch, **timing(scene, result)))
 
 
 # ---- output --------------------------------------------------------------------------------------------------
@@ -514,14 +531,15 @@ def stack() -> str:
 
 
 def main(argv=None) -> int:
-    global REPEAT, WALL_SECONDS
+    global REPEAT, WALL_SECONDS, CHAIN_SUBSTEPS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenes", nargs="+", choices=SCENES, default=list(SCENES))
     parser.add_argument("--json", help="write the rows as JSON to this path")
     parser.add_argument("--once", action="store_true", help="ours bakes each scene once (its cold time only)")
     parser.add_argument("--wall-seconds", type=float, default=WALL_SECONDS, help="the wall's bake length [s]")
+    parser.add_argument("--chain-substeps", type=int, default=CHAIN_SUBSTEPS, help="the 1 000-link chain's substeps")
     args = parser.parse_args(argv)
-    REPEAT, WALL_SECONDS = (1 if args.once else 2), args.wall_seconds
+    REPEAT, WALL_SECONDS, CHAIN_SUBSTEPS = (1 if args.once else 2), args.wall_seconds, args.chain_substeps
     try:
         import bpy  # noqa: F401
     except ImportError:
