@@ -29,8 +29,8 @@ scene twice: the first (cold: Numba compile or cache load, ``compiled_kernels`` 
 (warm) times are printed apart; ratios use the warm time.
 
 Run: ``python tests/benchmarks/bench_joints.py`` (``make bench``). Options: ``--scenes pendulum chain20 door wall
-chain1000``, ``--once`` (ours bakes each scene once), ``--wall-seconds S``, ``--chain-substeps N``, ``--json PATH``. Needs Blender as a
-Python module (``bpy``).
+chain1000``, ``--once`` (ours bakes each scene once), ``--wall-seconds S``, ``--chain-substeps N``, ``--json PATH``.
+Needs Blender as a Python module (``bpy``).
 """
 
 from __future__ import annotations
