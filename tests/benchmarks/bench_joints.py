@@ -29,8 +29,8 @@ scene twice: the first (cold: Numba compile or cache load, ``compiled_kernels`` 
 (warm) times are printed apart; ratios use the warm time.
 
 Run: ``python tests/benchmarks/bench_joints.py`` (``make bench``). Options: ``--scenes pendulum chain20 door wall
-chain1000``, ``--once`` (ours bakes each scene once), ``--wall-seconds S``, ``--json PATH``. Needs Blender as a
-Python module (``bpy``).
+chain1000``, ``--once`` (ours bakes each scene once), ``--wall-seconds S``, ``--chain-substeps N``, ``--json PATH``.
+Needs Blender as a Python module (``bpy``).
 """
 
 from __future__ import annotations
@@ -56,6 +56,9 @@ def new_scene(fps: int, substeps: int, frames: int, iterations: int = 10):
     import bpy
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
+    _MESHES.clear()
+    PENDING_BODIES.clear()
+    PENDING_JOINTS.clear()
     import contact_lab
 
     contact_lab.register()
@@ -71,57 +74,104 @@ def new_scene(fps: int, substeps: int, frames: int, iterations: int = 10):
     return scene
 
 
-def _select_only(obj) -> None:
+PENDING_BODIES: list = []
+"""(object, kind) made by :func:`body` and not yet given Blender's rigid body (:func:`finish`)."""
+PENDING_JOINTS: list = []
+"""(Empty, type, object1, object2, threshold) made by :func:`joint` and not yet constraints (:func:`finish`)."""
+
+
+def _mesh(size, sphere: bool):
+    """A new box mesh of edge lengths ``size`` or a UV sphere of radius ``size[0]`` (24 × 12)."""
+    import bmesh
     import bpy
 
-    for other in bpy.context.view_layer.objects.selected:
-        other.select_set(False)
-    obj.select_set(True)
-    bpy.context.view_layer.objects.active = obj
-
-
-def body(name, location, size, *, kind="ACTIVE", mass=1.0, sphere=False, rotation=(0.0, 0.0, 0.0), friction=0.5):
-    """A box of edge lengths ``size`` (or a sphere of radius ``size[0]``) with Blender's rigid body and Contact
-    Lab's settings alike (no damping, never asleep)."""
-    import bpy
-
+    mesh = bpy.data.meshes.new("Sphere" if sphere else "Box")
+    bm = bmesh.new()
     if sphere:
-        bpy.ops.mesh.primitive_uv_sphere_add(radius=size[0], location=location, segments=24, ring_count=12)
+        bmesh.ops.create_uvsphere(bm, u_segments=24, v_segments=12, radius=size[0])
     else:
-        bpy.ops.mesh.primitive_cube_add(size=1.0, location=location, rotation=rotation)
-    obj = bpy.context.object
-    obj.name = name
-    if not sphere:
-        obj.scale = size
-        bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
-    _select_only(obj)
-    bpy.ops.rigidbody.object_add(type=kind)
-    rb = obj.rigid_body
-    rb.collision_shape = "SPHERE" if sphere else "BOX"
-    rb.mass, rb.friction, rb.restitution = mass, friction, 0.0
-    rb.linear_damping = rb.angular_damping = 0.0
-    rb.use_deactivation = False
+        bmesh.ops.create_cube(bm, size=1.0)
+        bmesh.ops.scale(bm, vec=size, verts=bm.verts)
+    bm.to_mesh(mesh)
+    bm.free()
+    return mesh
+
+
+_MESHES: dict = {}
+
+
+def body(
+    name, location, size, *, kind="ACTIVE", mass=1.0, sphere=False, rotation=(0.0, 0.0, 0.0), friction=0.5, layers=None
+):
+    """A box of edge lengths ``size`` (or a sphere of radius ``size[0]``) with Contact Lab's settings (no damping);
+    Blender's rigid body (the same settings, never asleep, Collision Collections ``layers``: 20 bools or None for
+    the default) follows in :func:`finish`. Bodies of one size share a
+    mesh; no operator runs here (one call per object rebuilds the depsgraph: quadratic in the object count)."""
+    import bpy
+
+    key = (tuple(float(x) for x in size), sphere)
+    if key not in _MESHES:
+        _MESHES[key] = _mesh(size, sphere)
+    obj = bpy.data.objects.new(name, _MESHES[key])
+    obj.location, obj.rotation_euler = location, rotation
+    bpy.context.scene.collection.objects.link(obj)
     s = obj.contact_lab
     s.role, s.shape = kind, "SPHERE" if sphere else "BOX"
     s.mass, s.friction, s.restitution = mass, friction, 0.0
     s.linear_damping = s.angular_damping = 0.0
+    PENDING_BODIES.append((obj, kind, mass, friction, sphere, layers))
     return obj
 
 
 def joint(name, kind, object1, object2, location, *, threshold=None):
-    """An Empty with a Rigid Body Constraint (Blender's operator, as Properties ▸ Physics does)."""
+    """An Empty that :func:`finish` makes a Rigid Body Constraint of type ``kind`` between the two objects."""
     import bpy
 
     obj = bpy.data.objects.new(name, None)
     bpy.context.scene.collection.objects.link(obj)
     obj.location = location
-    _select_only(obj)
-    bpy.ops.rigidbody.constraint_add(type=kind)
-    c = obj.rigid_body_constraint
-    c.object1, c.object2 = object1, object2
-    if threshold is not None:
-        c.use_breaking, c.breaking_threshold = True, threshold
+    PENDING_JOINTS.append((obj, kind, object1, object2, threshold))
     return obj
+
+
+def finish(scene) -> None:
+    """Blender's rigid bodies for every pending body, one ``rigidbody.objects_add`` call per kind over the selection,
+    and every pending Empty made a constraint at once: linked into a new collection that becomes the world's
+    Constraints collection (Blender gives each object in it a FIXED constraint, as Connect's operator does one at
+    a time), then each one's type, objects and breaking threshold set."""
+    import bpy
+
+    view_layer = bpy.context.view_layer
+    for kind in ("PASSIVE", "ACTIVE"):
+        chosen = [entry[0] for entry in PENDING_BODIES if entry[1] == kind]
+        if not chosen:
+            continue
+        for o in view_layer.objects.selected:
+            o.select_set(False)
+        for o in chosen:
+            o.select_set(True)
+        view_layer.objects.active = chosen[0]
+        bpy.ops.rigidbody.objects_add(type=kind)
+    for obj, _kind, mass, friction, sphere, layers in PENDING_BODIES:
+        rb = obj.rigid_body
+        rb.collision_shape = "SPHERE" if sphere else "BOX"
+        rb.mass, rb.friction, rb.restitution = mass, friction, 0.0
+        rb.linear_damping = rb.angular_damping = 0.0
+        rb.use_deactivation = False
+        if layers is not None:
+            rb.collision_collections = layers
+    PENDING_BODIES.clear()
+    if PENDING_JOINTS:
+        collection = bpy.data.collections.new("RigidBodyConstraints")
+        for entry in PENDING_JOINTS:
+            collection.objects.link(entry[0])
+        scene.rigidbody_world.constraints = collection
+        for obj, kind, object1, object2, threshold in PENDING_JOINTS:
+            c = obj.rigid_body_constraint
+            c.type, c.object1, c.object2 = kind, object1, object2
+            if threshold is not None:
+                c.use_breaking, c.breaking_threshold = True, threshold
+    PENDING_JOINTS.clear()
 
 
 # ---- running -------------------------------------------------------------------------------------------------
@@ -154,14 +204,24 @@ REPEAT = 2
 
 
 def run_ours(scene, objects) -> dict:
-    """Bake :data:`REPEAT` times (cold, then warm) with Blender's world switched off; matrices of the last."""
+    """Bake :data:`REPEAT` times (cold, then warm) with Blender's world switched off; matrices of the last. A bake
+    that fails (diverges) is reported by its message, its time and NaN matrices, and not repeated."""
     from contact_lab.addon.bake import driver as bake
+    from contact_lab.addon.errors import BakeError
 
     scene.rigidbody_world.enabled = False
     totals, simulate, kernels, report = [], [], [], {}
     for _ in range(REPEAT):
         t0 = time.perf_counter()
-        report = bake.bake_scene(scene)
+        try:
+            report = bake.bake_scene(scene)
+        except BakeError as exc:
+            scene.rigidbody_world.enabled = True
+            print(f"ours failed: {exc}", flush=True)
+            shape = (scene.frame_end - scene.frame_start + 1, len(objects), 4, 4)
+            seconds = time.perf_counter() - t0
+            return {"cold": seconds, "seconds": seconds, "bake_seconds": seconds, "kernels": 0,
+                    "matrices": np.full(shape, np.nan), "report": {}, "failed": str(exc)}  # fmt: skip
         totals.append(time.perf_counter() - t0)
         simulate.append(float(report["timings"]["simulate"]))
         kernels.append(int(report.get("compiled_kernels", 0)))
@@ -235,6 +295,8 @@ def row(scene_name: str, engine: str, **figures) -> dict:
 def timing(scene, result: dict) -> dict:
     steps = substep_count(scene)
     out = {"seconds": result["seconds"], "ms_per_substep": 1000.0 * result["seconds"] / steps}
+    if "failed" in result:
+        out["failed"] = result["failed"]
     if "cold" in result:
         out.update(cold_seconds=result["cold"], compiled_kernels=result["kernels"], bake_seconds=result["bake_seconds"])
     return out
@@ -253,6 +315,7 @@ def bench_pendulum(rows: list) -> None:
         bob_at = pivot + length * np.array([math.sin(amplitude), 0.0, -math.cos(amplitude)])
         bob = body("Bob", bob_at, (size,) * 3)
         joint("Point", "POINT", anchor, bob, pivot)
+        finish(scene)
         for engine, result in (("Bullet", run_bullet(scene, [anchor, bob])), ("ours", run_ours(scene, [anchor, bob]))):
             m = result["matrices"]
             period = measured_period(m[:, 1, 0, 3], 60)
@@ -272,17 +335,17 @@ def chain20_scene(links: int = 20, link: float = 0.1, width: float = 0.02):
     """The 20-link chain; returns (scene, objects: anchor then links, joint pairs, pivots)."""
     scene = new_scene(24, 10, 121)
     top = np.array([0.0, 0.0, 5.0])
-    anchor = body("Anchor", top - (link / 2, 0.0, 0.0), (link, width, width), kind="PASSIVE")
+    anchor = body("Anchor", top - (link / 2, 0.0, 0.0), (link, width, width), kind="PASSIVE", layers=[False] * 20)
     objects, pairs, pivots = [anchor], [], []
     for k in range(links):
-        obj = body(f"Link{k:02d}", top + ((k + 0.5) * link, 0.0, 0.0), (link, width, width), mass=0.1)
-        obj.rigid_body.collision_collections = [i == k % 20 for i in range(20)]
+        layers = [i == k % 20 for i in range(20)]
+        obj = body(f"Link{k:02d}", top + ((k + 0.5) * link, 0.0, 0.0), (link, width, width), mass=0.1, layers=layers)
         pivot = top + (k * link, 0.0, 0.0)
         joint(f"Joint{k:02d}", "POINT", objects[-1], obj, pivot)
         objects.append(obj)
         pairs.append((k, k + 1))
         pivots.append(pivot)
-    anchor.rigid_body.collision_collections = [False] * 20  # the anchor touches nothing
+    finish(scene)
     return scene, objects, pairs, pivots
 
 
@@ -347,6 +410,7 @@ def bench_door(rows: list) -> None:
     post = body("Post", (-0.07, 0.05, 0.8), (0.1, 0.1, 1.6), kind="PASSIVE")
     door = body("Door", (0.5, 0.05, 0.8), (1.0, 0.05, 1.5), mass=5.0)
     hinge = joint("Hinge", "HINGE", post, door, (0.0, 0.05, 0.8))
+    finish(scene)
     c = hinge.rigid_body_constraint
     c.use_limit_ang_z, c.limit_ang_z_lower, c.limit_ang_z_upper = True, -limit, limit
     objects = [post, door, ball]
@@ -390,6 +454,7 @@ def wall_scene(columns: int = 25, rows_: int = 20, piece: float = 0.2):
             count += 1
     top = rows_ * piece
     body("Wrecking Ball", (0.0, 0.0, top + 2.0), (0.4,), mass=50.0, sphere=True)
+    finish(scene)
     return scene, list(pieces.values()), count
 
 
@@ -406,9 +471,13 @@ def bench_wall(rows: list) -> None:
         rows.append(row("wall", engine, **figures, **timing(scene, result)))
 
 
+CHAIN_SUBSTEPS = 10
+"""Substeps per frame of the 1 000-link chain on both sides (``--chain-substeps``)."""
+
+
 def bench_chain1000(rows: list, links: int = 1000, link: float = 0.05) -> None:
     t0 = time.perf_counter()
-    scene = new_scene(24, 10, 25)
+    scene = new_scene(24, CHAIN_SUBSTEPS, 25)
     tilt = math.radians(10.0)
     down = np.array([math.sin(tilt), 0.0, -math.cos(tilt)])
     top = np.array([0.0, 0.0, links * link + 1.0])
@@ -416,16 +485,18 @@ def bench_chain1000(rows: list, links: int = 1000, link: float = 0.05) -> None:
     objects, pairs, pivots = [anchor], [], []
     for k in range(links):
         at = top + down * (k + 0.5) * link
-        obj = body(f"Link{k:04d}", at, (0.01, 0.01, link), mass=0.05, rotation=(0.0, -tilt, 0.0))
-        obj.rigid_body.collision_collections = [i == k % 2 for i in range(20)]  # neighbours never touch
+        layers = [i == k % 2 for i in range(20)]  # neighbours never touch
+        obj = body(f"Link{k:04d}", at, (0.01, 0.01, link), mass=0.05, rotation=(0.0, -tilt, 0.0), layers=layers)
         joint(f"Joint{k:04d}", "POINT", objects[-1], obj, top + down * k * link)
         objects.append(obj)
         pairs.append((k, k + 1))
         pivots.append(top + down * k * link)
+    finish(scene)
     print(f"chain1000 built in {time.perf_counter() - t0:.1f} s", flush=True)
     for engine, result in (("Bullet", run_bullet(scene, objects)), ("ours", run_ours(scene, objects))):
         stretch = joint_stretch(result["matrices"], pairs, pivots).max()
-        rows.append(row("chain1000", engine, stretch_mm=1000.0 * stretch, **timing(scene, result)))
+        name = f"chain1000 {24 * CHAIN_SUBSTEPS} Hz"
+        rows.append(row(name, engine, stretch_mm=1000.0 * stretch, **timing(scene, result)))
 
 
 # ---- output --------------------------------------------------------------------------------------------------
@@ -460,14 +531,15 @@ def stack() -> str:
 
 
 def main(argv=None) -> int:
-    global REPEAT, WALL_SECONDS
+    global REPEAT, WALL_SECONDS, CHAIN_SUBSTEPS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenes", nargs="+", choices=SCENES, default=list(SCENES))
     parser.add_argument("--json", help="write the rows as JSON to this path")
     parser.add_argument("--once", action="store_true", help="ours bakes each scene once (its cold time only)")
     parser.add_argument("--wall-seconds", type=float, default=WALL_SECONDS, help="the wall's bake length [s]")
+    parser.add_argument("--chain-substeps", type=int, default=CHAIN_SUBSTEPS, help="the 1 000-link chain's substeps")
     args = parser.parse_args(argv)
-    REPEAT, WALL_SECONDS = (1 if args.once else 2), args.wall_seconds
+    REPEAT, WALL_SECONDS, CHAIN_SUBSTEPS = (1 if args.once else 2), args.wall_seconds, args.chain_substeps
     try:
         import bpy  # noqa: F401
     except ImportError:
