@@ -94,11 +94,11 @@ def _side(obj, scene_names: set) -> str:
     return role if role in ("ACTIVE", "PASSIVE") else ("SOFT" if role == "SOFT" else "NONE_ROLE")
 
 
-def _end_problems(obj, scene) -> list[str]:
-    """Messages about the objects a constraint joins (both missing, the same, missing from the scene, no body)."""
+def _end_problems(obj, scene, names: set[str]) -> list[str]:
+    """Messages about the objects a constraint joins (both missing, the same, missing from the scene, no body);
+    ``names``: the names of the scene's objects."""
     c = obj.rigid_body_constraint
     ends = (c.object1, c.object2)
-    names = {o.name for o in scene.objects}
     sides = [_side(o, names) for o in ends]
     where = f"{PANEL} ▸ Objects"
     if ends[0] is None and ends[1] is None:
@@ -194,9 +194,13 @@ def _animation_problems(obj) -> list[str]:
     return out
 
 
-def constraint_problems(obj, scene) -> list[str]:
-    """Why the bake refuses the constraint of ``obj`` (an enabled one), one message per problem; [] if none."""
-    return _end_problems(obj, scene) + _setting_problems(obj) + _animation_problems(obj)
+def constraint_problems(obj, scene, names: set[str] | None = None) -> list[str]:
+    """Why the bake refuses the constraint of ``obj`` (an enabled one), one message per problem; [] if none.
+    ``names``: the names of the scene's objects, when the caller checks many constraints (read once, not per
+    constraint: a wall of thousands of joints)."""
+    if names is None:
+        names = {o.name for o in scene.objects}
+    return _end_problems(obj, scene, names) + _setting_problems(obj) + _animation_problems(obj)
 
 
 def joint_problems(scene) -> list[tuple[str, str]]:
@@ -204,9 +208,10 @@ def joint_problems(scene) -> list[tuple[str, str]]:
     skipped (not read, not refused). The one source of these refusals: :func:`gather_joints` raises them, Check
     Scene lists them."""
     out = []
+    names = {o.name for o in scene.objects}
     for obj in constraint_objects(scene):
         if obj.rigid_body_constraint.enabled:
-            out += [(obj.name, message) for message in constraint_problems(obj, scene)]
+            out += [(obj.name, message) for message in constraint_problems(obj, scene, names)]
     return out
 
 

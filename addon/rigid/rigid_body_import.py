@@ -225,6 +225,7 @@ def _import_constraints(scene) -> dict:
     otherwise than Blender (nothing is written: the bake reads the constraints themselves)."""
     out = {}
     listed = rigid_joints.world_constraint_names(scene)
+    names = {o.name for o in scene.objects}
     for obj in rigid_joints.constraint_objects(scene):
         c = obj.rigid_body_constraint
         notes, lost = [], []
@@ -232,7 +233,7 @@ def _import_constraints(scene) -> dict:
         if note is not None:
             notes.append(note)
         if c.enabled:
-            refused = rigid_joints.constraint_problems(obj, scene)
+            refused = rigid_joints.constraint_problems(obj, scene, names)
             lost += [f"the bake refuses it: {m}" for m in refused]
             lost += rigid_joints.constraint_warnings(obj)
         ends = [o.name for o in (c.object1, c.object2) if o is not None]
