@@ -41,7 +41,7 @@ from mathutils.bvhtree import BVHTree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402  (materials, meshes, titled scene, bake, render, sheet and checks)
-from common import FPS, Checks, TitledScene  # noqa: E402
+from common import FPS, Checks, TitledScene, with_rigid_body  # noqa: E402
 
 bmesh = common.bmesh
 
@@ -134,19 +134,6 @@ def rock_mesh(name: str, rng: np.random.Generator) -> bpy.types.Mesh:
 
 # ---------------------------------------------------------------------------------------------
 # scene
-
-
-def with_rigid_body(obj, **settings) -> None:
-    """Give ``obj`` a Blender rigid body as the Physics tab does (``rigidbody.object_add``), then set it."""
-    view_layer = bpy.context.view_layer
-    for other in view_layer.objects.selected:
-        other.select_set(False)
-    view_layer.objects.active = obj
-    obj.select_set(True)
-    bpy.ops.rigidbody.object_add()
-    obj.select_set(False)
-    for key, value in settings.items():
-        setattr(obj.rigid_body, key, value)
 
 
 def drop_poses(rng: np.random.Generator) -> list[tuple[tuple, tuple]]:

@@ -182,6 +182,19 @@ class SceneBuilder:
         return len(self.physics)
 
 
+def with_rigid_body(obj, **settings) -> None:
+    """Give ``obj`` a Blender rigid body as the Physics tab does (``rigidbody.object_add``), then set it."""
+    view_layer = bpy.context.view_layer
+    for other in view_layer.objects.selected:
+        other.select_set(False)
+    view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.rigidbody.object_add()
+    obj.select_set(False)
+    for key, value in settings.items():
+        setattr(obj.rigid_body, key, value)
+
+
 def add_light_and_world(scene: bpy.types.Scene) -> None:
     """A soft sun and a pale sky shared by the demo scenes."""
     sun_data = bpy.data.lights.new("Sun", type="SUN")
