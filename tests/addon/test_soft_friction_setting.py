@@ -37,7 +37,7 @@ def _drawn(engine, contact):
     )  # fmt: skip
     panel = physics.CONTACT_LAB_PT_scene.__new__(physics.CONTACT_LAB_PT_scene)
     panel.layout = layout
-    panel.draw(types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=settings)))
+    panel.draw(types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=settings, objects=())))
     return set(layout.props)
 
 

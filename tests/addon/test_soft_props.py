@@ -177,7 +177,7 @@ def _drawn_scene_panel(engines, **settings):
         )
         panel = physics.CONTACT_LAB_PT_scene.__new__(physics.CONTACT_LAB_PT_scene)
         panel.layout = layout
-        panel.draw(types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=scene_settings)))
+        panel.draw(types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=scene_settings, objects=())))
         drawn[engine] = set(layout.props)
     return drawn
 

@@ -109,7 +109,7 @@ def _object(scene_settings, **values):
         data=types.SimpleNamespace(attributes=[], uv_layers=[], shape_keys=None),
         modifiers={},
     )
-    scene = types.SimpleNamespace(contact_lab=scene_settings, rigidbody_world=None)
+    scene = types.SimpleNamespace(contact_lab=scene_settings, rigidbody_world=None, objects=())
     return types.SimpleNamespace(object=obj, scene=scene, view_layer=None)
 
 
@@ -135,7 +135,10 @@ def drawn(mock_bpy, monkeypatch):
     monkeypatch.setattr(deform, "deform_output_kind", lambda obj: None)
     rows: dict[str, list] = {}
     labels: list[str] = []
-    contexts = [types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=s), object=None) for s in _scene_states()]
+    contexts = [
+        types.SimpleNamespace(scene=types.SimpleNamespace(contact_lab=s, objects=()), object=None)
+        for s in _scene_states()
+    ]
     for panel in physics.CLASSES:
         states = list(_object_states()) if panel is physics.CONTACT_LAB_PT_object else contexts
         for context in states:

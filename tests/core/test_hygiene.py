@@ -60,6 +60,7 @@ PLAIN_PYTHON_MODULES = (
     "primitives.py",
     "ipc_world.py",
     "ipc_solver.py",
+    "joints.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 
