@@ -9,7 +9,6 @@ import json
 import math
 
 from ..addon.bake.joint_report import JOINT_TYPE_ORDER, type_counts
-from ..addon.checks.joints import SETTING as JOINT_SETTING
 
 MAX_BROKEN_LINES = 4
 """Broken joints listed by name in a panel; the rest are counted."""
@@ -35,7 +34,8 @@ def constraint_objects(scene) -> list:
 def refused_names(settings) -> set | None:
     """Constraint objects the last Check Scene refused (ERROR findings of the joint checks), or None when the
     last check is missing, unreadable or was for another engine."""
-    from ..addon.checks import validate
+    from ..addon.checks import validate  # not at import: the checks import the core, whose kernels must be
+    from ..addon.checks.joints import SETTING as JOINT_SETTING  # declared after register() set numba's cache
 
     text = getattr(settings, "last_validation", "")
     try:

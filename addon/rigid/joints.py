@@ -30,13 +30,16 @@ Conventions:
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...core.rigid.joints import JointKind, JointSpec
 from .. import units
 from ..output.keyframes import fcurves_of
 from ..scene import compound_parent
+
+if TYPE_CHECKING:  # the core is imported where it is used: register() sets numba's cache before any kernel
+    from ...core.rigid.joints import JointSpec
 
 PANEL = "Properties ▸ Physics ▸ Rigid Body Constraint"
 """Where a constraint's settings are, for messages."""
@@ -319,6 +322,8 @@ def core_step(scene) -> float:
 def _spec_settings(c, metres: float, threshold_scale: float = 1.0) -> dict:
     """Every setting of constraint ``c`` as :class:`JointSpec` keyword arguments, in metres (see the module);
     ``threshold_scale``: ``h / h_B``, the Breaking Threshold's conversion to one core step."""
+    from ...core.rigid.joints import JointKind
+
     m2 = metres * metres
     viscous = c.spring_type == "SPRING2"  # a damping coefficient [N·s/BU]; SPRING1's is a factor without unit
     return dict(
@@ -374,6 +379,7 @@ def gather_joints(
 
     Call :func:`joint_problems` first: this assumes every constraint passed it.
     """
+    from ...core.rigid.joints import JointSpec
     from ..scene import sample_world_matrices
 
     objects = [o for o in constraint_objects(scene) if o.rigid_body_constraint.enabled]
