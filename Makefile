@@ -139,12 +139,19 @@ $(STAMP52): pyproject.toml Makefile
 # compile). The Python 3.11 steps share one kernel cache (numba writes it atomically).
 # Each line is prefixed with its lane; the summary at the end lists every step. `after:STEP` waits until the other
 # lane has run STEP (lane 1's lint sets up .venv, which the 5.0 tier and the type check use: one pip at a time in it).
+# Each lane gets half the cores for numba's parallel loops (NUMBA_NUM_THREADS, unless already set): a parallel loop
+# waits for its slowest thread, and with both lanes running loops on every core a descheduled thread costs a
+# scheduler slice per loop (the soft engine's tests ran over ten times slower beside the other lane).
 LANE1 := lint test-core test-blender42
 LANE2 := test-blender52 after:lint test-blender typecheck
 TEST_STEPS := $(filter-out after:%,$(LANE1) $(LANE2))
 
 test:
 	@results=$$(mktemp -d); \
+	if [ -z "$${NUMBA_NUM_THREADS:-}" ]; then \
+	  threads=$$(( $$(nproc 2>/dev/null || echo 2) / 2 )); export NUMBA_NUM_THREADS=$$(( threads > 0 ? threads : 1 )); \
+	fi; \
+	echo "make test: two lanes, NUMBA_NUM_THREADS=$$NUMBA_NUM_THREADS each"; \
 	lane() { \
 	  name=$$1; shift; lane_start=$$SECONDS; \
 	  for step in "$$@"; do \
