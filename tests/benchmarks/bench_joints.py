@@ -17,7 +17,8 @@ Scenes (every body a box or sphere, no damping, never deactivated, the same subs
 - **wall**: a wall of 25 × 20 pieces (0.2 m cubes, 1 kg) on a floor, each joined to its neighbours (sides, above
   and both diagonals: 1 867 breakable FIXED constraints, threshold 2 N·s) hit from above by a 50 kg ball, 2 s at
   24 fps × 10 substeps. Figures: time per substep and its ratio to Bullet's; pieces that broke loose (moved more
-  than 5 cm).
+  than 5 cm); the joints' largest stretch while the wall stands, before the ball arrives; and over the joints
+  that both engines keep intact (pivots less than 1 cm apart at the end), their largest stretch over the run.
 - **chain1000**: a 1 000-link chain (0.05 m links) hanging from a Passive anchor, released 10° off the vertical,
   1 s at 24 fps × 10 substeps. Figures: time per substep and the largest joint stretch.
 
@@ -248,8 +249,13 @@ def substep_count(scene) -> int:
 def joint_stretch(matrices: np.ndarray, pairs, pivots) -> np.ndarray:
     """Largest pivot separation [m] per frame, (F,): ``pairs`` (J, 2) object indices into ``matrices`` (F, N, 4, 4),
     ``pivots`` (J, 3) the joints' world positions at the first frame."""
+    return joint_stretches(matrices, pairs, pivots).max(axis=1)
+
+
+def joint_stretches(matrices: np.ndarray, pairs, pivots) -> np.ndarray:
+    """Each joint's pivot separation [m] per frame, (F, J) (arguments as :func:`joint_stretch`)."""
     pairs, pivots = np.asarray(pairs), np.asarray(pivots, dtype=float)
-    out = np.zeros(matrices.shape[0])
+    out = np.zeros((matrices.shape[0], pairs.shape[0]))
     ends = []
     for side in (0, 1):
         m0 = matrices[0, pairs[:, side]]
@@ -260,7 +266,7 @@ def joint_stretch(matrices: np.ndarray, pairs, pivots) -> np.ndarray:
             np.einsum("jik,jk->ji", matrices[f, pairs[:, s], :3, :3], ends[s]) + matrices[f, pairs[:, s], :3, 3]
             for s in (0, 1)
         ]
-        out[f] = np.linalg.norm(world[0] - world[1], axis=1).max()
+        out[f] = np.linalg.norm(world[0] - world[1], axis=1)
     return out
 
 
@@ -434,8 +440,15 @@ WALL_SECONDS = 2.0
 """The wall's bake length (``--wall-seconds``); the ball reaches the wall at about 0.57 s."""
 
 
+WALL_BALL_DROP = 2.0
+"""Height of the wrecking ball's centre above the wall's top [m]: it hits after about 0.6 s."""
+INTACT = 0.01
+"""A wall joint counts as intact at the end when its pivots are less than this apart [m] (a broken one's pieces
+part by centimetres or more)."""
+
+
 def wall_scene(columns: int = 25, rows_: int = 20, piece: float = 0.2):
-    """The wall: (scene, pieces, constraint count)."""
+    """The wall: (scene, pieces, pairs (J, 2) of indices into pieces, pivots (J, 3))."""
     scene = new_scene(24, 10, 1 + round(24 * WALL_SECONDS))
     body("Floor", (0.0, 0.0, -0.1), (12.0, 6.0, 0.2), kind="PASSIVE")
     pieces = {}
@@ -443,29 +456,39 @@ def wall_scene(columns: int = 25, rows_: int = 20, piece: float = 0.2):
         for k in range(rows_):
             at = ((i - (columns - 1) / 2) * piece, 0.0, (k + 0.5) * piece)
             pieces[i, k] = body(f"Piece{i:02d}_{k:02d}", at, (piece,) * 3)
-    count = 0
+    index = {key: n for n, key in enumerate(pieces)}
+    pairs, pivots = [], []
     for (i, k), obj in pieces.items():
         for di, dk in ((1, 0), (0, 1), (1, 1), (-1, 1)):
             other = pieces.get((i + di, k + dk))
             if other is None:
                 continue
             mid = (np.array(obj.location) + np.array(other.location)) / 2
-            joint(f"Glue{count:05d}", "FIXED", obj, other, mid, threshold=2.0)
-            count += 1
+            joint(f"Glue{len(pairs):05d}", "FIXED", obj, other, mid, threshold=2.0)
+            pairs.append((index[i, k], index[i + di, k + dk]))
+            pivots.append(mid)
     top = rows_ * piece
-    body("Wrecking Ball", (0.0, 0.0, top + 2.0), (0.4,), mass=50.0, sphere=True)
+    body("Wrecking Ball", (0.0, 0.0, top + WALL_BALL_DROP), (0.4,), mass=50.0, sphere=True)
     finish(scene)
-    return scene, list(pieces.values()), count
+    return scene, list(pieces.values()), pairs, pivots
 
 
 def bench_wall(rows: list) -> None:
     t0 = time.perf_counter()
-    scene, pieces, count = wall_scene()
+    scene, pieces, pairs, pivots = wall_scene()
+    count = len(pairs)
     print(f"wall built in {time.perf_counter() - t0:.1f} s: {len(pieces)} pieces, {count} constraints", flush=True)
-    for engine, result in (("Bullet", run_bullet(scene, pieces)), ("ours", run_ours(scene, pieces))):
-        m = result["matrices"]
+    impact = int(24 * math.sqrt(2.0 * (WALL_BALL_DROP - 0.2) / G))  # last frame before the ball reaches the top
+    results = {"Bullet": run_bullet(scene, pieces), "ours": run_ours(scene, pieces)}
+    stretches = {engine: joint_stretches(result["matrices"], pairs, pivots) for engine, result in results.items()}
+    intact = np.logical_and.reduce([s[-1] < INTACT for s in stretches.values()])  # kept by both engines
+    for engine, result in results.items():
+        m, stretch = result["matrices"], stretches[engine]
         moved = np.linalg.norm(m[-1, :, :3, 3] - m[0, :, :3, 3], axis=1)
         figures = {"pieces": len(pieces), "joints": count, "loose_pieces": int((moved > 0.05).sum())}
+        figures["standing_stretch_mm"] = 1000.0 * float(stretch[: impact + 1].max())
+        figures["intact_joints"] = int(intact.sum())
+        figures["intact_stretch_mm"] = 1000.0 * float(stretch[:, intact].max()) if intact.any() else float("nan")
         if engine == "ours":
             figures["broken_joints"] = len(result["report"].get("joints", {}).get("broken", []))
         rows.append(row("wall", engine, **figures, **timing(scene, result)))

@@ -61,6 +61,7 @@ PLAIN_PYTHON_MODULES = (
     "ipc_world.py",
     "ipc_solver.py",
     "joints.py",
+    "fclib.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 
