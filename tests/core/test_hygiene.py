@@ -62,6 +62,7 @@ PLAIN_PYTHON_MODULES = (
     "ipc_solver.py",
     "joints.py",
     "fclib.py",
+    "local_solvers.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 

@@ -1,0 +1,71 @@
+"""``python -m contact_lab solve-fclib problem.hdf5 --solver NAME -o solution.hdf5``: an FCLIB problem solved here.
+
+Reads the local problem of an FCLIB file (:mod:`..core.contact_solvers.fclib`), solves it with one of the core's
+solvers (:data:`..core.contact_solvers.local_solvers.SOLVERS`; ``--solver help`` lists them), writes the impulses and
+velocities as FCLIB's ``/solution/r`` and ``/solution/u`` and prints one JSON line: ``{"solver", "merit",
+"iterations", "seconds", "converged", "contacts"}``. Exit codes: 0 solved (converged or not: the line says which),
+2 bad input (not HDF5, not a local 3D problem, W not square, μ missing or negative, NaN, no h5py, an output folder
+that does not exist). Needs ``h5py``; never ``bpy``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def add_parser(commands) -> None:
+    """The ``solve-fclib`` sub-command on the command line's sub-parsers."""
+    solve = commands.add_parser(
+        "solve-fclib",
+        help="solve an FCLIB local problem with one of Contact Lab's solvers",
+        description="Solve the local problem of an FCLIB file (HDF5) and write FCLIB's /solution/r and /solution/u. "
+        "Prints one JSON line. Exit codes: 0 solved, 2 bad input.",
+    )
+    solve.add_argument("problem", help="the FCLIB file (.hdf5) holding /fclib_local")
+    solve.add_argument("--solver", required=True, help="the solver's name; 'help' lists them")
+    solve.add_argument("--tolerance", type=float, default=1e-8, help="FCLIB merit to reach (default 1e-8)")
+    solve.add_argument("--max-iterations", type=int, default=1000, metavar="N", help="sweeps at most (default 1000)")
+    solve.add_argument("-o", "--output", help="where to write the solution (FCLIB HDF5)")
+
+
+def _fail(message: str) -> int:
+    print(f"[contact_lab] error: {message}", file=sys.stderr, flush=True)
+    return EXIT_USAGE
+
+
+def solve(args: argparse.Namespace) -> int:
+    """Run ``solve-fclib`` with parsed ``args``; returns the exit code."""
+    from ..core.contact_solvers import fclib
+    from ..core.contact_solvers.local_solvers import SOLVERS, solve_local
+
+    if args.solver == "help":
+        for name, (_, what) in SOLVERS.items():
+            print(f"{name:<12} {what}")
+        return EXIT_OK
+    if args.solver not in SOLVERS:
+        return _fail(f"unknown solver {args.solver!r}: one of {', '.join(SOLVERS)} (--solver help describes them)")
+    if not args.output:
+        return _fail("name the solution file with -o solution.hdf5")
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        return _fail(f"the output folder {folder} does not exist")
+    if not (args.tolerance > 0.0 and args.max_iterations > 0):
+        return _fail("--tolerance and --max-iterations must be greater than 0")
+    try:
+        problem = fclib.read_local(args.problem)
+    except fclib.FclibError as exc:
+        return _fail(str(exc))
+    result = solve_local(problem, args.solver, args.tolerance, args.max_iterations)
+    fclib.write_solution(args.output, fclib.Solution(u=result.u, r=result.r))
+    line = {
+        "solver": args.solver, "merit": result.merit, "iterations": result.iterations, "seconds": result.seconds,
+        "converged": result.converged, "contacts": problem.contact_count,
+    }  # fmt: skip
+    print(json.dumps(line), flush=True)
+    return EXIT_OK

@@ -1,0 +1,68 @@
+"""Solvers of a dense local contact problem FC(W, q, μ) by name: the FCLIB command's and the solver study's entry.
+
+Each name runs one of the dense kernels of :mod:`.dense` on ``u = W r + q`` and the result is judged by one common
+merit, FCLIB's natural-map residual (:func:`.fclib.local_merit`), so methods with different stopping tests compare
+on the same scale. Set-up code (the kernels are in :mod:`.dense`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..enums import RFactorStrategy
+from .dense import solve_pgs_dense, solve_prox_dense
+from .fclib import LocalProblem, local_merit
+
+PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5}
+"""PROX's r back-off factor ν per strategy (the values the FCLIB test problem converges with)."""
+
+
+@dataclass(frozen=True)
+class LocalResult:
+    """A solve: ``r`` (3m,) impulses, ``u`` (3m,) = W r + q, sweeps done, FCLIB's merit of ``r``, whether that merit
+    reached the tolerance, wall time [s] (the first call of a method also compiles it)."""
+
+    r: np.ndarray
+    u: np.ndarray
+    iterations: int
+    merit: float
+    converged: bool
+    seconds: float
+
+
+def _prox(strategy: RFactorStrategy) -> Callable:
+    def run(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray) -> None:
+        start = r.copy()
+        solve_prox_dense(problem.W, problem.q, problem.mu, int(strategy), iterations, tolerance,
+                         PROX_BACKOFF[strategy], start, r, result)  # fmt: skip
+
+    return run
+
+
+def _pgs(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray) -> None:
+    solve_pgs_dense(problem.W, problem.q, problem.mu, iterations, tolerance, r, result)
+
+
+SOLVERS: dict[str, tuple[Callable, str]] = {
+    "prox-global": (_prox(RFactorStrategy.GLOBAL), "PROX Gauss–Seidel, one r-factor for every row (robust on stacks)"),
+    "prox-local": (_prox(RFactorStrategy.LOCAL), "PROX Gauss–Seidel, an r-factor per row (fewer sweeps)"),
+    "pgs-box": (_pgs, "projected Gauss–Seidel with box friction |r_t| <= μ r_n per tangent (BLCP; not the cone)"),
+}
+"""Every solver by name: ``(run, what it is in one line)``."""
+
+
+def solve_local(problem: LocalProblem, name: str, tolerance: float = 1e-8, max_iterations: int = 1000) -> LocalResult:
+    """Solve ``problem`` with solver ``name`` (a key of :data:`SOLVERS`) from zero impulses."""
+    if name not in SOLVERS:
+        raise ValueError(f"unknown solver {name!r}: one of {', '.join(SOLVERS)}")
+    run = SOLVERS[name][0]
+    r, result = np.zeros(problem.W.shape[0]), np.zeros(3)
+    t0 = time.perf_counter()
+    run(problem, float(tolerance), int(max_iterations), r, result)
+    seconds = time.perf_counter() - t0
+    merit = local_merit(problem, r)
+    return LocalResult(r, problem.W @ r + problem.q, int(result[0]), merit, bool(merit <= tolerance), seconds)
