@@ -170,6 +170,27 @@ def test_contact_rows_match_dense_jacobian():
     assert np.abs(J @ u_rigid).max() < 1e-12
 
 
+def test_the_local_problem_is_the_dense_delassus_system():
+    """The step's local problem (what FCLIB files carry) equals J M^-1 J^T of the dense assembly, off-diagonal blocks
+    of contacts sharing a body included; q = J u_free on the tangent rows (the normal rows add the bias); and the
+    step's impulses satisfy it: u = W r + q is the contact velocity the solve ended with."""
+    model = _scene(0.5, 3)
+    solver = make_solver(model, "PGS")
+    state_in, state_out, contacts, dt = _step(model, "PGS")
+    solver.step(state_in, state_out, model.control(), contacts, dt)
+    W, q, mu = solver.local_problem(contacts)
+    J, Minv, u_free = _dense_system(model, state_in, contacts, dt)
+    m = contacts.contact_count
+    assert m >= 5 and np.abs(W[0:3, 3:6]).max() > 0.1  # the box's contacts couple
+    np.testing.assert_allclose(W, J @ Minv @ J.T, rtol=1e-12, atol=1e-12)
+    tangents = np.arange(3 * m) % 3 != 0
+    np.testing.assert_allclose(q[tangents], (J @ u_free)[tangents], atol=1e-12)
+    np.testing.assert_array_equal(mu, np.full(m, 0.5))
+    r = contacts.contact_impulse[:m].reshape(-1)
+    u = W @ r + q
+    assert u.reshape(-1, 3)[:, 0].min() > -1e-6  # no approach left after the solve
+
+
 @pytest.mark.parametrize("solver_name", ["PGS", "PROX"])
 def test_bake_is_deterministic(solver_name):
     """Give bit-identical trajectories for two runs of the same scene."""
