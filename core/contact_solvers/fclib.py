@@ -221,23 +221,28 @@ def read_local(path) -> LocalProblem:
         return LocalProblem(W, q, mu, SPACEDIM, mixed["V"], mixed["R"], s, _read_info(g))
 
 
-def write_local(path, problem: LocalProblem, solution: Solution | None = None, guesses=()) -> None:
-    """``problem`` (and its solution and guesses, if given) as FCLIB file ``path`` (overwritten)."""
+def _write_problem(path, name: str, spacedim: int, matrices: dict, vectors: dict, info: Info, solution, guesses):
+    """One FCLIB file: group ``name`` with its matrices and vectors (None entries left out), then the solutions."""
     h5py = _h5py()
     with h5py.File(path, "w") as f:
-        g = f.create_group("fclib_local")
-        g.create_dataset("spacedim", data=np.array([problem.spacedim], np.int32))
-        write_matrix(g, "W", problem.W)
-        for name in ("V", "R"):
-            if getattr(problem, name) is not None:
-                write_matrix(g, name, getattr(problem, name))
-        vectors = g.create_group("vectors")
-        vectors.create_dataset("q", data=np.asarray(problem.q, np.float64))
-        vectors.create_dataset("mu", data=np.asarray(problem.mu, np.float64))
-        if problem.s is not None:
-            vectors.create_dataset("s", data=np.asarray(problem.s, np.float64))
-        _write_info(g, problem.info)
+        g = f.create_group(name)
+        g.create_dataset("spacedim", data=np.array([spacedim], np.int32))
+        for key, matrix in matrices.items():
+            if matrix is not None:
+                write_matrix(g, key, matrix)
+        group = g.create_group("vectors")
+        for key, vector in vectors.items():
+            if vector is not None:
+                group.create_dataset(key, data=np.asarray(vector, np.float64))
+        _write_info(g, info)
         _write_solutions(f, solution, guesses)
+
+
+def write_local(path, problem: LocalProblem, solution: Solution | None = None, guesses=()) -> None:
+    """``problem`` (and its solution and guesses, if given) as FCLIB file ``path`` (overwritten)."""
+    matrices = {"W": problem.W, "V": problem.V, "R": problem.R}
+    vectors = {"q": problem.q, "mu": problem.mu, "s": problem.s}
+    _write_problem(path, "fclib_local", problem.spacedim, matrices, vectors, problem.info, solution, guesses)
 
 
 def read_global(path) -> GlobalProblem:
@@ -257,20 +262,9 @@ def read_global(path) -> GlobalProblem:
 
 def write_global(path, problem: GlobalProblem, solution: Solution | None = None, guesses=()) -> None:
     """``problem`` (and its solution and guesses, if given) as FCLIB file ``path`` (overwritten)."""
-    h5py = _h5py()
-    with h5py.File(path, "w") as f:
-        g = f.create_group("fclib_global")
-        g.create_dataset("spacedim", data=np.array([problem.spacedim], np.int32))
-        write_matrix(g, "M", problem.M)
-        write_matrix(g, "H", problem.H)
-        if problem.G is not None:
-            write_matrix(g, "G", problem.G)
-        vectors = g.create_group("vectors")
-        for name, value in (("f", problem.f), ("w", problem.w), ("mu", problem.mu), ("b", problem.b)):
-            if value is not None:
-                vectors.create_dataset(name, data=np.asarray(value, np.float64))
-        _write_info(g, problem.info)
-        _write_solutions(f, solution, guesses)
+    matrices = {"M": problem.M, "H": problem.H, "G": problem.G}
+    vectors = {"f": problem.f, "w": problem.w, "mu": problem.mu, "b": problem.b}
+    _write_problem(path, "fclib_global", problem.spacedim, matrices, vectors, problem.info, solution, guesses)
 
 
 # ---- solutions --------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..enums import RFactorStrategy
 from .dense import solve_pgs_dense, solve_prox_dense
+from .dense_splitting import BACKWARD, FORWARD, JACOBI, SYMMETRIC, solve_splitting_dense
 from .fclib import LocalProblem, local_merit
 
 PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5}
@@ -47,10 +48,38 @@ def _pgs(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray
     solve_pgs_dense(problem.W, problem.q, problem.mu, iterations, tolerance, r, result)
 
 
+PSOR_OMEGA = 1.3
+"""The over-relaxation of ``psor-box`` (course §3.2: 0 < ω < 2; ω = 1 is PGS)."""
+
+
+def jacobi_step(W: np.ndarray) -> float:
+    """``ω = 1 / λ_max(D^-½ W D^-½)`` (``D`` the diagonal of ``W``, rows without a diagonal left out): the damping
+    that keeps projected Jacobi a projected gradient step with half the largest stable length, so it converges on a
+    frictionless problem. Undamped (ω = 1) it diverges where contacts couple strongly (a box's four corners)."""
+    diag = np.diag(W).copy()
+    keep = diag > 0.0
+    scale = 1.0 / np.sqrt(diag[keep])
+    scaled = W[np.ix_(keep, keep)] * scale[:, None] * scale[None, :]
+    largest = float(np.linalg.eigvalsh(scaled)[-1]) if scaled.size else 1.0
+    return 1.0 / max(largest, 1.0)
+
+
+def _splitting(method: int, omega: float | None) -> Callable:
+    def run(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray) -> None:
+        step = jacobi_step(problem.W) if omega is None else omega
+        solve_splitting_dense(problem.W, problem.q, problem.mu, method, step, iterations, tolerance, r, result)
+
+    return run
+
+
 SOLVERS: dict[str, tuple[Callable, str]] = {
     "prox-global": (_prox(RFactorStrategy.GLOBAL), "PROX Gauss–Seidel, one r-factor for every row (robust on stacks)"),
     "prox-local": (_prox(RFactorStrategy.LOCAL), "PROX Gauss–Seidel, an r-factor per row (fewer sweeps)"),
     "pgs-box": (_pgs, "projected Gauss–Seidel with box friction |r_t| <= μ r_n per tangent (BLCP; not the cone)"),
+    "pgs-box-backward": (_splitting(BACKWARD, 1.0), "the same, sweeping the contacts in reverse order"),
+    "pgs-box-symmetric": (_splitting(SYMMETRIC, 1.0), "the same, a forward then a backward sweep (less order bias)"),
+    "psor-box": (_splitting(FORWARD, PSOR_OMEGA), f"projected SOR, box friction, ω = {PSOR_OMEGA} (may diverge)"),
+    "jacobi-box": (_splitting(JACOBI, None), "projected Jacobi, box friction, damped to ω = 1/λ_max(D^-½ W D^-½)"),
 }
 """Every solver by name: ``(run, what it is in one line)``."""
 
