@@ -17,6 +17,7 @@ from ..enums import RFactorStrategy
 from .dense import solve_pgs_dense, solve_prox_dense
 from .dense_splitting import BACKWARD, FORWARD, JACOBI, SYMMETRIC, solve_splitting_dense
 from .fclib import LocalProblem, local_merit
+from .pivoting import block_principal_pivoting, incremental_pivoting
 
 PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5}
 """PROX's r back-off factor ν per strategy (the values the FCLIB test problem converges with)."""
@@ -72,6 +73,19 @@ def _splitting(method: int, omega: float | None) -> Callable:
     return run
 
 
+def _incremental(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray) -> None:
+    normals = slice(0, None, 3)
+    x, pivots, _ = incremental_pivoting(problem.W[normals, normals], problem.q[normals], iterations)
+    r[normals] = x
+    result[0] = pivots
+
+
+def _block_pivoting(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
+    x, steps, _ = block_principal_pivoting(problem.W, problem.q, problem.mu, iterations)
+    r[:] = x
+    result[0] = steps
+
+
 SOLVERS: dict[str, tuple[Callable, str]] = {
     "prox-global": (_prox(RFactorStrategy.GLOBAL), "PROX Gauss–Seidel, one r-factor for every row (robust on stacks)"),
     "prox-local": (_prox(RFactorStrategy.LOCAL), "PROX Gauss–Seidel, an r-factor per row (fewer sweeps)"),
@@ -80,6 +94,8 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "pgs-box-symmetric": (_splitting(SYMMETRIC, 1.0), "the same, a forward then a backward sweep (less order bias)"),
     "psor-box": (_splitting(FORWARD, PSOR_OMEGA), f"projected SOR, box friction, ω = {PSOR_OMEGA} (may diverge)"),
     "jacobi-box": (_splitting(JACOBI, None), "projected Jacobi, box friction, damped to ω = 1/λ_max(D^-½ W D^-½)"),
+    "pivoting-frictionless": (_incremental, "incremental pivoting (Dantzig, Baraff) on the normals alone, exact"),
+    "bpp-box": (_block_pivoting, "block principal pivoting, box friction: exact when its labels settle (can cycle)"),
 }
 """Every solver by name: ``(run, what it is in one line)``."""
 

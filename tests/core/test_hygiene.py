@@ -63,6 +63,7 @@ PLAIN_PYTHON_MODULES = (
     "joints.py",
     "fclib.py",
     "local_solvers.py",
+    "pivoting.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 
