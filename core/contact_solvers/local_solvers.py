@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..enums import RFactorStrategy
-from .dense import solve_pgs_dense, solve_prox_dense
+from .dense import solve_pgs_dense, solve_prox_dense, solve_prox_jacobi_dense
 from .dense_splitting import BACKWARD, FORWARD, JACOBI, SYMMETRIC, solve_splitting_dense
 from .fclib import LocalProblem, local_merit
 from .pivoting import block_principal_pivoting, incremental_pivoting
@@ -36,11 +36,13 @@ class LocalResult:
     seconds: float
 
 
-def _prox(strategy: RFactorStrategy) -> Callable:
+def _prox(strategy: RFactorStrategy, jacobi: bool = False) -> Callable:
+    kernel = solve_prox_jacobi_dense if jacobi else solve_prox_dense
+
     def run(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray) -> None:
         start = r.copy()
-        solve_prox_dense(problem.W, problem.q, problem.mu, int(strategy), iterations, tolerance,
-                         PROX_BACKOFF[strategy], start, r, result)  # fmt: skip
+        kernel(problem.W, problem.q, problem.mu, int(strategy), iterations, tolerance, PROX_BACKOFF[strategy], start,
+               r, result)  # fmt: skip
 
     return run
 
@@ -89,6 +91,8 @@ def _block_pivoting(problem: LocalProblem, tolerance: float, iterations: int, r:
 SOLVERS: dict[str, tuple[Callable, str]] = {
     "prox-global": (_prox(RFactorStrategy.GLOBAL), "PROX Gauss–Seidel, one r-factor for every row (robust on stacks)"),
     "prox-local": (_prox(RFactorStrategy.LOCAL), "PROX Gauss–Seidel, an r-factor per row (fewer sweeps)"),
+    "prox-jacobi-global": (_prox(RFactorStrategy.GLOBAL, True), "PROX Jacobi, one r-factor (every contact at once)"),
+    "prox-jacobi-local": (_prox(RFactorStrategy.LOCAL, True), "PROX Jacobi, an r-factor per row"),
     "pgs-box": (_pgs, "projected Gauss–Seidel with box friction |r_t| <= μ r_n per tangent (BLCP; not the cone)"),
     "pgs-box-backward": (_splitting(BACKWARD, 1.0), "the same, sweeping the contacts in reverse order"),
     "pgs-box-symmetric": (_splitting(SYMMETRIC, 1.0), "the same, a forward then a backward sweep (less order bias)"),

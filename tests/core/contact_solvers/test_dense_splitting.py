@@ -83,3 +83,28 @@ def test_gauss_seidel_needs_fewer_sweeps_than_jacobi():
     _, gauss_seidel = _solve(W, q, mu, FORWARD, 1.0, tolerance=1e-10)
     _, jacobi = _solve(W, q, mu, JACOBI, None, tolerance=1e-10)
     assert gauss_seidel < jacobi < 20000
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prox_jacobi_reaches_prox_gauss_seidels_solution_in_more_sweeps(seed):
+    """The cone problem: PROX Jacobi (course Algorithm 11) and PROX Gauss–Seidel (Algorithm 12) end at the same
+    impulses (FCLIB's merit near zero for both), Jacobi after no fewer sweeps (the PROX paper's ordering)."""
+    from contact_lab.core.contact_solvers.local_solvers import solve_local
+
+    W, q, mu = _random_problem(seed, mu=0.3)
+    problem = fclib.LocalProblem(W, q, mu)
+    gauss_seidel = solve_local(problem, "prox-global", tolerance=1e-11, max_iterations=100000)
+    jacobi = solve_local(problem, "prox-jacobi-global", tolerance=1e-11, max_iterations=100000)
+    assert gauss_seidel.merit < 1e-9 and jacobi.merit < 1e-9
+    np.testing.assert_allclose(jacobi.r, gauss_seidel.r, atol=1e-8)
+    assert gauss_seidel.iterations <= jacobi.iterations
+
+
+def test_on_the_box_stack_prox_jacobi_needs_more_sweeps_than_gauss_seidel():
+    from contact_lab.core.contact_solvers.local_solvers import solve_local
+
+    problem = fclib.read_local(BOX_STACK)
+    gauss_seidel = solve_local(problem, "prox-global", tolerance=1e-6, max_iterations=20000)
+    jacobi = solve_local(problem, "prox-jacobi-global", tolerance=1e-6, max_iterations=20000)
+    assert gauss_seidel.iterations < jacobi.iterations < 20000
+    assert max(gauss_seidel.merit, jacobi.merit) < 1e-5
