@@ -64,6 +64,7 @@ PLAIN_PYTHON_MODULES = (
     "fclib.py",
     "local_solvers.py",
     "pivoting.py",
+    "global_newton.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 
