@@ -65,6 +65,7 @@ PLAIN_PYTHON_MODULES = (
     "local_solvers.py",
     "pivoting.py",
     "global_newton.py",
+    "impacts.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 
