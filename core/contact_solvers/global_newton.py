@@ -1,5 +1,7 @@
-"""A global non-smooth Newton method on a dense box-friction problem ``u = W r + q`` (course §3.3): the min-map
-reformulation solved for all rows at once, with an Armijo line search on its merit ``½‖Φ‖²``.
+"""Global non-smooth Newton methods on dense contact problems (course §3.3), each with an Armijo line search on its
+merit ``½‖Φ‖²``: the min-map reformulation of the box-friction problem ``u = W r + q``
+(:func:`solve_min_map_newton`), and the Fischer–Burmeister reformulation of the frictionless LCP
+(:func:`solve_fischer_burmeister_newton`).
 
 Each row's residual is ``Φ_i = r_i − mid(lo_i, r_i − u_i, hi_i)``, zero exactly at a solution of the box-friction
 BLCP: a normal row ``min(r_n, u_n)``; a tangent row's bounds ``∓μ r_n`` follow the contact's normal impulse, so its
@@ -67,3 +69,39 @@ def solve_min_map_newton(W, q, mu, iterations: int = 100, tolerance: float = 1e-
                 return r, step, False
         r, phi, branch = trial, trial_phi, trial_branch
     return r, iterations, bool(np.linalg.norm(phi) <= target)
+
+
+def fischer_burmeister(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``φ(a, b) = a + b − √(a² + b²)``, zero exactly where ``a >= 0, b >= 0, a b = 0`` (elementwise)."""
+    return a + b - np.hypot(a, b)
+
+
+def solve_fischer_burmeister_newton(A, b, iterations: int = 100, tolerance: float = 1e-12):
+    """``(x, steps, solved)``: the LCP ``0 <= x ⊥ A x + b >= 0`` by Newton on ``Φ(x) = φ(x, A x + b)`` (course
+    §3.3.2) with an Armijo line search on ``½‖Φ‖²``, from ``x = 0``; the generalized Jacobian is
+    ``diag(1 − x/ρ) + diag(1 − y/ρ) A`` with ``ρ = √(x² + y²)``, and ``1 − 1/√2`` on both sides where ``ρ = 0``."""
+    x = np.zeros(b.shape[0])
+    target = tolerance * (1.0 + float(np.linalg.norm(b)))
+    y = A @ x + b
+    phi = fischer_burmeister(x, y)
+    for step in range(1, iterations + 1):
+        f = 0.5 * float(phi @ phi)
+        if np.sqrt(2.0 * f) <= target:
+            return x, step - 1, True
+        rho = np.hypot(x, y)
+        safe = np.where(rho > 0.0, rho, 1.0)
+        da = np.where(rho > 0.0, 1.0 - x / safe, 1.0 - np.sqrt(0.5))
+        db = np.where(rho > 0.0, 1.0 - y / safe, 1.0 - np.sqrt(0.5))
+        delta = np.linalg.lstsq(np.diag(da) + db[:, None] * A, -phi, rcond=None)[0]
+        t = 1.0
+        while True:
+            trial = x + t * delta
+            trial_y = A @ trial + b
+            trial_phi = fischer_burmeister(trial, trial_y)
+            if 0.5 * float(trial_phi @ trial_phi) <= (1.0 - 2.0 * ARMIJO * t) * f:
+                break
+            t *= BACKTRACK
+            if t < SMALLEST_STEP:
+                return x, step, False
+        x, y, phi = trial, trial_y, trial_phi
+    return x, iterations, bool(np.linalg.norm(phi) <= target)

@@ -17,7 +17,7 @@ from ..enums import RFactorStrategy
 from .dense import solve_pgs_dense, solve_prox_dense, solve_prox_jacobi_dense
 from .dense_splitting import BACKWARD, FORWARD, JACOBI, SYMMETRIC, solve_splitting_dense
 from .fclib import LocalProblem, local_merit
-from .global_newton import solve_min_map_newton
+from .global_newton import solve_fischer_burmeister_newton, solve_min_map_newton
 from .pivoting import block_principal_pivoting, incremental_pivoting
 
 PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5}
@@ -95,6 +95,14 @@ def _min_map_newton(problem: LocalProblem, tolerance: float, iterations: int, r:
     result[0] = steps
 
 
+def _fischer_newton(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
+    normals = slice(0, None, 3)
+    x, steps, _ = solve_fischer_burmeister_newton(problem.W[normals, normals], problem.q[normals], iterations,
+                                                  min(tolerance, 1e-12))  # fmt: skip
+    r[normals] = x
+    result[0] = steps
+
+
 SOLVERS: dict[str, tuple[Callable, str]] = {
     "prox-global": (_prox(RFactorStrategy.GLOBAL), "PROX Gauss–Seidel, one r-factor for every row (robust on stacks)"),
     "prox-local": (_prox(RFactorStrategy.LOCAL), "PROX Gauss–Seidel, an r-factor per row (fewer sweeps)"),
@@ -108,6 +116,7 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "pivoting-frictionless": (_incremental, "incremental pivoting (Dantzig, Baraff) on the normals alone, exact"),
     "bpp-box": (_block_pivoting, "block principal pivoting, box friction: exact when its labels settle (can cycle)"),
     "newton-minmap-box": (_min_map_newton, "global Newton on the min-map, box friction, Armijo line search"),
+    "newton-fb-frictionless": (_fischer_newton, "global Newton on Fischer–Burmeister, the normals alone, Armijo"),
 }
 """Every solver by name: ``(run, what it is in one line)``."""
 

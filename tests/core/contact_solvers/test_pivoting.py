@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 from contact_lab.core.contact_solvers import fclib
 from contact_lab.core.contact_solvers.dense_splitting import FORWARD, solve_splitting_dense
-from contact_lab.core.contact_solvers.global_newton import min_map_residual, solve_min_map_newton
+from contact_lab.core.contact_solvers.global_newton import (
+    min_map_residual,
+    solve_fischer_burmeister_newton,
+    solve_min_map_newton,
+)
 from contact_lab.core.contact_solvers.local_solvers import solve_local
 from contact_lab.core.contact_solvers.pivoting import block_principal_pivoting, incremental_pivoting
 from lcp_reference import brute_force_lcp
@@ -71,3 +75,12 @@ def test_pivoting_solves_the_box_stack_where_sweeps_stall():
     pivoted = solve_local(problem, "bpp-box", tolerance=1e-8, max_iterations=1000)
     swept = solve_local(problem, "pgs-box", tolerance=1e-8, max_iterations=20000)
     assert pivoted.converged and pivoted.merit < 1e-8 < swept.merit
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fischer_burmeister_newton_finds_the_brute_force_solution(seed):
+    A, rng = _spd(seed, 7)
+    b = rng.normal(size=7)
+    x, steps, solved = solve_fischer_burmeister_newton(A, b)
+    assert solved and steps <= 30
+    np.testing.assert_allclose(x, brute_force_lcp(A, b)[0], atol=1e-10)
