@@ -1,7 +1,7 @@
 """``python -m contact_lab export-fclib``: a cube resting on the ground, saved as a .blend, written as FCLIB's
 local problem of one step and read back. References: the closed forms (each corner's normal entry of W is 4/m,
-the four normal impulses carry the weight over one step) and the stored solution's merit; refusals exit 1 or 2
-with the reason."""
+the four normal impulses carry the weight over one step), the stored solution's merit, and the problem re-solved
+from the file ending at the bake's contact velocities; refusals exit 1 or 2 with the reason."""
 
 import json
 import subprocess
@@ -15,6 +15,7 @@ h5py = pytest.importorskip("h5py")
 
 from conftest import add_cube, add_ground  # noqa: E402
 from contact_lab.core.contact_solvers import fclib  # noqa: E402
+from contact_lab.core.contact_solvers.local_solvers import solve_local  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -52,6 +53,11 @@ def test_a_resting_cube_is_written_as_its_closed_form_problem(resting_cube, tmp_
     assert solution.r[0::3].sum() == pytest.approx(MASS * 9.81 * h, rel=2e-3)
     assert fclib.local_merit(problem, solution.r) < 1e-6
     assert "frame 6" in problem.info.title and "4 contacts" in problem.info.description
+    # re-solved from the file by the dense PROX: the bake's contact velocities (the four corners' impulses are not
+    # unique, W r is), and its merit
+    again = solve_local(problem, "prox-global", tolerance=1e-10, max_iterations=20000)
+    np.testing.assert_allclose(again.u, solution.u, atol=1e-6 * np.abs(problem.q).max())
+    assert again.merit < 1e-8
 
 
 @pytest.mark.parametrize(
