@@ -36,6 +36,9 @@ DIRECT_SOLVE = True
 Gauss–Seidel over the blocks (tests compare the two)."""
 VELOCITY_REGULARIZATION = 1e-13
 """Each diagonal of the velocity rows' scene-wide ``K`` is raised by this fraction of itself before factoring."""
+GEOMETRIC_STIFFNESS = True
+"""Raise the inertia of bodies whose joints carry large loads by the step's geometric stiffness
+(:meth:`JointStep._stiffen`); False leaves the inertias alone (tests compare the two)."""
 PROJECTION_PASSES = 50
 """Nonlinear Gauss–Seidel passes of the post-step projection at most."""
 PROJECTION_TOLERANCE = 1e-7
@@ -99,6 +102,8 @@ class JointStep:
 
     def begin(self, model, state_in, inv_inertia_world, vel_free, omega_free, dt, warm_factor) -> None:
         """Rows at the start poses and the warm start (``dv``, ``dw`` then hold the joints' start impulses)."""
+        if GEOMETRIC_STIFFNESS:
+            self._stiffen(model, inv_inertia_world, dt)
         compute_joint_rows(
             self.model_arrays, state_in.body_pos, state_in.body_quat, state_in.body_vel, state_in.body_omega,
             model.body_inv_mass, inv_inertia_world, vel_free, omega_free, self.broken, dt, self.rows,
@@ -114,6 +119,39 @@ class JointStep:
             count[0] = max(n, 0)
             self.bundle[14][:] = np.searchsorted(self.glob[0][: count[0]], self._joint_index)
         warm_start_joints(model.joint_body, model.body_inv_mass, self.rows, warm_factor, self.impulse, self.dv, self.dw)
+
+    def _stiffen(self, model, inv_inertia_world, dt) -> None:
+        """Raise each jointed body's inertia by ``h^2 k_g`` for the step (the geometric stiffness of its joints under
+        the last step's loads, Andrews, Erleben and Ferguson 2017), in place in ``inv_inertia_world`` (nb, 3, 3)
+        [1/(kg·m²)]: the added inertia resists only the step's change of the angular velocity (the impulses'
+        ``I'^-1 J^T lambda``), not the free turning, so a steady spin keeps its energy.
+
+        A joint carrying force ``f`` [N] at an anchor ``r`` [m] from the centre of mass, or torque ``t`` [N·m], stiffens
+        the body's turning by about ``|f| |r| + |t|`` [N·m/rad]; the velocity rows leave that stiffness out, so a
+        link under a heavy load (the top of a long hanging chain) oscillates at ``sqrt(k_g / I)``, and when that is
+        above ``2 / h`` each step amplifies the zig-zag of the links until the chain blows up. With the added
+        inertia every such mode stays below ``1 / h``; a body whose motion the joint carries (a pendulum's bob) feels
+        it only as ``h^2 k_g`` beside its own ``m r^2``.
+        """
+        lam = self.impulse
+        force = np.sqrt((lam[:, 0:3] ** 2).sum(axis=1)) / dt
+        torque = np.sqrt((lam[:, 3:6] ** 2).sum(axis=1)) / dt
+        if not (force.any() or torque.any()):
+            return
+        arm = np.sqrt((model.joint_frame_pos**2).sum(axis=2))  # (nj, 2) [m]
+        stiff = np.zeros(model.body_count)
+        live = ~self.broken
+        for side in range(2):
+            body = model.joint_body[:, side]
+            on = live & (body >= 0)
+            np.add.at(stiff, body[on], force[on] * arm[on, side] + torque[on])
+        extra = dt * dt * stiff
+        b = np.flatnonzero((extra > 0.0) & (model.body_inv_mass > 0.0))
+        if b.size == 0:
+            return
+        inertia = np.linalg.inv(inv_inertia_world[b])
+        inertia += extra[b, None, None] * np.eye(3)
+        inv_inertia_world[b] = np.linalg.inv(inertia)
 
     def sweeps(self, model, dv_c, dw_c, sweeps: int, tolerance: float) -> tuple[int, float]:
         """Joint sweeps with the contacts' accumulators held (:func:`solve_joint_sweeps`)."""
