@@ -138,9 +138,10 @@ class JointStep:
         A joint carrying force ``f`` [N] at an anchor ``r`` [m] from the centre of mass, or torque ``t`` [N·m], stiffens
         the body's turning by about ``|f| |r| + |t|`` [N·m/rad]; the velocity rows leave that stiffness out, so a
         link under a heavy load (the top of a long hanging chain) oscillates at ``sqrt(k_g / I)``, and when that is
-        above ``2 / h`` each step amplifies the zig-zag of the links until the chain blows up. With the added
-        inertia every such mode stays below ``1 / h``; a body whose motion the joint carries (a pendulum's bob) feels
-        it only as ``h^2 k_g`` beside its own ``m r^2``.
+        above ``2 / h`` each step amplifies the zig-zag of the links until the chain blows up. A body turning about
+        a joint's anchor ``r`` swings with the inertia ``m r^2`` besides its own, so only the excess
+        ``h^2 k_g - m r^2`` (``r`` its joints' longest arm) is added: every such mode then stays below about
+        ``1 / h``, and a body whose load is its own weight and swing (a pendulum's bob, a door) gets nothing.
         """
         lam = self.impulse
         force = np.sqrt((lam[:, 0:3] ** 2).sum(axis=1)) / dt
@@ -149,13 +150,18 @@ class JointStep:
             return
         arm = np.sqrt((model.joint_frame_pos**2).sum(axis=2))  # (nj, 2) [m]
         stiff = np.zeros(model.body_count)
+        reach = np.zeros(model.body_count)
         live = ~self.broken
         for side in range(2):
             body = model.joint_body[:, side]
             on = live & (body >= 0)
             np.add.at(stiff, body[on], force[on] * arm[on, side] + torque[on])
-        extra = dt * dt * stiff
+            np.maximum.at(reach, body[on], arm[on, side])
+        mass = np.divide(1.0, model.body_inv_mass, out=np.zeros(model.body_count), where=model.body_inv_mass > 0.0)
+        extra = dt * dt * stiff - mass * reach**2  # what the swing's own inertia m r^2 does not already hold
         b = np.flatnonzero((extra > 0.0) & (model.body_inv_mass > 0.0))
+        a = inv_inertia_world[b]
+        b = b[np.einsum("ni,ni->n", a[:, :, 0], np.cross(a[:, :, 1], a[:, :, 2])) > 0.0]  # one that cannot turn: none
         if b.size == 0:
             return
         inertia = _inverse3(inv_inertia_world[b])
