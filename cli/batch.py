@@ -73,6 +73,36 @@ def check_single(args) -> None:
             )
 
 
+def _check_inputs(inputs: list[str]) -> None:
+    """Every input exists, is a file and is given once; else :class:`UsageError` naming it."""
+    missing = [p for p in inputs if not os.path.exists(p)]
+    if missing:
+        raise UsageError(f"input file{'s' if len(missing) > 1 else ''} not found: {', '.join(missing)}")
+    folders = [p for p in inputs if os.path.isdir(p)]
+    if folders:
+        raise UsageError(
+            f"{folders[0]} is a folder, not a .blend file: pass its files (e.g. {os.path.join(folders[0], '*.blend')})"
+        )
+    seen: dict[str, str] = {}
+    for p in inputs:
+        real = os.path.realpath(p)
+        if real in seen:
+            raise UsageError(f"{p} is given twice (also as {seen[real]}): list each file once")
+        seen[real] = p
+
+
+def _child_env(args) -> dict[str, str]:
+    """Environment variables each local child gets: this machine's kernel cache and its share of the cores."""
+    env = {}
+    if args.scheduler is None:  # on a cluster each worker's own environment decides (its paths, its cores)
+        if os.environ.get("NUMBA_CACHE_DIR"):  # children load the kernels this machine already compiled
+            env["NUMBA_CACHE_DIR"] = os.environ["NUMBA_CACHE_DIR"]
+        if not os.environ.get("NUMBA_NUM_THREADS"):
+            # N bakes at once share the cores: the parallel kernels of one bake get its share, not all of them
+            env["NUMBA_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // (args.jobs or 1)))
+    return env
+
+
 def plan(args) -> list[FileTask]:
     """Check the batch command line and return one :class:`FileTask` per input, in the order given.
 
@@ -94,21 +124,7 @@ def plan(args) -> list[FileTask]:
             f"--scheduler {args.scheduler}: expected the scheduler's address as `dask scheduler` prints it, "
             "e.g. tcp://192.168.1.20:8786 (host:port works too)"
         )
-    missing = [p for p in args.input if not os.path.exists(p)]
-    if missing:
-        raise UsageError(f"input file{'s' if len(missing) > 1 else ''} not found: {', '.join(missing)}")
-    folders = [p for p in args.input if os.path.isdir(p)]
-    if folders:
-        raise UsageError(
-            f"{folders[0]} is a folder, not a .blend file: pass its files (e.g. {os.path.join(folders[0], '*.blend')})"
-        )
-    seen: dict[str, str] = {}
-    for p in args.input:
-        real = os.path.realpath(p)
-        if real in seen:
-            raise UsageError(f"{p} is given twice (also as {seen[real]}): list each file once")
-        seen[real] = p
-
+    _check_inputs(args.input)
     out_dir = os.path.abspath(args.output) if args.output else None
     if out_dir is not None and (os.path.isfile(out_dir) or out_dir.lower().endswith(".blend")):
         raise UsageError(
@@ -130,13 +146,7 @@ def plan(args) -> list[FileTask]:
                 )
             by_name[name] = p
 
-    env = {}
-    if args.scheduler is None:  # on a cluster each worker's own environment decides (its paths, its cores)
-        if os.environ.get("NUMBA_CACHE_DIR"):  # children load the kernels this machine already compiled
-            env["NUMBA_CACHE_DIR"] = os.environ["NUMBA_CACHE_DIR"]
-        if not os.environ.get("NUMBA_NUM_THREADS"):
-            # N bakes at once share the cores: the parallel kernels of one bake get its share, not all of them
-            env["NUMBA_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // (args.jobs or 1)))
+    env = _child_env(args)
     tasks = []
     for index, p in enumerate(args.input):
         source = os.path.abspath(p)

@@ -1,4 +1,5 @@
-"""The command line's arguments and exit codes: ``python -m contact_lab bake IN.blend [more.blend ...] [options]``.
+"""The command line's arguments and exit codes: ``python -m contact_lab bake IN.blend [more.blend ...] [options]``
+(and ``solve-fclib``, ``export-fclib``: :mod:`.fclib_tools`).
 
 One input without ``--jobs``/``--scheduler`` is baked in this process (:func:`.single.bake_file`, handed to
 :func:`main` by the root ``__main__.py``; ``-o`` names the output file). Several inputs, ``--jobs N`` or
@@ -31,7 +32,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from . import batch
+from . import batch, fclib_tools
 
 EXIT_OK = 0
 EXIT_BAKE_ERROR = 1
@@ -106,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument(
         "--timeout", type=_positive(float), metavar="SECONDS", help="kill a file's bake after this long (default: none)"
     )
+    fclib_tools.add_parser(commands)
+    fclib_tools.add_export_parser(commands)
     return parser
 
 
@@ -161,6 +164,10 @@ def main(argv: list[str] | None, bake_file: Callable[[argparse.Namespace], tuple
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
+    if args.command == "solve-fclib":
+        return fclib_tools.solve(args)
+    if args.command == "export-fclib":
+        return fclib_tools.export(args)
     try:
         if batch.is_batch(args):
             return batch.main(args, argv)

@@ -43,6 +43,8 @@ import numpy as np
 
 from ...core import config
 from .. import units
+from ..rigid.gather import collision_mask
+from ..rigid.joints import constraint_objects
 from ..scene import evaluated_at, local_box, mesh_arrays, signed_volume
 from . import ipc_start as start_check
 from . import overlap
@@ -334,10 +336,10 @@ def findings(view: SceneView) -> list[Finding]:
             bodies = _bodies(view, depsgraph)
     else:
         bodies = _bodies(view, None)
-    overlaps = _overlap_findings(view, bodies)
+    overlaps = _overlap_findings(view, bodies, _collides(view))
     return (
         _size_findings(view, bodies)
-        + _mass_findings(view, bodies)
+        + _mass_findings(view, bodies, _collides(view))
         + overlaps
         + start_check.findings(view, overlaps)  # IPC: mesh surfaces intersecting themselves or each other
         + _lattice_findings(view, bodies)
@@ -461,14 +463,32 @@ def _scale_fix(view: SceneView, size: float, wanted: float) -> str:
     return text
 
 
-def _mass_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
+def _collides(view: SceneView):
+    """``collides(obj_a, obj_b)``: whether the engine lets the two bodies touch. The rigid engine keeps apart what
+    Blender keeps apart: bodies without a shared Collision Collection, and bodies joined by an enabled Rigid Body
+    Constraint with Disable Collisions (so neither overlaps nor mass ratios of such pairs are reported)."""
+    if view.engine != "RIGID":
+        return lambda a, b: True
+    joined = set()
+    for obj in constraint_objects(view.scene):
+        c = obj.rigid_body_constraint
+        if c.enabled and c.disable_collisions and c.object1 is not None and c.object2 is not None:
+            joined.add(frozenset((c.object1.name, c.object2.name)))
+
+    def collides(a, b) -> bool:
+        return bool(collision_mask(a) & collision_mask(b)) and frozenset((a.name, b.name)) not in joined
+
+    return collides
+
+
+def _mass_findings(view: SceneView, bodies: list[_Body], collides) -> list[Finding]:
     moving = [b for b in bodies if b.role == "ACTIVE" and np.isfinite(b.mass) and b.mass > 0.0]
     if len(moving) < 2:
         return []
     masses = np.array([b.mass for b in moving])
     heavy, light = moving[int(masses.argmax())], moving[int(masses.argmin())]
     out = []
-    touching = _touching_pairs(moving)
+    touching = [(i, j) for i, j in _touching_pairs(moving) if collides(moving[i].obj, moving[j].obj)]
     for i, j in touching:
         ratio = _ratio(moving[i], moving[j])
         if ratio > MASS_RATIO_ERROR:
@@ -533,7 +553,7 @@ def _touching_pairs(bodies: list[_Body]) -> list[tuple[int, int]]:
     return sorted({(int(min(owner[i], owner[j])), int(max(owner[i], owner[j]))) for i, j in near})
 
 
-def _overlap_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
+def _overlap_findings(view: SceneView, bodies: list[_Body], collides) -> list[Finding]:
     solids, movable = [], []
     for body in bodies:
         for solid in body.solids:
@@ -550,7 +570,7 @@ def _overlap_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
     for i, j, depth in found:
         a, b = bodies[solids[i].owner], bodies[solids[j].owner]
         key = (solids[i].owner, solids[j].owner)
-        if key in seen:
+        if key in seen or not collides(a.obj, b.obj):
             continue
         seen.add(key)
         if a.role == "PASSIVE":

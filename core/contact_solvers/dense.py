@@ -49,6 +49,37 @@ def _add_column_change(W, col, delta, u):
 
 
 @njit_kernel
+def _prox_start(W, q, m, strategy, r_init, out_r):
+    """PROX's start on a dense ``W``: the r-factors ``rho`` (m, 3) of its diagonal blocks, ``out_r = r_init`` and the
+    velocities ``u = W r + q`` (3m,)."""
+    blocks = np.empty((m, 3, 3))
+    for k in range(m):
+        for i in range(3):
+            for j in range(3):
+                blocks[k, i, j] = W[3 * k + i, 3 * k + j]
+    rho = np.empty((m, 3))
+    compute_r_factors(blocks, m, strategy, rho)
+    _copy_into(r_init, out_r)
+    u = np.empty(3 * m)
+    _contact_velocity(W, q, out_r, u)
+    return rho, u
+
+
+@njit_kernel
+def _prox_step(r, u, rho, k, scale, mu_k):
+    """Contact ``k``'s proximal step ``prox(r_k − scale R_k u_k)`` onto ``{r_n >= 0, ‖r_T‖ <= μ r_n}``:
+    ``(r_n, r_t, r_b)``."""
+    i0 = 3 * k
+    rn = max(r[i0] - scale * rho[k, 0] * u[i0], 0.0)
+    rt, rb = project_disk(
+        r[i0 + 1] - scale * rho[k, 1] * u[i0 + 1],
+        r[i0 + 2] - scale * rho[k, 2] * u[i0 + 2],
+        mu_k * rn,
+    )
+    return rn, rt, rb
+
+
+@njit_kernel
 def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_r, result):
     """PROX GS with adaptive r on ``u = W r + q``.
 
@@ -60,16 +91,7 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
         out_r: solution, shape (3m,). result: ``[sweeps, merit, rejections]``.
     """
     m = mu.shape[0]
-    blocks = np.empty((m, 3, 3))
-    for k in range(m):
-        for i in range(3):
-            for j in range(3):
-                blocks[k, i, j] = W[3 * k + i, 3 * k + j]
-    rho = np.empty((m, 3))
-    compute_r_factors(blocks, m, strategy, rho)
-    _copy_into(r_init, out_r)
-    u = np.empty(3 * m)
-    _contact_velocity(W, q, out_r, u)
+    rho, u = _prox_start(W, q, m, strategy, r_init, out_r)
     saved_r = out_r.copy()
     saved_u = u.copy()
     delta = np.empty(3)
@@ -83,12 +105,7 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
         for i in range(m):
             k = sweep_index(i, it, m)
             i0 = 3 * k
-            rn = max(out_r[i0] - scale * rho[k, 0] * u[i0], 0.0)
-            rt, rb = project_disk(
-                out_r[i0 + 1] - scale * rho[k, 1] * u[i0 + 1],
-                out_r[i0 + 2] - scale * rho[k, 2] * u[i0 + 2],
-                mu[k] * rn,
-            )
+            rn, rt, rb = _prox_step(out_r, u, rho, k, scale, mu[k])
             delta[0] = rn - out_r[i0]
             delta[1] = rt - out_r[i0 + 1]
             delta[2] = rb - out_r[i0 + 2]
@@ -149,3 +166,37 @@ def solve_pgs_dense(W, q, mu, iterations, tolerance, out_r, result):
             break
     result[0] = sweeps
     result[1] = change
+
+
+@njit_kernel
+def solve_prox_jacobi_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_r, result):
+    """PROX Jacobi with adaptive r on ``u = W r + q`` (course Algorithm 11): every contact's proximal step from the
+    velocities at the sweep's start, ``r ← prox(r − R (W r + q))``, then ``u`` again; a sweep whose merit the
+    divergence test rejects is undone and ``R`` shrinks by ``nu``. Arguments and ``result`` as
+    :func:`solve_prox_dense`."""
+    m = mu.shape[0]
+    rho, u = _prox_start(W, q, m, strategy, r_init, out_r)
+    saved_r = out_r.copy()
+    window, accepted, last_merit = merit_window()
+    merit, scale, rejections, sweeps = 0.0, 1.0, 0, 0
+    for it in range(iterations):
+        sweeps = it + 1
+        _copy_into(out_r, saved_r)
+        merit = 0.0
+        for k in range(m):
+            i0 = 3 * k
+            rn, rt, rb = _prox_step(saved_r, u, rho, k, scale, mu[k])
+            out_r[i0], out_r[i0 + 1], out_r[i0 + 2] = rn, rt, rb
+            for d in range(3):
+                merit = max(merit, abs(out_r[i0 + d] - saved_r[i0 + d]))
+        if merit <= tolerance * scale * max(_largest_abs(out_r), 1e-300):
+            break
+        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
+        if rejected:
+            rejections += 1
+            _copy_into(saved_r, out_r)
+            scale *= nu
+            merit = last_merit
+        else:
+            _contact_velocity(W, q, out_r, u)
+    store_result(result, sweeps, merit, rejections)

@@ -130,3 +130,27 @@ def accumulate_spin_impulses(contact_body0, contact_body1, contact_count, spin_i
     for k in range(contact_count):
         if spin_impulse[k] != 0.0:
             apply_spin_impulse(k, contact_body0[k], contact_body1[k], spin_impulse[k], row_spin, dw)
+
+
+@njit_kernel
+def assemble_delassus(rows, n, dv, dw, out_W, out_q):
+    """The dense local problem ``u = W r + q`` of the first ``n`` contacts of ``rows`` (:func:`row_operator`).
+
+    Column ``3k + d`` of ``W = J M^-1 J^T`` is the change of every contact row's velocity under a unit impulse on
+    row ``d`` of contact ``k``: the same operator the sweeps apply, so a solve of ``(W, q)`` is the solve of this
+    step's rows. ``q`` is the rows' free velocity ``b`` (bias included). ``dv``, ``dw`` (nb, 3): zeroed scratch,
+    left zero. ``out_W`` (3n, 3n), ``out_q`` (3n,). O(n²): for export and study, never inside a step.
+    """
+    body0, body1, inv_mass, frame, rc0, rc1, irc0, irc1, row_b = rows
+    for k in range(n):
+        b0, b1 = body0[k], body1[k]
+        for e in range(3):
+            out_q[3 * k + e] = row_b[k, e]
+        for d in range(3):
+            apply_row_impulse(k, d, b0, b1, 1.0, inv_mass, frame, irc0, irc1, dv, dw)
+            for i in range(n):
+                for e in range(3):
+                    out_W[3 * i + e, 3 * k + d] = row_velocity(i, e, body0[i], body1[i], frame, rc0, rc1, row_b, dv,
+                                                               dw) - row_b[i, e]  # fmt: skip
+            for j in range(3):
+                dv[b0, j] = dv[b1, j] = dw[b0, j] = dw[b1, j] = 0.0

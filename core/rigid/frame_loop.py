@@ -7,7 +7,7 @@ Blender. :func:`simulate` runs it to the end.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +56,7 @@ def iter_simulate(
     settings: RigidSettings | None = None,
     kinematic_track: KinematicTrack | None = None,
     stop: StopRequest | None = None,
+    on_step: Callable | None = None,
     **keywords,
 ) -> Generator[tuple[int, Trajectory], None, None]:
     """Simulate ``frame_count - 1`` frames after the initial one; yield ``(frame, trajectory)`` per frame.
@@ -70,6 +71,9 @@ def iter_simulate(
             its kinematic bodies, as the add-on and the scripts build it.
         stop: checked before every substep; once set, the loop raises
             :class:`~contact_lab.core.stop.SimulationStoppedError`.
+        on_step: called as ``on_step(frame, substep, solver, contacts)`` after each step from output frame
+            ``frame`` (its ``substep``-th), before anything else reads the solver (for a look at the step's
+            contact problem, :meth:`~.solvers.base.SolverBase.local_problem`).
         keywords: the older form, instead of ``settings``: its fields by name (``substeps=8, solver="PGS"``),
             any other keyword a solver option. Both forms together are a TypeError.
 
@@ -105,6 +109,8 @@ def iter_simulate(
             if rest is not None:
                 rest.update(model, state_0, contacts, dt, step_solver.joints)
             step_solver.step(state_0, state_1, control, contacts, dt)
+            if on_step is not None:
+                on_step(frame, sub, step_solver, contacts)
             if rest is not None and rest.count:
                 rest.freeze(state_0, state_1)
             state_0, state_1 = state_1, state_0

@@ -193,3 +193,24 @@ def lab():
         snapshot=snapshot,
         FakeLayout=FakeLayout,
     )
+
+
+def add_constraint(name, kind, object1, object2, location=(0.0, 0.0, 2.0), rotation=(0.0, 0.0, 0.0), *,
+                   blender_simulates=True):  # fmt: skip
+    """An Empty with a Rigid Body Constraint of ``kind`` between ``object1`` and ``object2``, made by Blender's
+    operator (which needs a rigid body world: one is added if the scene has none, and ``blender_simulates=False``
+    switches that new world off so Blender's own simulation stays out of the way)."""
+    scene = bpy.context.scene
+    if scene.rigidbody_world is None:
+        bpy.ops.rigidbody.world_add()
+        scene.rigidbody_world.enabled = blender_simulates
+    obj = bpy.data.objects.new(name, None)
+    scene.collection.objects.link(obj)
+    obj.location, obj.rotation_euler = location, rotation
+    for other in bpy.context.view_layer.objects:
+        other.select_set(False)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.rigidbody.constraint_add(type=kind)
+    obj.rigid_body_constraint.object1, obj.rigid_body_constraint.object2 = object1, object2
+    return obj

@@ -14,7 +14,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from conftest import add_cube, add_ground  # noqa: E402
+from conftest import add_constraint, add_cube, add_ground  # noqa: E402
 from contact_lab.addon.bake import driver as bake  # noqa: E402
 from contact_lab.addon.checks import validate  # noqa: E402
 from contact_lab.addon.errors import BakeError  # noqa: E402
@@ -24,23 +24,6 @@ from contact_lab.core.rigid.joints import JointKind  # noqa: E402
 pytestmark = pytest.mark.blender
 
 
-def constraint(name, kind, object1, object2, *, location=(0.0, 0.0, 2.0), rotation=(0.0, 0.0, 0.0)):
-    """An Empty with a Rigid Body Constraint of ``kind`` (Blender's operator, which needs a rigid body world)."""
-    scene = bpy.context.scene
-    if scene.rigidbody_world is None:
-        bpy.ops.rigidbody.world_add()
-    obj = bpy.data.objects.new(name, None)
-    scene.collection.objects.link(obj)
-    obj.location, obj.rotation_euler = location, rotation
-    for other in bpy.context.view_layer.objects:
-        other.select_set(False)
-    bpy.context.view_layer.objects.active = obj
-    obj.select_set(True)
-    bpy.ops.rigidbody.constraint_add(type=kind)
-    obj.rigid_body_constraint.object1, obj.rigid_body_constraint.object2 = object1, object2
-    return obj
-
-
 def door_scene(kind="HINGE", **kwargs):
     """Ground, two active boxes 'Frame' and 'Door' and a constraint 'Joint' between them."""
     s = bpy.context.scene.contact_lab
@@ -48,7 +31,7 @@ def door_scene(kind="HINGE", **kwargs):
     add_ground()
     frame = add_cube("Frame", (0.0, 0.0, 2.0))
     door = add_cube("Door", (1.5, 0.0, 2.0))
-    return frame, door, constraint("Joint", kind, frame, door, **kwargs)
+    return frame, door, add_constraint("Joint", kind, frame, door, **kwargs)
 
 
 def gathered(scene=None):
@@ -154,7 +137,7 @@ def test_a_passive_object_1_is_the_world_and_the_sides_swap():
 def test_a_passive_object_2_and_an_empty_slot_are_the_world():
     frame, door, joint = door_scene("POINT")
     door.contact_lab.role = "PASSIVE"
-    second = constraint("Pin", "POINT", frame, None)
+    second = add_constraint("Pin", "POINT", frame, None)
     second.rigid_body_constraint.limit_ang_z_upper = 0.3
     specs = gathered()
     assert [(s.name, s.body0, s.body1) for s in specs] == [("Joint", 0, -1), ("Pin", 0, -1)]

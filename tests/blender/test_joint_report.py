@@ -14,7 +14,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from conftest import add_cube  # noqa: E402
+from conftest import add_constraint, add_cube  # noqa: E402
 from contact_lab.addon.bake import driver as bake  # noqa: E402
 from contact_lab.addon.checks import validate  # noqa: E402
 
@@ -41,24 +41,6 @@ class Recorder:
         return lambda *a, **k: Recorder(self.root)
 
 
-def constraint(name, kind, object1, object2, location):
-    """An Empty with a Rigid Body Constraint of ``kind`` (Blender's operator, which needs a rigid body world)."""
-    scene = bpy.context.scene
-    if scene.rigidbody_world is None:
-        bpy.ops.rigidbody.world_add()
-        scene.rigidbody_world.enabled = False  # Blender's own simulation stays out of the way
-    obj = bpy.data.objects.new(name, None)
-    scene.collection.objects.link(obj)
-    obj.location = location
-    for other in bpy.context.view_layer.objects:
-        other.select_set(False)
-    bpy.context.view_layer.objects.active = obj
-    obj.select_set(True)
-    bpy.ops.rigidbody.constraint_add(type=kind)
-    obj.rigid_body_constraint.object1, obj.rigid_body_constraint.object2 = object1, object2
-    return obj
-
-
 def hanging_boxes():
     """Two 1 kg boxes, each held under a Passive anchor by a Fixed joint: 'Weak Joint' breaks at once, 'Strong
     Joint' never; returns (weak box, strong box, weak joint, strong joint)."""
@@ -70,7 +52,7 @@ def hanging_boxes():
     for k, label in enumerate(("Weak", "Strong")):
         anchor = add_cube(f"{label} Anchor", (4.0 * k, 0.0, 6.0), role="PASSIVE")
         box = add_cube(label, (4.0 * k, 0.0, 4.9))
-        joint = constraint(f"{label} Joint", "FIXED", anchor, box, (4.0 * k, 0.0, 5.45))
+        joint = add_constraint(f"{label} Joint", "FIXED", anchor, box, (4.0 * k, 0.0, 5.45), blender_simulates=False)
         boxes.append(box)
         joints.append(joint)
     # Blender counts the threshold per substep of its rigid body world (Contact Lab converts it to its own step)
@@ -130,8 +112,9 @@ def test_the_bake_panel_counts_joints_by_type_refused_and_disabled():
     scene = bpy.context.scene
     settings = scene.contact_lab
     strong_joint.rigid_body_constraint.type = "HINGE"
-    bad = constraint("Bad Joint", "POINT", weak, weak, (0.0, 0.0, 3.0))  # joins a body to itself: refused
-    off = constraint("Off Joint", "SLIDER", weak, strong, (2.0, 0.0, 3.0))
+    # "Bad Joint" joins a body to itself: refused
+    bad = add_constraint("Bad Joint", "POINT", weak, weak, (0.0, 0.0, 3.0), blender_simulates=False)
+    off = add_constraint("Off Joint", "SLIDER", weak, strong, (2.0, 0.0, 3.0), blender_simulates=False)
     off.rigid_body_constraint.enabled = False
     from contact_lab.panels import joints as joint_panels
 
@@ -155,8 +138,8 @@ def test_soft_and_ipc_say_the_constraints_are_ignored(engine):
     s.engine = engine
     jelly = add_cube("Jelly", (0.0, 0.0, 3.0), 0.4, role="SOFT")
     anchor = add_cube("Anchor", (0.0, 0.0, 4.0), role="PASSIVE")
-    constraint("Lamp Joint", "POINT", anchor, jelly, (0.0, 0.0, 3.5))
-    off = constraint("Off Joint", "HINGE", anchor, jelly, (0.0, 0.0, 3.5))
+    add_constraint("Lamp Joint", "POINT", anchor, jelly, (0.0, 0.0, 3.5), blender_simulates=False)
+    off = add_constraint("Off Joint", "HINGE", anchor, jelly, (0.0, 0.0, 3.5), blender_simulates=False)
     off.rigid_body_constraint.enabled = False
     findings = [f for f in validate.validate_scene(bpy.context.scene) if "ignored" in f.message]
     assert len(findings) == 1 and findings[0].level == "WARNING" and findings[0].object_name == "Lamp Joint"

@@ -248,6 +248,42 @@ def test_overlapping_boxes_warn_and_are_thrown_apart(lab):
     assert b.matrix_world.translation.x - 0.8 > 0.1  # thrown apart (a correct start leaves it still)
 
 
+@pytest.mark.parametrize("apart", ["no shared collision collection", "joined, Disable Collisions"])
+def test_bodies_the_engine_keeps_apart_are_no_overlap_and_no_mass_ratio(lab, apart):
+    """Bodies that never collide (no shared Collision Collection, or joined by a constraint with Disable Collisions,
+    as Blender keeps them) may overlap and differ in mass: neither is reported. Reference: the same pairs are
+    reported once they collide again (Disable Collisions off, or a shared collection)."""
+    from conftest import add_constraint
+
+    scene = rigid_scene(frame_end=3)
+    scene.use_gravity = False
+    a = lab.add_cube("A", (0.0, 0.0, 0.0))
+    b = lab.add_cube("B", (0.8, 0.0, 0.0))
+    light = lab.add_cube("Light", (0.0, 0.0, 3.0), mass=1.0)
+    heavy = lab.add_cube("Heavy", (0.0, 0.0, 4.0), mass=1e5)
+    if apart == "joined, Disable Collisions":
+        pairs = [add_constraint(f"Joint {k}", "FIXED", *pair, (0.0, 0.0, 0.0)) for k, pair in enumerate(
+            [(a, b), (light, heavy)])]  # fmt: skip
+        assert all(joint.rigid_body_constraint.disable_collisions for joint in pairs)  # Blender's default
+    else:
+        for obj in (a, light, b, heavy):
+            obj.select_set(obj in (a, light, b, heavy))
+        bpy.context.view_layer.objects.active = a
+        bpy.ops.rigidbody.objects_add(type="ACTIVE")
+        for obj in (b, heavy):
+            obj.rigid_body.collision_collections = [k == 1 for k in range(20)]
+    assert not [f.text for f in findings_of(scene) if "overlap by" in f.text or "touch at the start with" in f.text]
+    if apart == "joined, Disable Collisions":
+        for joint in pairs:
+            joint.rigid_body_constraint.disable_collisions = False
+    else:
+        for obj in (b, heavy):
+            obj.rigid_body.collision_collections = [k < 2 for k in range(20)]
+    found = findings_of(scene)
+    the_finding(found, "WARNING", "A", "'B'", "overlap by 20 cm at frame 1")
+    the_finding(found, "ERROR", "Heavy", "'Light'", "touch at the start")
+
+
 def test_touching_boxes_are_no_overlap(lab):
     """Boxes stacked exactly face to face, or within the 1 mm tolerance, are not reported."""
     scene = rigid_scene(frame_end=3)

@@ -61,6 +61,11 @@ PLAIN_PYTHON_MODULES = (
     "ipc_world.py",
     "ipc_solver.py",
     "joints.py",
+    "fclib.py",
+    "local_solvers.py",
+    "pivoting.py",
+    "global_newton.py",
+    "impacts.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ... import config
 from ...contact_solvers.kernels import solve_pgs
-from ...contact_solvers.rows import accumulate_impulses, accumulate_spin_impulses, row_operator
+from ...contact_solvers.rows import accumulate_impulses, accumulate_spin_impulses, assemble_delassus, row_operator
 from ...enums import FrictionSet, SolverStatus
 from ..contact_rows import (
     SPIN_COLUMNS,
@@ -228,6 +228,17 @@ class SolverBase:
             store_spin_impulses(n, contacts.contact_frame, contacts.contact_spin_impulse, self._prev_torque_world)
         if self.split_impulse:
             self._correct_positions(contacts, dt)
+
+    def local_problem(self, contacts: Contacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The last step's contact problem as FCLIB's local formulation ``u = W r + q``, read after :meth:`step`:
+        ``(W (3m, 3m) [m/(N·s)], q (3m,) [m/s], mu (m,))``, each contact's rows ``[normal, tangent 1, tangent 2]``.
+        ``q`` holds the step's free contact velocity with its bias (Baumgarte or restitution); ``mu`` the first
+        coefficient of each contact's friction (isotropic Coulomb, as FCLIB states the problem)."""
+        n = contacts.contact_count
+        W, q = np.zeros((3 * n, 3 * n)), np.zeros(3 * n)
+        nb = self.model.body_count
+        assemble_delassus(self._rows(contacts), n, np.zeros((nb, 3)), np.zeros((nb, 3)), W, q)
+        return W, q, contacts.contact_mu4[:n, 0].copy()
 
     def _no_contacts(self) -> None:
         """A step without contacts: no impulses, no pseudo velocities, and the statistics say so."""

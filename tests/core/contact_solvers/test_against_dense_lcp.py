@@ -1,10 +1,9 @@
 """Contact solvers against an independent dense reference (assembled J, M and brute-force LCP)."""
 
-import itertools
-
 import numpy as np
 import pytest
 from contact_lab.core import BodyKind, CollisionPipeline, ModelBuilder, make_solver
+from lcp_reference import brute_force_lcp
 from reference_geometry import quat_matrix
 
 
@@ -54,21 +53,6 @@ def _dense_system(model, state, contacts, dt):
     return J, Minv, u_free
 
 
-def _brute_force_lcp(A, b):
-    """All solutions' v = A x + b of the LCP by enumerating active sets (frictionless reference)."""
-    n = len(b)
-    for size in range(n + 1):
-        for active in itertools.combinations(range(n), size):
-            x = np.zeros(n)
-            idx = list(active)
-            if idx:
-                x[idx] = np.linalg.lstsq(A[np.ix_(idx, idx)], -b[idx], rcond=None)[0]
-            v = A @ x + b
-            if x.min() >= -1e-10 and v.min() >= -1e-9 and np.all(np.abs(v[idx]) < 1e-9):
-                return x, v
-    raise AssertionError("no LCP solution found")
-
-
 def _step(model, solver_name, **options):
     state_in, state_out = model.state(), model.state()
     contacts = model.contacts()
@@ -97,14 +81,14 @@ def _tight_friction_step(solver_name, mu, seed):
 
 @pytest.mark.parametrize("solver_name", ["PGS", "PROX"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_frictionless_step_matches_brute_force_lcp(solver_name, seed):
+def test_frictionless_step_matchesbrute_force_lcp(solver_name, seed):
     """Reproduce the brute-force LCP velocities of a frictionless step (both solvers)."""
     model = _scene(0.0, seed)
     state_in, state_out, contacts, dt = _step(model, solver_name, tolerance=1e-12, iterations=2000)
     J, Minv, u_free = _dense_system(model, state_in, contacts, dt)
     Jn = J[0::3]
     A, b = Jn @ Minv @ Jn.T, Jn @ u_free
-    x_ref, v_ref = _brute_force_lcp(A, b)
+    x_ref, v_ref = brute_force_lcp(A, b)
     u_ref = u_free + Minv @ Jn.T @ x_ref
     u = _velocities(model, state_out)
     np.testing.assert_allclose(u[6:], u_ref[6:], atol=1e-7)
@@ -168,6 +152,27 @@ def test_contact_rows_match_dense_jacobian():
         [np.concatenate([v0 + np.cross(w0, state_in.body_pos[i]), w0]) for i in range(model.body_count)]
     )
     assert np.abs(J @ u_rigid).max() < 1e-12
+
+
+def test_the_local_problem_is_the_dense_delassus_system():
+    """The step's local problem (what FCLIB files carry) equals J M^-1 J^T of the dense assembly, off-diagonal blocks
+    of contacts sharing a body included; q = J u_free on the tangent rows (the normal rows add the bias); and the
+    step's impulses satisfy it: u = W r + q is the contact velocity the solve ended with."""
+    model = _scene(0.5, 3)
+    solver = make_solver(model, "PGS")
+    state_in, state_out, contacts, dt = _step(model, "PGS")
+    solver.step(state_in, state_out, model.control(), contacts, dt)
+    W, q, mu = solver.local_problem(contacts)
+    J, Minv, u_free = _dense_system(model, state_in, contacts, dt)
+    m = contacts.contact_count
+    assert m >= 5 and np.abs(W[0:3, 3:6]).max() > 0.1  # the box's contacts couple
+    np.testing.assert_allclose(W, J @ Minv @ J.T, rtol=1e-12, atol=1e-12)
+    tangents = np.arange(3 * m) % 3 != 0
+    np.testing.assert_allclose(q[tangents], (J @ u_free)[tangents], atol=1e-12)
+    np.testing.assert_array_equal(mu, np.full(m, 0.5))
+    r = contacts.contact_impulse[:m].reshape(-1)
+    u = W @ r + q
+    assert u.reshape(-1, 3)[:, 0].min() > -1e-6  # no approach left after the solve
 
 
 @pytest.mark.parametrize("solver_name", ["PGS", "PROX"])

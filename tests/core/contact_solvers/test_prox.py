@@ -3,10 +3,10 @@
 import math
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
 from contact_lab.core import CollisionPipeline, RFactorStrategy, make_solver
+from contact_lab.core.contact_solvers import fclib
 from contact_lab.core.contact_solvers.dense import solve_prox_dense
 from contact_lab.core.contact_solvers.kernels import is_sweep_rejected
 from contact_lab.core.friction.models import project_disk
@@ -70,15 +70,9 @@ def test_dense_prox_solves_fclib_box_stack(strategy):
     Gauss–Seidel sweeps stall near 3e-6 m/s (|q| ≈ 5e-3 m/s); the reference came from Siconos'
     NSGS with exact local solves at tol 1e-8.
     """
-    with h5py.File(FCLIB) as f:
-        g = f["fclib_local"]
-        n = int(g["W/n"][0])
-        p, i, x = g["W/p"][()], g["W/i"][()], g["W/x"][()]
-        W = np.zeros((n, n))
-        for c in range(n):
-            W[i[p[c] : p[c + 1]], c] = x[p[c] : p[c + 1]]
-        q, mu = g["vectors/q"][()], g["vectors/mu"][()]
-        u_ref = f["solution/u"][()]
+    problem = fclib.read_local(FCLIB)
+    W, q, mu, n = problem.W, problem.q, problem.mu, problem.W.shape[0]
+    u_ref = fclib.read_solution(FCLIB)[0].u
     r = np.zeros(n)
     result = np.zeros(3)
     solve_prox_dense(W, q, mu, int(strategy), 20000, 1e-12, 0.5 if strategy == 1 else 0.9, np.zeros(n), r, result)
