@@ -98,13 +98,20 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
     accumulators (updated); ``scratch``, ``delta`` (R,). ``glob``: the dense solve's scratch
     (``..rigid.joint_global.global_scratch``: rows, factor, count); when it holds rows, each sweep solves every
     equality row at once (:func:`solve_global_equalities`) and the blocks only their boxed rows.
-    Returns ``(sweeps done, merit of the first sweep)`` (the first sweep's merit says whether the contacts' last
-    change moved the joints at all).
+    A step whose rows are all equality rows solved at once stops after that one exact sweep (a second would only
+    confirm it). Returns ``(sweeps done, merit of the first sweep)`` (the first sweep's merit says whether the
+    contacts' last change moved the joints at all).
     """
     nj = joint_body.shape[0]
     first = 0.0
     done = 0
     use_global = glob[7][0] > 0
+    exact = use_global  # every row an equality row, all solved at once: the first sweep is exact
+    if use_global:
+        for j in range(nj):
+            if rows[12][j] > 0:
+                exact = False
+                break
     for it in range(sweeps):
         merit = 0.0
         largest = 0.0
@@ -120,7 +127,7 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
         if it == 0:
             first = merit
         done = it + 1
-        if merit <= tolerance * max(largest, 1e-300):
+        if exact or merit <= tolerance * max(largest, 1e-300):
             break
     return done, first
 

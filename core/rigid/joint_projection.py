@@ -193,6 +193,9 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
     joint_body, frame_pos, frame_quat, sign = joints[0], joints[1], joints[2], joints[6]
     row_joint, row_slot, layout, K, L, rhs, x, count = glob
     J, IJ = rows[1], rows[2]
+    joint_errors(joints, joint_broken, pos, quat, out_error)
+    if out_error[0] <= tolerance and out_error[1] <= tolerance:
+        return 0  # already within the tolerance: neither the rows nor the factor are needed
     n = _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target)
     if n < 0:
         return -1
