@@ -15,7 +15,8 @@ from contact_lab.core.contact_solvers.kernels_newton import (
     solve_contact_local,
     solve_fb_affine_scalar,
 )
-from contact_solvers.test_against_dense_lcp import _brute_force_lcp, _dense_system, _scene, _step, _velocities
+from contact_solvers.test_against_dense_lcp import _dense_system, _scene, _step, _velocities
+from lcp_reference import brute_force_lcp
 from rigid.test_anisotropic_friction import critical_angle, sticks_below_and_slides_above
 from scenes import G, box_stack, floor_box, incline_box
 
@@ -270,13 +271,13 @@ def test_newton_step_matches_prox(seed):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_newton_frictionless_step_matches_brute_force_lcp(seed):
+def test_newton_frictionless_step_matchesbrute_force_lcp(seed):
     """Reproduce the brute-force LCP velocities of a frictionless step."""
     model = _scene(0.0, seed)
     state_in, state_out, contacts, dt = _step(model, "NEWTON", tolerance=1e-12, iterations=2000)
     J, Minv, u_free = _dense_system(model, state_in, contacts, dt)
     Jn = J[0::3]
-    x_ref, v_ref = _brute_force_lcp(Jn @ Minv @ Jn.T, Jn @ u_free)
+    x_ref, v_ref = brute_force_lcp(Jn @ Minv @ Jn.T, Jn @ u_free)
     u = _velocities(model, state_out)
     np.testing.assert_allclose(u[6:], (u_free + Minv @ Jn.T @ x_ref)[6:], atol=1e-7)
     assert np.abs(Jn @ u - v_ref).max() < 1e-7
