@@ -9,7 +9,9 @@ from __future__ import annotations
 from .cli.command import EXIT_BAKE_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, build_parser, exit_process
 from .cli.command import main as run
 
-__all__ = ["EXIT_BAKE_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "bake_file", "build_parser", "main"]
+__all__ = [
+    "EXIT_BAKE_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "bake_file", "build_parser", "export_fclib", "main",
+]  # fmt: skip
 
 
 def bake_file(args) -> tuple[int, dict]:
@@ -19,9 +21,16 @@ def bake_file(args) -> tuple[int, dict]:
     return single.bake_file(args)
 
 
+def export_fclib(args) -> int:
+    """``export-fclib`` in this process (:func:`.cli.fclib_export.export`, which needs ``bpy``): the exit code."""
+    from .cli import fclib_export
+
+    return fclib_export.export(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
-    return run(argv, bake_file)
+    return run(argv, bake_file, export_fclib)
 
 
 if __name__ == "__main__":

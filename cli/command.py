@@ -1,5 +1,5 @@
 """The command line's arguments and exit codes: ``python -m contact_lab bake IN.blend [more.blend ...] [options]``
-(and ``solve-fclib``, ``export-fclib``: :mod:`.fclib_tools`).
+(and ``solve-fclib``, ``export-fclib``: :mod:`.fclib_tools`, :mod:`.fclib_export`).
 
 One input without ``--jobs``/``--scheduler`` is baked in this process (:func:`.single.bake_file`, handed to
 :func:`main` by the root ``__main__.py``; ``-o`` names the output file). Several inputs, ``--jobs N`` or
@@ -153,11 +153,16 @@ def output_problem(output: str) -> str | None:
     return None
 
 
-def main(argv: list[str] | None, bake_file: Callable[[argparse.Namespace], tuple[int, dict]]) -> int:
+def main(
+    argv: list[str] | None,
+    bake_file: Callable[[argparse.Namespace], tuple[int, dict]],
+    export_fclib: Callable[[argparse.Namespace], int] | None = None,
+) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
 
     ``bake_file(args)`` bakes one file in this process and returns ``(exit code, report)``
-    (:func:`.single.bake_file`): passed in, so that a batch never imports what needs ``bpy``.
+    (:func:`.single.bake_file`), and ``export_fclib(args)`` runs ``export-fclib`` (:func:`.fclib_export.export`):
+    passed in, so that this side never imports what needs ``bpy``.
     """
     parser = build_parser()
     try:
@@ -167,7 +172,9 @@ def main(argv: list[str] | None, bake_file: Callable[[argparse.Namespace], tuple
     if args.command == "solve-fclib":
         return fclib_tools.solve(args)
     if args.command == "export-fclib":
-        return fclib_tools.export(args)
+        if export_fclib is None:
+            return fclib_tools.fail("export-fclib runs from `python -m contact_lab` (it needs bpy)")
+        return export_fclib(args)
     try:
         if batch.is_batch(args):
             return batch.main(args, argv)

@@ -9,12 +9,8 @@ velocities as FCLIB's ``/solution/r`` and ``/solution/u`` and prints one JSON li
 2 bad input (not HDF5, not a local 3D problem, W not square, μ missing or negative, NaN, no h5py, an output folder
 that does not exist). Needs ``h5py``; never ``bpy``.
 
-``python -m contact_lab export-fclib shot.blend --frame 42 [--substep K] [--scene NAME] -o shot_42.hdf5``: the Rigid
-engine's contact problem of the step that starts at frame 42 (its first substep unless ``--substep``), after the
-scene was simulated there as a bake would; the local formulation, with the impulses the scene's solver found as
-``/solution/r`` and ``/solution/u``. Exit codes: 0 written, 1 the scene cannot be simulated there (Check Scene's
-errors, no contacts in that step), 2 usage (no such file or scene, a frame outside the scene, not the Rigid
-engine, no h5py or bpy, an output folder that does not exist). Needs ``bpy`` and ``h5py``.
+``export-fclib``'s arguments are parsed here; the export itself needs ``bpy`` and runs in :mod:`.fclib_export`,
+which the root ``__main__`` hands to :func:`.command.main` (this side of the command line never imports ``bpy``).
 """
 
 from __future__ import annotations
@@ -23,10 +19,8 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
 
 EXIT_OK = 0
-EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
@@ -61,63 +55,13 @@ def add_export_parser(commands) -> None:
     export.add_argument("-o", "--output", required=True, help="where to write the FCLIB file")
 
 
-def _output_problem(output: str) -> str | None:
+def output_problem(output: str) -> str | None:
+    """Why ``output`` cannot be written to (its folder is missing), or None."""
     folder = os.path.dirname(os.path.abspath(output))
     return None if os.path.isdir(folder) else f"the output folder {folder} does not exist"
 
 
-def export(args: argparse.Namespace) -> int:
-    """Run ``export-fclib`` with parsed ``args``; returns the exit code."""
-    if not os.path.isfile(args.input):
-        return _fail(f"{args.input}: no such file")
-    problem = _output_problem(args.output)
-    if problem:
-        return _fail(problem)
-    try:
-        import bpy
-        import h5py  # noqa: F401 (checked before the long part)
-    except ImportError as exc:
-        return _fail(f"export-fclib needs the bpy and h5py modules: {exc}")
-    from .. import register
-    from ..addon.errors import BakeError
-    from ..addon.rigid.gather import export_scene
-    from ..core.contact_solvers import fclib
-    from ..core.rigid.contact_problem import NoContactsError, local_problem_at
-
-    register()
-    try:
-        bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.input), load_ui=False)
-    except RuntimeError as exc:
-        return _fail(f"cannot open {args.input}: {exc}")
-    scene: Any = bpy.data.scenes.get(args.scene) if args.scene else bpy.context.scene  # (the stubs lack contact_lab)
-    if scene is None:
-        return _fail(f"no scene named {args.scene!r} in {args.input}")
-    if scene.contact_lab.engine != "RIGID":
-        return _fail(
-            f"scene {scene.name!r} uses the {scene.contact_lab.engine} engine; export-fclib reads Rigid scenes"
-        )
-    if not scene.frame_start <= args.frame <= scene.frame_end:
-        return _fail(
-            f"--frame {args.frame} is outside scene {scene.name!r}'s frames {scene.frame_start}-{scene.frame_end}"
-        )
-    try:
-        scene_export = export_scene(scene, frame_start=scene.frame_start, frame_end=args.frame + 1)
-        W, q, mu, r = local_problem_at(scene_export.model, args.frame - scene.frame_start, substep=args.substep,
-                                       **scene_export.simulate_kwargs())  # fmt: skip
-    except (BakeError, NoContactsError) as exc:
-        print(f"[contact_lab] error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_FAILED
-    except ValueError as exc:  # a substep outside the frame's
-        return _fail(str(exc))
-    title = f"{os.path.basename(args.input)} {scene.name} frame {args.frame} substep {args.substep}"
-    info = fclib.Info(title, f"Contact Lab rigid step, {mu.shape[0]} contacts, {scene_export.fps:g} fps, "
-                             f"{scene_export.substeps} substeps, solver {scene_export.solver}", "")  # fmt: skip
-    fclib.write_local(args.output, fclib.LocalProblem(W, q, mu, info=info), fclib.Solution(u=W @ r + q, r=r))
-    print(json.dumps({"contacts": int(mu.shape[0]), "frame": args.frame, "output": args.output}), flush=True)
-    return EXIT_OK
-
-
-def _fail(message: str) -> int:
+def fail(message: str) -> int:
     print(f"[contact_lab] error: {message}", file=sys.stderr, flush=True)
     return EXIT_USAGE
 
@@ -132,18 +76,18 @@ def solve(args: argparse.Namespace) -> int:
             print(f"{name:<12} {what}")
         return EXIT_OK
     if args.solver not in SOLVERS:
-        return _fail(f"unknown solver {args.solver!r}: one of {', '.join(SOLVERS)} (--solver help describes them)")
+        return fail(f"unknown solver {args.solver!r}: one of {', '.join(SOLVERS)} (--solver help describes them)")
     if not args.output:
-        return _fail("name the solution file with -o solution.hdf5")
-    folder = os.path.dirname(os.path.abspath(args.output))
-    if not os.path.isdir(folder):
-        return _fail(f"the output folder {folder} does not exist")
+        return fail("name the solution file with -o solution.hdf5")
+    problem = output_problem(args.output)
+    if problem:
+        return fail(problem)
     if not (args.tolerance > 0.0 and args.max_iterations > 0):
-        return _fail("--tolerance and --max-iterations must be greater than 0")
+        return fail("--tolerance and --max-iterations must be greater than 0")
     try:
         problem = fclib.read_local(args.problem)
     except fclib.FclibError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     result = solve_local(problem, args.solver, args.tolerance, args.max_iterations)
     fclib.write_solution(args.output, fclib.Solution(u=result.u, r=result.r))
     line = {

@@ -20,9 +20,9 @@ def build_modules(root: Path) -> list[Path]:
 
 
 def batch_side(root: Path) -> list[Path]:
-    """The command line's modules that run in a plain Python process: ``cli/`` except the single-file bake (which
-    runs inside Blender)."""
-    return [p for p in sorted((root / "cli").glob("*.py")) if p.name != "single.py"]
+    """The command line's modules that run in a plain Python process: ``cli/`` except the single-file bake and the
+    FCLIB export (which run inside Blender)."""
+    return [p for p in sorted((root / "cli").glob("*.py")) if p.name not in ("single.py", "fclib_export.py")]
 
 
 def _runtime_imports(tree: ast.AST):
