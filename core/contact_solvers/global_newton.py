@@ -47,28 +47,37 @@ def _jacobian(W, mu, branch) -> np.ndarray:
     return J[:n]
 
 
-def solve_min_map_newton(W, q, mu, iterations: int = 100, tolerance: float = 1e-12):
-    """``(r, steps, solved)``: the box-friction BLCP of ``u = W r + q`` by Newton on the min-map, from ``r = 0``;
-    ``solved`` once ``‖Φ‖ <= tolerance (1 + ‖q‖)``."""
-    r = np.zeros(q.shape[0])
-    phi, branch = min_map_residual(W, q, mu, r)
-    target = tolerance * (1.0 + float(np.linalg.norm(q)))
+def _damped_newton(residual, jacobian, x, iterations: int, target: float):
+    """Newton's method with an Armijo backtracking line search on ``½‖Φ‖²``: ``residual(x) -> (Φ, state)``,
+    ``jacobian(x, state)`` a generalized Jacobian at ``x``. Returns ``(x, steps, solved)`` with ``solved`` once
+    ``‖Φ‖ <= target``; a line search that falls below :data:`SMALLEST_STEP` stops the method unsolved."""
+    phi, state = residual(x)
     for step in range(1, iterations + 1):
         f = 0.5 * float(phi @ phi)
         if np.sqrt(2.0 * f) <= target:
-            return r, step - 1, True
-        delta = np.linalg.lstsq(_jacobian(W, mu, branch), -phi, rcond=None)[0]
+            return x, step - 1, True
+        delta = np.linalg.lstsq(jacobian(x, state), -phi, rcond=None)[0]
         t = 1.0
         while True:
-            trial = r + t * delta
-            trial_phi, trial_branch = min_map_residual(W, q, mu, trial)
+            trial = x + t * delta
+            trial_phi, trial_state = residual(trial)
             if 0.5 * float(trial_phi @ trial_phi) <= (1.0 - 2.0 * ARMIJO * t) * f:
                 break
             t *= BACKTRACK
             if t < SMALLEST_STEP:
-                return r, step, False
-        r, phi, branch = trial, trial_phi, trial_branch
-    return r, iterations, bool(np.linalg.norm(phi) <= target)
+                return x, step, False
+        x, phi, state = trial, trial_phi, trial_state
+    return x, iterations, bool(np.linalg.norm(phi) <= target)
+
+
+def solve_min_map_newton(W, q, mu, iterations: int = 100, tolerance: float = 1e-12):
+    """``(r, steps, solved)``: the box-friction BLCP of ``u = W r + q`` by Newton on the min-map, from ``r = 0``;
+    ``solved`` once ``‖Φ‖ <= tolerance (1 + ‖q‖)``."""
+    target = tolerance * (1.0 + float(np.linalg.norm(q)))
+    return _damped_newton(
+        lambda r: min_map_residual(W, q, mu, r), lambda r, branch: _jacobian(W, mu, branch), np.zeros(q.shape[0]),
+        iterations, target,
+    )  # fmt: skip
 
 
 def fischer_burmeister(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -80,28 +89,17 @@ def solve_fischer_burmeister_newton(A, b, iterations: int = 100, tolerance: floa
     """``(x, steps, solved)``: the LCP ``0 <= x ⊥ A x + b >= 0`` by Newton on ``Φ(x) = φ(x, A x + b)`` (course
     §3.3.2) with an Armijo line search on ``½‖Φ‖²``, from ``x = 0``; the generalized Jacobian is
     ``diag(1 − x/ρ) + diag(1 − y/ρ) A`` with ``ρ = √(x² + y²)``, and ``1 − 1/√2`` on both sides where ``ρ = 0``."""
-    x = np.zeros(b.shape[0])
     target = tolerance * (1.0 + float(np.linalg.norm(b)))
-    y = A @ x + b
-    phi = fischer_burmeister(x, y)
-    for step in range(1, iterations + 1):
-        f = 0.5 * float(phi @ phi)
-        if np.sqrt(2.0 * f) <= target:
-            return x, step - 1, True
+
+    def residual(x):
+        y = A @ x + b
+        return fischer_burmeister(x, y), y
+
+    def jacobian(x, y):
         rho = np.hypot(x, y)
         safe = np.where(rho > 0.0, rho, 1.0)
         da = np.where(rho > 0.0, 1.0 - x / safe, 1.0 - np.sqrt(0.5))
         db = np.where(rho > 0.0, 1.0 - y / safe, 1.0 - np.sqrt(0.5))
-        delta = np.linalg.lstsq(np.diag(da) + db[:, None] * A, -phi, rcond=None)[0]
-        t = 1.0
-        while True:
-            trial = x + t * delta
-            trial_y = A @ trial + b
-            trial_phi = fischer_burmeister(trial, trial_y)
-            if 0.5 * float(trial_phi @ trial_phi) <= (1.0 - 2.0 * ARMIJO * t) * f:
-                break
-            t *= BACKTRACK
-            if t < SMALLEST_STEP:
-                return x, step, False
-        x, y, phi = trial, trial_y, trial_phi
-    return x, iterations, bool(np.linalg.norm(phi) <= target)
+        return np.diag(da) + db[:, None] * A
+
+    return _damped_newton(residual, jacobian, np.zeros(b.shape[0]), iterations, target)
