@@ -359,18 +359,8 @@ def test_a_300_link_point_chain_released_30_degrees_off_vertical_keeps_its_joint
     stays below 1e-4 m and the energy (kinetic + potential) never rises above the start."""
     links, pitch, mass = 300, 0.1, 0.1
     tilt = math.radians(30.0)
-    down = np.array([math.sin(tilt), 0.0, -math.cos(tilt)])
-    turn = math.atan2(-down[2], down[0])  # the links' x axis along the chain
-    quat = (math.cos(turn / 2), 0.0, math.sin(turn / 2), 0.0)
     inertia = np.diag([2e-5, mass * pitch**2 / 12.0 + 2e-5, mass * pitch**2 / 12.0 + 2e-5])
-    b = ModelBuilder(gravity=(0.0, 0.0, -G))
-    previous = -1
-    for i in range(links):
-        link = b.add_body(pos=tuple((i + 0.5) * pitch * down), quat=quat, mass=mass, inertia=inertia, label=f"l{i}")
-        b.add_shape_sphere(link, 0.03)
-        b.add_joint(JointSpec(JointKind.POINT, link, previous, tuple(i * pitch * down), (1.0, 0.0, 0.0, 0.0)))
-        previous = link
-    model = b.finalize()
+    model = _tilted_chain(links, pitch, mass, inertia, tilt, 0.03)
     record = {"gap": 0.0, "energy": [], "tip": []}
 
     def measure(k, solver, state):
@@ -397,6 +387,22 @@ def test_a_300_link_point_chain_released_30_degrees_off_vertical_keeps_its_joint
     assert tip < 0.5 * links * pitch * math.sin(tilt)  # it did swing: the tip came halfway back to the vertical
 
 
+def _tilted_chain(links, pitch, mass, inertia, tilt, radius):
+    """``links`` links of length ``pitch`` hanging from a world POINT joint at the origin, each on a POINT joint to
+    the one above, laid along a line ``tilt`` [rad] off the vertical (each link's x axis along it)."""
+    down = np.array([math.sin(tilt), 0.0, -math.cos(tilt)])
+    turn = math.atan2(-down[2], down[0])  # the links' x axis along the chain
+    quat = (math.cos(turn / 2), 0.0, math.sin(turn / 2), 0.0)
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    previous = -1
+    for i in range(links):
+        link = b.add_body(pos=tuple((i + 0.5) * pitch * down), quat=quat, mass=mass, inertia=inertia, label=f"l{i}")
+        b.add_shape_sphere(link, radius)
+        b.add_joint(JointSpec(JointKind.POINT, link, previous, tuple(i * pitch * down), (1.0, 0.0, 0.0, 0.0)))
+        previous = link
+    return b.finalize()
+
+
 def test_a_1000_link_point_chain_released_10_degrees_off_vertical_holds_at_240_hz():
     """1 000 thin links (0.05 m, 50 g) hanging from a world POINT joint, released 10° off vertical, 0.25 s at 240 Hz.
     The top links carry the whole chain's weight (490 N): their joints' geometric stiffness puts the links'
@@ -407,18 +413,9 @@ def test_a_1000_link_point_chain_released_10_degrees_off_vertical_holds_at_240_h
     links, pitch, mass, seconds = 1000, 0.05, 0.05, 0.25
     tilt = math.radians(10.0)
     down = np.array([math.sin(tilt), 0.0, -math.cos(tilt)])
-    turn = math.atan2(-down[2], down[0])
-    quat = (math.cos(turn / 2), 0.0, math.sin(turn / 2), 0.0)
     side = mass * (0.01**2 + pitch**2) / 12.0  # a 0.01 × 0.01 × 0.05 m box's inertia across and along its length
     inertia = np.diag([mass * 0.01**2 / 6.0, side, side])
-    b = ModelBuilder(gravity=(0.0, 0.0, -G))
-    previous = -1
-    for i in range(links):
-        link = b.add_body(pos=tuple((i + 0.5) * pitch * down), quat=quat, mass=mass, inertia=inertia, label=f"l{i}")
-        b.add_shape_sphere(link, 0.004)
-        b.add_joint(JointSpec(JointKind.POINT, link, previous, tuple(i * pitch * down), (1.0, 0.0, 0.0, 0.0)))
-        previous = link
-    model = b.finalize()
+    model = _tilted_chain(links, pitch, mass, inertia, tilt, 0.004)
     record = {"gap": 0.0, "energy": []}
 
     def measure(k, solver, state):
