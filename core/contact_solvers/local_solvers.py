@@ -17,7 +17,12 @@ from ..enums import RFactorStrategy
 from .dense import solve_pgs_dense, solve_prox_dense, solve_prox_jacobi_dense
 from .dense_splitting import BACKWARD, FORWARD, JACOBI, SYMMETRIC, solve_splitting_dense
 from .fclib import LocalProblem, local_merit
-from .global_newton import solve_fischer_burmeister_newton, solve_min_map_newton
+from .global_newton import (
+    solve_fischer_burmeister_cone_newton,
+    solve_fischer_burmeister_newton,
+    solve_min_map_newton,
+    solve_prox_newton,
+)
 from .pivoting import block_principal_pivoting, incremental_pivoting
 
 PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5}
@@ -105,11 +110,21 @@ def _fischer_newton(problem: LocalProblem, tolerance: float, iterations: int, r:
     result[0] = steps
 
 
+def _cone_newton(kernel: Callable) -> Callable:
+    def run(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray) -> None:
+        x, steps, _ = kernel(problem.W, problem.q, problem.mu, iterations, min(tolerance, 1e-12))
+        r[:] = x
+        result[0] = steps
+
+    return run
+
+
 SOLVERS: dict[str, tuple[Callable, str]] = {
     "prox-global": (_prox(RFactorStrategy.GLOBAL), "PROX Gauss–Seidel, one r-factor for every row (robust on stacks)"),
     "prox-local": (_prox(RFactorStrategy.LOCAL), "PROX Gauss–Seidel, an r-factor per row (fewer sweeps)"),
     "prox-jacobi-global": (_prox(RFactorStrategy.GLOBAL, True), "PROX Jacobi, one r-factor (every contact at once)"),
     "prox-jacobi-local": (_prox(RFactorStrategy.LOCAL, True), "PROX Jacobi, an r-factor per row"),
+    "prox-newton": (_cone_newton(solve_prox_newton), "PROX's fixed-point equation by semismooth Newton (to 1e-8 fast)"),
     "pgs-box": (_pgs, "projected Gauss–Seidel with box friction |r_t| <= μ r_n per tangent (BLCP; not the cone)"),
     "pgs-box-backward": (_splitting(BACKWARD, 1.0), "the same, sweeping the contacts in reverse order"),
     "pgs-box-symmetric": (_splitting(SYMMETRIC, 1.0), "the same, a forward then a backward sweep (less order bias)"),
@@ -118,6 +133,10 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "pivoting-frictionless": (_incremental, "incremental pivoting (Dantzig, Baraff) on the normals alone, exact"),
     "bpp-box": (_block_pivoting, "block principal pivoting, box friction: exact when its labels settle (can cycle)"),
     "newton-minmap-box": (_min_map_newton, "global Newton on the min-map, box friction, Armijo line search"),
+    "newton-fb-cone": (
+        _cone_newton(solve_fischer_burmeister_cone_newton),
+        "global Newton on the cone Fischer–Burmeister function (Coulomb cone, De Saxcé velocity), Armijo",
+    ),
     "newton-fb-frictionless": (_fischer_newton, "global Newton on Fischer–Burmeister, the normals alone, Armijo"),
 }
 """Every solver by name: ``(run, what it is in one line)``."""
