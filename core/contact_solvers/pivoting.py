@@ -77,18 +77,26 @@ def _bounds(x: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def block_principal_pivoting(W: np.ndarray, q: np.ndarray, mu: np.ndarray, max_steps: int = 200):
     """``(r, steps, solved)``: the box-friction BLCP of ``u = W r + q`` (W (3m, 3m), q (3m,), mu (m,)); not
-    ``solved`` (``r`` the last labels' solution) after ``max_steps`` label updates without consistent labels."""
+    ``solved`` after ``max_steps`` label updates without consistent labels, ``r`` then the labels' solution with the
+    smallest min-map residual ``‖r − mid(lo, r − u, hi)‖`` met on the way (a cycling label sequence on a singular
+    ``W`` can pass through huge least-squares solutions: the last one is no answer)."""
     n = q.shape[0]
     labels = np.full(n, FREE)
     labels[1::3] = labels[2::3] = LOWER  # no friction before the normals press
     x = np.zeros(n)
     seen: set[bytes] = set()
     tol = 1e-10 * max(1.0, float(np.abs(q).max(initial=0.0)))
+    best, best_residual = x, np.inf
     for step in range(1, max_steps + 1):
         lo, hi = _bounds(x, mu)
         x = _solve_labels(W, q, labels, lo, hi)
+        if not np.all(np.isfinite(x)):  # the labels' system overflowed: NaN would pass every test below
+            return best, step, False
         lo, hi = _bounds(x, mu)
         v = W @ x + q
+        residual = float(np.linalg.norm(x - np.clip(x - v, lo, hi)))
+        if residual < best_residual:
+            best, best_residual = x, residual
         wrong = (
             ((labels == FREE) & (x < lo - tol))
             | ((labels == FREE) & (x > hi + tol))
@@ -108,7 +116,7 @@ def block_principal_pivoting(W: np.ndarray, q: np.ndarray, mu: np.ndarray, max_s
                 labels[i] = LOWER if x[i] < lo[i] - tol else UPPER
             else:
                 labels[i] = FREE
-    return x, max_steps, False
+    return best, max_steps, False
 
 
 def _solve_labels(W, q, labels, lo, hi) -> np.ndarray:
