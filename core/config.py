@@ -31,6 +31,16 @@ DEFAULT_NORMALS_FIRST = False
 """Whether a PGS sweep updates every normal row before any friction row (Bullet's order) instead of contact by
 contact."""
 
+DEFAULT_SHOCK_PROPAGATION = False
+"""Whether rigid solvers follow each contact solve with a shock-propagation pass
+(:mod:`.contact_solvers.shock_propagation`): the stack's layers swept again from the ground up, each resting on a
+frozen layer below."""
+
+SHOCK_PROPAGATION_SWEEPS = 10
+"""Gauss–Seidel sweeps per layer of the shock-propagation pass. A 10-box stack at 60 Hz and 5 PGS sweeps moves
+2.7 mm sideways in its first second with 4 sweeps per layer (a box's four corners settle unevenly and it tilts),
+0.03 mm with 10 and nothing measurable with 25."""
+
 DEFAULT_ACCELERATE = True
 """Whether projected Gauss–Seidel sweeps take nonsmooth conjugate-gradient steps (Silcowitz et al. 2010;
 :func:`.contact_solvers.kernels.solve_pgs`). At 20 sweeps a 1000-box pile keeps 0.03 J of kinetic energy after 5 s

@@ -7,6 +7,7 @@ import numpy as np
 from ... import config
 from ...contact_solvers.kernels import solve_pgs
 from ...contact_solvers.rows import accumulate_impulses, accumulate_spin_impulses, assemble_delassus, row_operator
+from ...contact_solvers.shock_propagation import shock_propagation
 from ...enums import FrictionSet, SolverStatus
 from ..contact_rows import (
     SPIN_COLUMNS,
@@ -53,6 +54,7 @@ class SolverBase:
         split_impulse: bool = config.DEFAULT_SPLIT_IMPULSE,
         normals_first: bool = config.DEFAULT_NORMALS_FIRST,
         accelerate: bool = config.DEFAULT_ACCELERATE,
+        shock_propagation: bool = config.DEFAULT_SHOCK_PROPAGATION,
     ):
         """Args:
         iterations: maximum sweeps per step (rejected PROX sweeps included).
@@ -69,6 +71,9 @@ class SolverBase:
             friction row.
         accelerate: projected Gauss–Seidel sweeps (PGS and the split impulse's) take conjugate-gradient steps
             (:func:`...contact_solvers.kernels.solve_pgs`).
+        shock_propagation: after each solve, sweep the contacts again layer by layer from the ground up, each
+            layer resting on a frozen layer below (:mod:`...contact_solvers.shock_propagation`): tall stacks stand
+            at few sweeps. Contacts only: joints keep their own solve.
         """
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -87,6 +92,9 @@ class SolverBase:
         self.split_impulse = bool(split_impulse)
         self.normals_first = bool(normals_first)
         self.accelerate = bool(accelerate)
+        self.shock_propagation = bool(shock_propagation)
+        self.last_shock_layers = 0
+        """Layers the last step's shock-propagation pass swept (0 without the pass)."""
         self._allocate(model.body_count, model.contact_max)
         self.has_spin = bool(model.has_spin_friction and self.supports_spin)
         """True when this solve enforces torsional friction (the model has it and the solver supports it)."""
@@ -136,6 +144,9 @@ class SolverBase:
         self._row_spin = np.zeros((nc, SPIN_COLUMNS))
         self._prev_torque_world = np.zeros((nc, 3))
         self._saved_spin = np.zeros(nc)
+        self._body_layer = np.zeros(nb, np.int64)
+        self._contact_layer = np.zeros(nc, np.int64)
+        self._layer_order = np.zeros(nc, np.int64)
 
     def _solve(self, contacts: Contacts) -> None:
         raise NotImplementedError
@@ -213,6 +224,12 @@ class SolverBase:
             self._dv += self.joints.dv
             self._dw += self.joints.dw
         self._solve(contacts)
+        if self.shock_propagation:
+            self.last_shock_layers = shock_propagation(
+                self._rows(contacts), n, contacts.contact_friction_set, contacts.contact_mu4,
+                self.friction_set == FrictionSet.BOX, config.SHOCK_PROPAGATION_SWEEPS,
+                self._body_layer, self._contact_layer, self._layer_order, contacts.contact_impulse, self._dv, self._dw,
+            )  # fmt: skip
         self.last_iterations = int(self._result[0])
         self.last_residual = float(self._result[1])
         self.last_rejections = int(self._result[2])
