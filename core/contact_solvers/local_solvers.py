@@ -17,6 +17,7 @@ from ..enums import RFactorStrategy
 from .dense import solve_pgs_dense, solve_prox_dense, solve_prox_jacobi_dense
 from .dense_splitting import BACKWARD, FORWARD, JACOBI, SYMMETRIC, solve_splitting_dense
 from .fclib import LocalProblem, local_merit
+from .friction_pivoting import friction_pivoting
 from .global_newton import (
     solve_fischer_burmeister_cone_newton,
     solve_fischer_burmeister_newton,
@@ -90,6 +91,12 @@ def _incremental(problem: LocalProblem, tolerance: float, iterations: int, r: np
     result[0] = pivots
 
 
+def _friction_pivoting(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
+    solved = friction_pivoting(problem.W, problem.q, problem.mu, 3, max_pivots=iterations)
+    r[:] = solved.f
+    result[0] = solved.pivots
+
+
 def _block_pivoting(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
     x, steps, _ = block_principal_pivoting(problem.W, problem.q, problem.mu, iterations)
     r[:] = x
@@ -131,6 +138,7 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "psor-box": (_splitting(FORWARD, PSOR_OMEGA), f"projected SOR, box friction, ω = {PSOR_OMEGA} (may diverge)"),
     "jacobi-box": (_splitting(JACOBI, None), "projected Jacobi, box friction, damped to ω = 1/λ_max(D^-½ W D^-½)"),
     "pivoting-frictionless": (_incremental, "incremental pivoting (Dantzig, Baraff) on the normals alone, exact"),
+    "pivoting-box": (_friction_pivoting, "Baraff's friction pivoting, static friction per tangent (the box), exact"),
     "bpp-box": (_block_pivoting, "block principal pivoting, box friction: exact when its labels settle (can cycle)"),
     "newton-minmap-box": (_min_map_newton, "global Newton on the min-map, box friction, Armijo line search"),
     "newton-fb-cone": (

@@ -64,6 +64,7 @@ PLAIN_PYTHON_MODULES = (
     "fclib.py",
     "local_solvers.py",
     "pivoting.py",
+    "friction_pivoting.py",
     "global_newton.py",
     "impacts.py",
 )
