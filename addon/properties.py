@@ -217,6 +217,15 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         soft_max=1e-2,
         precision=7,
     )
+    shock_propagation: BoolProperty(
+        name="Shock Propagation",
+        description=(
+            "Tall stacks stand even at few iterations: after each solve the contacts are solved again from the "
+            "ground up, each layer of bodies resting on the layer below as if that could not move (a stack hit "
+            "from above then answers less than it should)"
+        ),
+        default=False,
+    )
     sleeping: BoolProperty(
         name="Sleeping",
         description=(

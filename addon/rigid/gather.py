@@ -48,6 +48,7 @@ SOLVER_SETTINGS = (
     ("solver", str),
     ("iterations", int),
     ("tolerance", float),
+    ("shock_propagation", bool),
     ("sleeping", bool),
     ("sleep_time", float),
     ("sleep_linear_speed", float),

@@ -66,7 +66,15 @@ class RigidBakeJob(BakeJob):
             },
             "settings": {
                 name: settings[name]
-                for name in ("solver", "substeps", "iterations", "tolerance", "friction_combine", "restitution_combine")
+                for name in (
+                    "solver",
+                    "substeps",
+                    "iterations",
+                    "tolerance",
+                    "shock_propagation",
+                    "friction_combine",
+                    "restitution_combine",
+                )
             },
             "stats": _stats_summary(self.trajectory, self.frames_done),
             "warnings": list(self.write_warnings),
