@@ -9,6 +9,7 @@
 #   make demo         build, bake and render the demo scenes into out/ (git ignores it: the checkout stays clean)
 #   make pictures     make demo, then copy its contact sheets into docs/ (the pictures the README shows)
 #   make bench        every tests/benchmarks/bench_*.py (keyframe writing, rigid solvers vs pybullet)
+#   make solver-study every contact method on the same scenes and FCLIB problems: docs/solver-study-results.md
 #   make golden       bake the five demos again and compare with tests/golden/demo_hashes.json (bit for bit)
 #   make validate     validate blender_manifest.toml with Blender's own blender_ext.py
 #   make build        download numba/llvmlite wheels (~300 MB) and build per-platform zips into dist/
@@ -89,7 +90,7 @@ $(SERIAL) $(1) $(PIP_INSTALL) -e . --no-deps
 endef
 
 .PHONY: help setup setup-blender42 setup-blender52 test lint typecheck test-core test-blender test-blender42 \
-        test-blender52 demo pictures golden bench validate wheels build clean distclean
+        test-blender52 demo pictures golden bench solver-study validate wheels build clean distclean
 
 # The command list at the top of this file, down to its first bare "#" line.
 help:
@@ -266,6 +267,17 @@ bench: setup $(VENV)/.contact_lab-bench
 	  $(PY) "$$b" || failed+=("$$b"); \
 	done; \
 	if [ $${#failed[@]} -ne 0 ]; then echo "make bench: FAILED: $${failed[*]}"; exit 1; fi
+
+# The solver study (tests/benchmarks/solver_study.py): about 15 minutes; writes docs/solver-study-results.md and
+# docs/solver-study-profiles.png. matplotlib (the plots) is installed into .venv on first use.
+STUDY_PACKAGES := matplotlib
+
+$(VENV)/.contact_lab-study: $(STAMP)
+	$(PY) $(PIP_INSTALL) $(STUDY_PACKAGES)
+	@touch $@
+
+solver-study: setup $(VENV)/.contact_lab-study
+	$(PY) tests/benchmarks/solver_study.py --docs
 
 # ---- packaging ------------------------------------------------------------------------------
 # Blender's own extension CLI ships inside the bpy wheel; it runs with plain Python, no Blender binary.
