@@ -64,6 +64,10 @@ SERIAL := $(if $(shell command -v flock),flock $(CURDIR)/.setup.lock,)
 # generations round differently in the last bit: pin one that every x86-64 CPU with AVX2 runs, so the bit-for-bit
 # reference checks (tests/data/rigid_reference.npz, tests/golden) hold on any test machine.
 export OPENBLAS_CORETYPE ?= Haswell
+# One OpenBLAS thread per process: the two test lanes share the cores, and a BLAS call waits for its slowest thread
+# (beside a busy core the dense solvers' tests ran 3.3x slower with two threads: 147 s against 44 s). Least-squares
+# results also round differently with the thread count, and tests/data/fclib/outcomes.json records one thread's.
+export OPENBLAS_NUM_THREADS ?= 1
 
 # Prints the absolute path of a Python interpreter of version $(1) (e.g. 3.11) that can create venvs, or nothing.
 # Tries pythonX.Y, python3, the pyenv shim with PYENV_VERSION set, then ~/.pyenv/versions/X.Y.*.

@@ -28,13 +28,14 @@ import numpy as np
 UNSET, CLAMPED, UNCLAMPED, STICKING, UPPER, LOWER, SLIDING = range(7)
 """Row states (see the module docstring); UNSET: not processed yet, its value kept fixed."""
 
-SOLVED, NO_SOLUTION, PIVOT_LIMIT = "solved", "no solution", "pivot limit"
+SOLVED, NO_SOLUTION, PIVOT_LIMIT, SINGULAR = "solved", "no solution", "pivot limit", "singular direction"
 
 
 @dataclass
 class FrictionPivotingResult:
     """``f`` (n,) forces or impulses, ``a`` (n,) = A f + b, ``pivots`` (steps taken), ``status``: SOLVED,
-    NO_SOLUTION (an unbounded drive: the seed's inconsistent configuration) or PIVOT_LIMIT."""
+    NO_SOLUTION (an unbounded drive: the seed's inconsistent configuration), PIVOT_LIMIT, or SINGULAR (LAPACK's
+    least-squares solve of a direction failed to converge)."""
 
     f: np.ndarray
     a: np.ndarray
@@ -154,7 +155,10 @@ def friction_pivoting(A, b, mu, stride: int = 2, slip=None, max_pivots: int = 0)
             if pivots >= limit:
                 return FrictionPivotingResult(problem.f, problem.a, pivots, PIVOT_LIMIT)
             pivots += 1
-            df, da = problem.direction(driver, sign)
+            try:
+                df, da = problem.direction(driver, sign)
+            except np.linalg.LinAlgError:
+                return FrictionPivotingResult(problem.f, problem.a, pivots, SINGULAR)
             step = problem.max_step(driver, sign, df, da)
             if step is None:  # nothing stops the drive: no solution (the seed's unbounded ray)
                 return FrictionPivotingResult(problem.f, problem.a, pivots, NO_SOLUTION)
