@@ -92,6 +92,8 @@ class RigidBakeJob(BakeJob):
             "contact_count": traj.contact_count[:done].tolist(),
             "solver_iterations": traj.solver_iterations[:done].tolist(),
             "solver_residual": traj.solver_residual[:done].tolist(),
+            "solver_merit": traj.solver_merit[:done].tolist(),
+            "solver_rejections": traj.solver_rejections[:done].tolist(),
             "max_penetration": traj.max_penetration[:done].tolist(),
             "contact_overflow": traj.contact_overflow[:done].tolist(),
             "solver_capped": traj.solver_capped[:done].tolist(),

@@ -55,6 +55,71 @@ def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
 
 
 @njit_kernel
+def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta):
+    """Joint ``j``'s ``neq`` equality rows at once by its factor, ``d = -(K_EE)^-1 (u_E + gamma lambda_E)``, reading
+    each body's velocity change once and writing it once (a glued wall's sweep is mostly this); returns the largest
+    impulse change [N·s]."""
+    row_J, row_IJ, row_b, row_gamma, row_L, eq_index = rows[1], rows[2], rows[3], rows[6], rows[8], rows[9]
+    v0x = v0y = v0z = w0x = w0y = w0z = 0.0
+    v1x = v1y = v1z = w1x = w1y = w1z = 0.0
+    if b0 >= 0:
+        v0x, v0y, v0z = dv_c[b0, 0] + dv[b0, 0], dv_c[b0, 1] + dv[b0, 1], dv_c[b0, 2] + dv[b0, 2]
+        w0x, w0y, w0z = dw_c[b0, 0] + dw[b0, 0], dw_c[b0, 1] + dw[b0, 1], dw_c[b0, 2] + dw[b0, 2]
+    if b1 >= 0:
+        v1x, v1y, v1z = dv_c[b1, 0] + dv[b1, 0], dv_c[b1, 1] + dv[b1, 1], dv_c[b1, 2] + dv[b1, 2]
+        w1x, w1y, w1z = dw_c[b1, 0] + dw[b1, 0], dw_c[b1, 1] + dw[b1, 1], dw_c[b1, 2] + dw[b1, 2]
+    for a in range(neq):
+        r = eq_index[j, a]
+        Jr = row_J[j, r]
+        u = (
+            Jr[0, 0] * (v1x - v0x)
+            + Jr[0, 1] * (v1y - v0y)
+            + Jr[0, 2] * (v1z - v0z)
+            + Jr[2, 0] * w1x
+            + Jr[2, 1] * w1y
+            + Jr[2, 2] * w1z
+            - Jr[1, 0] * w0x
+            - Jr[1, 1] * w0y
+            - Jr[1, 2] * w0z
+        )
+        scratch[r] = -(row_b[j, r] + u + row_gamma[j, r] * lam[j, r])
+    cholesky_solve(neq, eq_index[j], row_L[j], scratch, delta)
+    merit = 0.0
+    lx = ly = lz = a0x = a0y = a0z = a1x = a1y = a1z = 0.0
+    for a in range(neq):
+        r = eq_index[j, a]
+        d = delta[r]
+        lam[j, r] += d
+        merit = max(merit, abs(d))
+        lx += row_J[j, r, 0, 0] * d
+        ly += row_J[j, r, 0, 1] * d
+        lz += row_J[j, r, 0, 2] * d
+        a0x += row_IJ[j, r, 0, 0] * d
+        a0y += row_IJ[j, r, 0, 1] * d
+        a0z += row_IJ[j, r, 0, 2] * d
+        a1x += row_IJ[j, r, 1, 0] * d
+        a1y += row_IJ[j, r, 1, 1] * d
+        a1z += row_IJ[j, r, 1, 2] * d
+    if b1 >= 0:
+        m1 = body_inv_mass[b1]
+        dv[b1, 0] += m1 * lx
+        dv[b1, 1] += m1 * ly
+        dv[b1, 2] += m1 * lz
+        dw[b1, 0] += a1x
+        dw[b1, 1] += a1y
+        dw[b1, 2] += a1z
+    if b0 >= 0:
+        m0 = body_inv_mass[b0]
+        dv[b0, 0] -= m0 * lx
+        dv[b0, 1] -= m0 * ly
+        dv[b0, 2] -= m0 * lz
+        dw[b0, 0] -= a0x
+        dw[b0, 1] -= a0y
+        dw[b0, 2] -= a0z
+    return merit
+
+
+@njit_kernel
 def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta, boxed_only):
     """One joint's block update (module docstring); returns its largest impulse change [N·s]. ``boxed_only``: the
     equality rows are solved elsewhere (:mod:`..rigid.joint_global`)."""
@@ -66,16 +131,8 @@ def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw
         neq = 0
     for _ in range(passes if nbox > 0 else 1):
         if neq > 0:
-            for a in range(neq):
-                r = eq_index[j, a]
-                u = row_b[j, r] + row_speed(row_J[j, r], b0, b1, dv_c, dw_c, dv, dw)
-                scratch[r] = -(u + row_gamma[j, r] * lam[j, r])
-            cholesky_solve(neq, eq_index[j], row_L[j], scratch, delta)
-            for a in range(neq):
-                r = eq_index[j, a]
-                lam[j, r] += delta[r]
-                merit = max(merit, abs(delta[r]))
-                _apply_row(j, r, b0, b1, delta[r], body_inv_mass, row_J, row_IJ, dv, dw)
+            merit = max(merit, _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
+                                                 scratch, delta))  # fmt: skip
         for a in range(nbox):
             r = box_index[j, a]
             u = row_b[j, r] + row_speed(row_J[j, r], b0, b1, dv_c, dw_c, dv, dw)

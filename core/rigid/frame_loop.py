@@ -115,6 +115,8 @@ def iter_simulate(
                 rest.freeze(state_0, state_1)
             state_0, state_1 = state_1, state_0
             _record_substep(traj, frame + 1, contacts, step_solver)
+            if sub == substeps - 1:  # one sample per frame: the merit reads every contact once more
+                traj.solver_merit[frame + 1] = step_solver.contact_merit(contacts)
             _check_finite(model, state_0, frame + 1)
         traj.sleeping_bodies[frame + 1] = rest.count if rest is not None else 0
         traj.record(frame + 1, state_0)
@@ -173,6 +175,7 @@ def _record_substep(traj: Trajectory, frame: int, contacts, step_solver) -> None
     traj.contact_overflow[frame] += contacts.contact_overflow
     traj.solver_iterations[frame] = max(traj.solver_iterations[frame], step_solver.last_iterations)
     traj.solver_residual[frame] = max(traj.solver_residual[frame], step_solver.last_residual)
+    traj.solver_rejections[frame] += step_solver.last_rejections
     capped = step_solver.last_status == SolverStatus.MAX_ITERATIONS
     traj.solver_capped[frame] += capped
     traj.converged[frame] &= not capped

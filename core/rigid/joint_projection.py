@@ -82,44 +82,61 @@ def _apply_change(b, change, scale, dt, pos, quat, vel, omega):
 
 
 @njit_kernel
-def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance, max_move, max_turn, dt, pos, quat,
-                   vel, omega, out_error):  # fmt: skip
+def _progressed(now, before, tolerance, stall):
+    """Whether an error [m | rad] still needs passes and fell by more than ``1 - stall`` since the last pass."""
+    return now > tolerance and now < stall * before
+
+
+@njit_kernel
+def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance, stall, max_move, max_turn, dt, pos,
+                   quat, vel, omega, out_error):  # fmt: skip
     """Up to ``passes`` projection passes (module docstring), stopping once no joint's error exceeds
-    ``tolerance`` [m | rad]. ``joints``: the model's joint tuple; ``rows``: this step's
-    :func:`.joint_rows.joint_row_arrays` (the directions and effective masses). ``pos`` (nb, 3), ``quat`` (nb, 4),
-    ``vel``, ``omega`` (nb, 3): the new state, changed in place. ``out_error`` (2,): the largest error left,
-    [m, rad]. Returns the passes done.
+    ``tolerance`` [m | rad], or once a pass no longer cuts the largest linear or angular error below ``stall``
+    times the last (Gauss–Seidel over a wide, redundant joint graph, a glued wall, takes off a few percent per pass
+    there: the next step goes on from here instead). ``joints``: the model's joint tuple; ``rows``: this step's
+    :func:`.joint_rows.joint_row_arrays` (the directions and effective masses: each joint's block is factored once
+    per call, again only when its set of projected rows changes). ``pos`` (nb, 3), ``quat`` (nb, 4), ``vel``,
+    ``omega`` (nb, 3): the new state, changed in place. ``out_error`` (2,): the largest error left, [m, rad].
+    Returns the passes done.
     """
     joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
     kind, J, IJ, row_K = rows[0], rows[1], rows[2], rows[7]
+    nj = joint_body.shape[0]
     g, s, Jg = geometry_scratch()
-    L = np.zeros((JOINT_ROWS, JOINT_ROWS))
+    factors = np.zeros((nj, 6, 6))
+    factored = np.full(nj, -1, np.int64)  # the bit set of axes each joint's factor holds
     C = np.zeros(JOINT_ROWS)
     rhs = np.zeros(JOINT_ROWS)
     delta = np.zeros(JOINT_ROWS)
     index = np.zeros(JOINT_ROWS, np.int64)
     change0, change1 = np.zeros(6), np.zeros(6)
+    before = np.full(2, np.inf)
     done = 0
     for _ in range(passes):
         joint_errors(joints, joint_broken, pos, quat, out_error)
-        if out_error[0] <= tolerance and out_error[1] <= tolerance:
-            break
+        if not (_progressed(out_error[0], before[0], tolerance, stall)
+                or _progressed(out_error[1], before[1], tolerance, stall)):  # fmt: skip
+            return done
+        before[:] = out_error
         done += 1
-        for j in range(joint_body.shape[0]):
+        for j in range(nj):
             if joint_broken[j]:
                 continue
             b0, b1 = joint_body[j, 0], joint_body[j, 1]
             _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
-            n = 0
+            n, axes = 0, 0
             for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
                 if kind[j, index[a]] != 0:  # rows without mass (both sides immovable) stay off
                     index[n] = index[a]
                     rhs[index[n]] = -C[index[n]]
+                    axes |= 1 << index[n]
                     n += 1
             if n == 0:
                 continue
-            cholesky_factor(n, index, row_K[j], L)
-            cholesky_solve(n, index, L, rhs, delta)
+            if factored[j] != axes:
+                cholesky_factor(n, index, row_K[j], factors[j])
+                factored[j] = axes
+            cholesky_solve(n, index, factors[j], rhs, delta)
             f = 1.0
             if b0 >= 0:
                 _body_change(b0, 0, body_inv_mass, J, IJ, j, delta, index, n, change0)

@@ -299,12 +299,18 @@ def _joint_block(j, b0, b1, body_inv_mass, kind, J, IJ, gamma, K, L, eq_index, e
         else:
             box_index[j, box_count[j]] = r
             box_count[j] += 1
+    m = (body_inv_mass[b0] if b0 >= 0 else 0.0) + (body_inv_mass[b1] if b1 >= 0 else 0.0)
     for r in range(JOINT_ROWS):
         if kind[j, r] == ROW_OFF:
             continue
-        for c in range(JOINT_ROWS):
+        for c in range(r + 1):  # K is symmetric: J_r M^-1 J_c^T (row_coupling, written out for the step's speed)
             if kind[j, c] != ROW_OFF:
-                K[j, r, c] = row_coupling(J[j, r], IJ[j, c], b0, b1, body_inv_mass, J[j, c])
+                k = 0.0
+                for i in range(3):
+                    k += m * J[j, r, 0, i] * J[j, c, 0, i] + J[j, r, 1, i] * IJ[j, c, 0, i] \
+                        + J[j, r, 2, i] * IJ[j, c, 1, i]  # fmt: skip
+                K[j, r, c] = k
+                K[j, c, r] = k
         K[j, r, r] += gamma[j, r]
     cholesky_factor(eq_count[j], eq_index[j], K[j], L[j])
 

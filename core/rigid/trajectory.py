@@ -34,6 +34,12 @@ class Trajectory:
         """Most contact-solver sweeps of one substep of the frame, shape (frame_count,) (common statistic)."""
         self.solver_residual = np.zeros(frame_count)
         """Largest final solver residual over the frame's substeps [N·s], shape (frame_count,)."""
+        self.solver_merit = np.zeros(frame_count)
+        """FCLIB's merit of the frame's last contact solve (natural-map error, one scale for every solver,
+        :meth:`.solvers.base.SolverBase.contact_merit`), shape (frame_count,); 0 without contacts."""
+        self.solver_rejections = np.zeros(frame_count, np.int64)
+        """Rejections over the frame's substeps (PROX: sweeps rolled back; NEWTON: blocks handed to PROX), shape
+        (frame_count,); 0 for PGS."""
         self.solver_capped = np.zeros(frame_count, np.int64)
         """Substeps of the frame whose contact solve stopped at its iteration cap above the tolerance."""
         self.converged = np.ones(frame_count, dtype=bool)

@@ -20,7 +20,8 @@ Scenes (every body a box or sphere, no damping, never deactivated, the same subs
   than 5 cm); the joints' largest stretch while the wall stands, before the ball arrives; over the joints that
   both engines keep (pivots less than 1 cm apart at the end), the median and 99th percentile of each one's largest
   stretch over the run; ours also the largest stretch of its unbroken joints (the report lists the broken ones;
-  Blender does not say which of Bullet's broke).
+  Blender does not say which of Bullet's broke). Ours runs twice: with the scene's default iterations and with
+  Bullet's (the world's Solver Iterations, 10), the same sweeps on both sides.
 - **chain1000**: a 1 000-link chain (0.05 m links) hanging from a Passive anchor, released 10° off the vertical,
   1 s at 24 fps × 10 substeps. Figures: time per substep and the largest joint stretch.
 
@@ -482,6 +483,10 @@ def bench_wall(rows: list) -> None:
     print(f"wall built in {time.perf_counter() - t0:.1f} s: {len(pieces)} pieces, {count} constraints", flush=True)
     impact = int(24 * math.sqrt(2.0 * (WALL_BALL_DROP - WALL_BALL_RADIUS) / G))  # the last frame before the hit
     results = {"Bullet": run_bullet(scene, pieces), "ours": run_ours(scene, pieces)}
+    default_iterations = scene.contact_lab.iterations
+    scene.contact_lab.iterations = scene.rigidbody_world.solver_iterations  # the same sweeps as Bullet's
+    results["ours, Bullet's iterations"] = run_ours(scene, pieces)
+    scene.contact_lab.iterations = default_iterations
     stretches = {engine: joint_stretches(result["matrices"], pairs, pivots) for engine, result in results.items()}
     kept = np.logical_and.reduce([s[-1] < KEPT for s in stretches.values()])  # kept by both engines
     for engine, result in results.items():
@@ -492,7 +497,7 @@ def bench_wall(rows: list) -> None:
         figures["standing_stretch_mm"] = 1000.0 * float(stretch[: impact + 1].max())
         figures["kept_joints"] = int(kept.sum())
         figures["kept_median_mm"], figures["kept_p99_mm"] = (1000.0 * np.percentile(worst, [50, 99])).tolist()
-        if engine == "ours":
+        if engine.startswith("ours"):
             broken = {entry["name"] for entry in result["report"].get("joints", {}).get("broken", [])}
             whole = np.array([f"Glue{j:05d}" not in broken for j in range(count)])
             figures["broken_joints"] = len(broken)
@@ -537,16 +542,19 @@ def print_rows(rows: list) -> None:
     for r in rows:
         shown = [(k, v) for k, v in r.items() if k not in skip]
         figures = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in shown)
-        print(f"{r['scene']:<18} {r['engine']:<7} {figures}")
+        print(f"{r['scene']:<18} {r['engine']:<26} {figures}")
     print("ratios ours / Bullet (warm time per substep; joint stretch):")
     for scene_name in dict.fromkeys(r["scene"] for r in rows):
         pair = {r["engine"]: r for r in rows if r["scene"] == scene_name}
-        if "Bullet" in pair and "ours" in pair:
-            b, o = pair["Bullet"], pair["ours"]
+        if "Bullet" not in pair:
+            continue
+        b = pair["Bullet"]
+        for engine in (e for e in pair if e.startswith("ours")):
+            o = pair[engine]
             time_ratio = o["ms_per_substep"] / max(b["ms_per_substep"], 1e-12)
             stretches = [k for k in o if k.endswith("_mm") and k in b and k != "unbroken_max_mm"]
             ratios = "  ".join(f"{k[:-3]} {o[k] / max(b[k], 1e-12):.3g}x" for k in stretches)
-            print(f"{scene_name:<18} time {time_ratio:.3g}x  {ratios}")
+            print(f"{scene_name:<18} {engine:<26} time {time_ratio:.3g}x  {ratios}")
 
 
 def stack() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import config
+from ...contact_solvers.fclib import natural_map_error
 from ...contact_solvers.kernels import solve_pgs
 from ...contact_solvers.rows import accumulate_impulses, accumulate_spin_impulses, assemble_delassus, row_operator
 from ...contact_solvers.shock_propagation import shock_propagation
@@ -245,6 +246,22 @@ class SolverBase:
             store_spin_impulses(n, contacts.contact_frame, contacts.contact_spin_impulse, self._prev_torque_world)
         if self.split_impulse:
             self._correct_positions(contacts, dt)
+
+    def contact_merit(self, contacts: Contacts) -> float:
+        """FCLIB's merit of the last step's contact solve, read after :meth:`step`: the natural-map error of the
+        impulses ``r`` and the contact velocities ``u = W r + q`` they leave, over ``1 + sqrt(|q|)`` (as
+        :func:`...contact_solvers.fclib.local_merit` judges :meth:`local_problem`, without assembling ``W``: ``u``
+        is read from the body accumulators, so the joints' and the shock propagation's impulses count). Zero
+        without contacts; the Coulomb cone of each contact's first coefficient, whatever the friction set."""
+        n = contacts.contact_count
+        if n == 0:
+            return 0.0
+        b0, b1 = contacts.contact_body0[:n], contacts.contact_body1[:n]
+        dv, dw, q = self._dv, self._dw, self._b[:n]
+        u = q + np.einsum("kdj,kj->kd", contacts.contact_frame[:n], dv[b1] - dv[b0])
+        u += np.einsum("kdj,kj->kd", self._rc1[:n], dw[b1]) - np.einsum("kdj,kj->kd", self._rc0[:n], dw[b0])
+        error = natural_map_error(contacts.contact_impulse[:n], u, contacts.contact_mu4[:n, 0])
+        return error / (1.0 + float(np.sqrt(np.linalg.norm(q))))
 
     def local_problem(self, contacts: Contacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The last step's contact problem as FCLIB's local formulation ``u = W r + q``, read after :meth:`step`:

@@ -184,3 +184,28 @@ def test_bake_is_deterministic(solver_name):
     a = simulate(model, frame_count=25, fps=24, substeps=2, solver=solver_name)
     b = simulate(model, frame_count=25, fps=24, substeps=2, solver=solver_name)
     assert np.array_equal(a.body_pos, b.body_pos) and np.array_equal(a.body_quat, b.body_quat)
+
+
+@pytest.mark.parametrize("solver_name", ["PGS", "PROX", "NEWTON"])
+def test_the_steps_merit_is_fclibs_merit_of_its_local_problem(solver_name):
+    """The merit a step records (read from the body accumulators, no W assembled) equals FCLIB's merit of the
+    step's local problem assembled densely (:func:`fclib.local_merit`); the cone solvers run to a tight tolerance
+    bring it near zero from a single sweep's, while PGS's box friction keeps a merit the cone does not accept."""
+    from contact_lab.core.contact_solvers.fclib import LocalProblem, local_merit
+
+    merits = {}
+    for iterations in (1, 500):
+        model = _scene(0.5, 3)
+        solver = make_solver(model, solver_name, iterations=iterations, tolerance=1e-12)
+        state_in, state_out, contacts, dt = _step(model, solver_name)
+        solver.step(state_in, state_out, model.control(), contacts, dt)
+        W, q, mu = solver.local_problem(contacts)
+        r = contacts.contact_impulse[: contacts.contact_count].reshape(-1)
+        dense = local_merit(LocalProblem(W, q, mu), r)
+        merits[iterations] = solver.contact_merit(contacts)
+        assert merits[iterations] == pytest.approx(dense, rel=1e-9, abs=1e-15)
+    print(f"{solver_name}: merit after 1 sweep {merits[1]:.3g}, after 500 {merits[500]:.3g}")
+    if solver_name == "PGS":  # box friction: FCLIB's cone merit sees the box's corners outside the cone
+        assert merits[500] > 1e-3
+    else:
+        assert merits[500] < 1e-7 < merits[1]
