@@ -24,6 +24,7 @@ from .global_newton import (
     solve_min_map_newton,
     solve_prox_newton,
 )
+from .lemke import POLYHEDRAL_DIRECTIONS, solve_frictionless_lemke, solve_polyhedral_lemke
 from .pivoting import block_principal_pivoting, incremental_pivoting
 
 PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5}
@@ -103,6 +104,18 @@ def _block_pivoting(problem: LocalProblem, tolerance: float, iterations: int, r:
     result[0] = steps
 
 
+def _lemke(polyhedral: bool) -> Callable:
+    def run(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray) -> None:
+        if polyhedral:
+            x, pivots, _ = solve_polyhedral_lemke(problem.W, problem.q, problem.mu, iterations)
+        else:
+            x, pivots, _ = solve_frictionless_lemke(problem.W, problem.q, iterations)
+        r[:] = x
+        result[0] = pivots
+
+    return run
+
+
 def _min_map_newton(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
     x, steps, _ = solve_min_map_newton(problem.W, problem.q, problem.mu, iterations, min(tolerance, 1e-12))
     r[:] = x
@@ -139,6 +152,11 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "jacobi-box": (_splitting(JACOBI, None), "projected Jacobi, box friction, damped to ω = 1/λ_max(D^-½ W D^-½)"),
     "pivoting-frictionless": (_incremental, "incremental pivoting (Dantzig, Baraff) on the normals alone, exact"),
     "pivoting-box": (_friction_pivoting, "Baraff's friction pivoting, static friction per tangent (the box), exact"),
+    "lemke-frictionless": (_lemke(False), "Lemke's complementary pivoting on the normals alone, exact"),
+    "lemke-polyhedral": (
+        _lemke(True),
+        f"Lemke on the polyhedral-cone LCP ({POLYHEDRAL_DIRECTIONS} directions, inside the cone: 8 % less friction)",
+    ),
     "bpp-box": (_block_pivoting, "block principal pivoting, box friction: exact when its labels settle (can cycle)"),
     "newton-minmap-box": (_min_map_newton, "global Newton on the min-map, box friction, Armijo line search"),
     "newton-fb-cone": (

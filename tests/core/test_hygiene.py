@@ -65,6 +65,7 @@ PLAIN_PYTHON_MODULES = (
     "local_solvers.py",
     "pivoting.py",
     "friction_pivoting.py",
+    "lemke.py",
     "global_newton.py",
     "impacts.py",
 )
