@@ -26,6 +26,7 @@ from .global_newton import (
 )
 from .lemke import POLYHEDRAL_DIRECTIONS, solve_frictionless_lemke, solve_polyhedral_lemke
 from .pivoting import block_principal_pivoting, incremental_pivoting
+from .subspace import solve_pgs_subspace
 
 PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5}
 """PROX's r back-off factor ν per strategy (the values the FCLIB test problem converges with)."""
@@ -116,6 +117,11 @@ def _lemke(polyhedral: bool) -> Callable:
     return run
 
 
+def _pgs_subspace(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
+    sweeps, _ = solve_pgs_subspace(problem.W, problem.q, problem.mu, iterations, tolerance, r)
+    result[0] = sweeps
+
+
 def _min_map_newton(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
     x, steps, _ = solve_min_map_newton(problem.W, problem.q, problem.mu, iterations, min(tolerance, 1e-12))
     r[:] = x
@@ -148,6 +154,10 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "pgs-box": (_pgs, "projected Gauss–Seidel with box friction |r_t| <= μ r_n per tangent (BLCP; not the cone)"),
     "pgs-box-backward": (_splitting(BACKWARD, 1.0), "the same, sweeping the contacts in reverse order"),
     "pgs-box-symmetric": (_splitting(SYMMETRIC, 1.0), "the same, a forward then a backward sweep (less order bias)"),
+    "pgs-sm-box": (
+        _pgs_subspace,
+        "PGS with subspace minimization, box friction: sweeps guess which rows are at a bound, a solve ends it",
+    ),
     "psor-box": (_splitting(FORWARD, PSOR_OMEGA), f"projected SOR, box friction, ω = {PSOR_OMEGA} (may diverge)"),
     "jacobi-box": (_splitting(JACOBI, None), "projected Jacobi, box friction, damped to ω = 1/λ_max(D^-½ W D^-½)"),
     "pivoting-frictionless": (_incremental, "incremental pivoting (Dantzig, Baraff) on the normals alone, exact"),

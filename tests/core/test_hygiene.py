@@ -66,6 +66,7 @@ PLAIN_PYTHON_MODULES = (
     "pivoting.py",
     "friction_pivoting.py",
     "lemke.py",
+    "subspace.py",
     "global_newton.py",
     "impacts.py",
 )
