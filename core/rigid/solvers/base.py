@@ -261,7 +261,7 @@ class SolverBase:
         u = q + np.einsum("kdj,kj->kd", contacts.contact_frame[:n], dv[b1] - dv[b0])
         u += np.einsum("kdj,kj->kd", self._rc1[:n], dw[b1]) - np.einsum("kdj,kj->kd", self._rc0[:n], dw[b0])
         error = natural_map_error(contacts.contact_impulse[:n], u, contacts.contact_mu4[:n, 0])
-        return error / (1.0 + float(np.sqrt(np.linalg.norm(q))))
+        return error / (1.0 + float(np.sqrt(np.sqrt((q * q).sum()))))  # FCLIB's 1 + sqrt(|q|)
 
     def local_problem(self, contacts: Contacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The last step's contact problem as FCLIB's local formulation ``u = W r + q``, read after :meth:`step`:
