@@ -82,22 +82,23 @@ def _apply_change(b, change, scale, dt, pos, quat, vel, omega):
 
 
 @njit_kernel
-def _progressed(now, before, tolerance, stall):
-    """Whether an error [m | rad] still needs passes and fell by more than ``1 - stall`` since the last pass."""
-    return now > tolerance and now < stall * before
+def _progressed(now, before, tolerance, stall, settled):
+    """Whether an error [m | rad] still needs passes: above ``tolerance``, and either above ``settled`` or fallen
+    by more than ``1 - stall`` since the last pass."""
+    return now > tolerance and (now > settled or now < stall * before)
 
 
 @njit_kernel
-def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance, stall, max_move, max_turn, dt, pos,
-                   quat, vel, omega, out_error):  # fmt: skip
+def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance, stall, settled, max_move, max_turn,
+                   dt, pos, quat, vel, omega, out_error):  # fmt: skip
     """Up to ``passes`` projection passes (module docstring), stopping once no joint's error exceeds
-    ``tolerance`` [m | rad], or once a pass no longer cuts the largest linear or angular error below ``stall``
-    times the last (Gauss–Seidel over a wide, redundant joint graph, a glued wall, takes off a few percent per pass
-    there: the next step goes on from here instead). ``joints``: the model's joint tuple; ``rows``: this step's
-    :func:`.joint_rows.joint_row_arrays` (the directions and effective masses: each joint's block is factored once
-    per call, again only when its set of projected rows changes). ``pos`` (nb, 3), ``quat`` (nb, 4), ``vel``,
-    ``omega`` (nb, 3): the new state, changed in place. ``out_error`` (2,): the largest error left, [m, rad].
-    Returns the passes done.
+    ``tolerance`` [m | rad], or once the largest errors are below ``settled`` and a pass no longer cuts them below
+    ``stall`` times the last (Gauss–Seidel over a wide, redundant joint graph, a glued wall at rest, takes off a few
+    percent per pass there: the next step goes on from here instead). ``joints``: the model's joint tuple;
+    ``rows``: this step's :func:`.joint_rows.joint_row_arrays` (the directions and effective masses: each joint's
+    block is factored once per call, again only when its set of projected rows changes). ``pos`` (nb, 3),
+    ``quat`` (nb, 4), ``vel``, ``omega`` (nb, 3): the new state, changed in place. ``out_error`` (2,): the largest
+    error left, [m, rad]. Returns the passes done.
     """
     joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
     kind, J, IJ, row_K = rows[0], rows[1], rows[2], rows[7]
@@ -114,8 +115,8 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
     done = 0
     for _ in range(passes):
         joint_errors(joints, joint_broken, pos, quat, out_error)
-        if not (_progressed(out_error[0], before[0], tolerance, stall)
-                or _progressed(out_error[1], before[1], tolerance, stall)):  # fmt: skip
+        if not (_progressed(out_error[0], before[0], tolerance, stall, settled)
+                or _progressed(out_error[1], before[1], tolerance, stall, settled)):  # fmt: skip
             return done
         before[:] = out_error
         done += 1
