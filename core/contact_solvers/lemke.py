@@ -32,8 +32,8 @@ SOLVED, RAY, PIVOT_LIMIT, TOO_LARGE, INACCURATE = 0, 1, 2, 3, 4
 larger than ``MAX_VARIABLES``; a complementary basis whose answer does not meet the LCP (``ACCEPT``): on a singular,
 degenerate ``M`` (a stack's redundant contacts) a pivot on an entry that is round-off leaves the basis infeasible."""
 ACCEPT = 1e-8
-"""An answer is accepted when ``-w``, ``-z`` and ``|z_i w_i|`` stay below this times the largest ``|q_i|`` (and
-``|z_i| |q_i|``)."""
+"""An answer is accepted when ``-w``, ``-z`` and ``|z_i w_i|`` all stay below this times the largest ``|q_i|`` (times
+the largest ``z_i`` too, when that is above 1)."""
 MAX_VARIABLES = 2000
 """Largest LCP :func:`lemke` takes: its basis inverse is dense, ``n^2`` numbers, and each pivot costs ``n^2``."""
 POLYHEDRAL_DIRECTIONS = 8
@@ -99,9 +99,9 @@ def _answer(M: np.ndarray, q: np.ndarray, basis: np.ndarray, rhs: np.ndarray) ->
 def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int) -> tuple[np.ndarray, int, int]:
     """Solve ``0 <= M z + q ⊥ z >= 0`` by Lemke's method (module docstring). ``M`` (n, n), ``q`` (n,).
 
-    Returns ``(z (n,), pivots, status)`` with status :data:`SOLVED`, :data:`RAY`, :data:`PIVOT_LIMIT` or
-    :data:`TOO_LARGE` (``z`` is zero unless solved). Variables: ``w_i`` is ``i``, ``z_i`` is ``n + i``, ``z0`` is
-    ``2n``.
+    Returns ``(z (n,), pivots, status)`` with status :data:`SOLVED`, :data:`INACCURATE` (``z`` is the final basis's
+    answer, which does not meet the LCP), :data:`RAY`, :data:`PIVOT_LIMIT` or :data:`TOO_LARGE` (``z`` zero).
+    Variables: ``w_i`` is ``i``, ``z_i`` is ``n + i``, ``z0`` is ``2n``.
     """
     n = q.shape[0]
     if n == 0 or q.min() >= 0.0:

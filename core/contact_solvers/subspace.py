@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dense import solve_pgs_dense
+from .global_newton import min_map_residual
 
 PGS_SWEEPS = 5
 """PGS sweeps of each outer iteration (Algorithm 9's ``k_pgs``)."""
@@ -30,13 +31,9 @@ SUBSPACE_SOLVES = 3
 
 def box_residual(W: np.ndarray, q: np.ndarray, mu: np.ndarray, r: np.ndarray) -> float:
     """The box-friction BLCP's natural-map residual ``|r − Π(r − u)|`` (``u = W r + q``; normals onto ``r_n >= 0``,
-    tangents onto ``[−μ r_n, μ r_n]``): zero exactly at a solution [N·s]."""
-    u = W @ r + q
-    R, U = r.reshape(-1, 3), u.reshape(-1, 3)
-    normal = R[:, 0] - np.maximum(R[:, 0] - U[:, 0], 0.0)
-    bound = (mu * R[:, 0])[:, None]
-    tangent = R[:, 1:] - np.clip(R[:, 1:] - U[:, 1:], -bound, bound)
-    return float(np.sqrt((normal**2).sum() + (tangent**2).sum()))
+    tangents onto ``[−μ r_n, μ r_n]``): the norm of the global Newton's min-map
+    (:func:`.global_newton.min_map_residual`), zero exactly at a solution [N·s]."""
+    return float(np.linalg.norm(min_map_residual(W, q, mu, r)[0]))
 
 
 def _subspace_map(r: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
