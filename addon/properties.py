@@ -608,8 +608,8 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
     initial_velocity: FloatVectorProperty(
         name="Initial Velocity",
         description=(
-            "Velocity of the whole soft object at the first frame, in the world (scene units per second): "
-            "a thrown ball. Pinned vertices still follow their pins"
+            "Velocity of the whole object at the first frame, in the world (scene units per second): a thrown "
+            "ball. Active rigid bodies and soft objects; pinned vertices still follow their pins"
         ),
         subtype="VELOCITY",
         size=3,

@@ -266,6 +266,9 @@ class CONTACT_LAB_PT_object(_PhysicsTab, bpy.types.Panel):
         sub.active = settings.role == "ACTIVE"
         sub.prop(settings, "linear_damping", text="Damping Translation")
         sub.prop(settings, "angular_damping", text="Rotation")
+        sub = col.column()
+        sub.active = settings.role == "ACTIVE"
+        sub.prop(settings, "initial_velocity")
         rules = col.column(align=True)
         rules.label(
             text=f"Pair friction: {COMBINE_PHRASES[scene_settings.friction_combine]} (scene's Friction Combine)"

@@ -278,8 +278,11 @@ def _setting_findings(obj, settings, where: str) -> list[Finding]:
     owner = "the scene's" if obj is None else f"'{obj.name}':"
     for ident, label, value in values:
         bad = _bad_number(value)
-        if bad == "is far too large for the solver" and ident in _judged_by_range():
-            continue  # a finite 1e30 of these is judged by its physics range (checks/ranges.py)
+        judged = ident in _judged_by_range() and (
+            ident != "initial_velocity" or getattr(settings, "role", "") == "SOFT"
+        )
+        if bad == "is far too large for the solver" and judged:
+            continue  # a finite 1e30 of these is judged by its physics range (checks/ranges.py; soft speeds only)
         if bad:
             out.append(
                 error(

@@ -172,6 +172,8 @@ class BodyInput:
     scale: np.ndarray
     """Object scale at the first frame, (3,)."""
     parts: list[str] = field(default_factory=list)
+    velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    """Linear velocity at the first frame [m/s], (3,) (active bodies: the object's Initial Velocity)."""
     collision_collections: int = 1
     """20-bit mask of Blender's Collision Collections (bit k: collection k + 1); bodies collide when masks share a
     bit."""
@@ -185,7 +187,7 @@ def _add_bodies(builder, bodies: list[BodyInput]) -> list[ExportedBody]:
         is_active = body.role == "ACTIVE"
         body_kw: dict[str, Any] = {}
         if is_active:
-            body_kw = dict(linear_damping=body.linear_damping, angular_damping=body.angular_damping)
+            body_kw = dict(vel=body.velocity, linear_damping=body.linear_damping, angular_damping=body.angular_damping)
             if any(spec.shape_type == ShapeType.MESH for spec in geometry.shapes):
                 # a mesh's inertia comes from its triangles (the builder derives primitives' and hulls' itself)
                 mp = geometry.mass_properties

@@ -116,6 +116,7 @@ def _read_bodies(objects, geometries, surfaces, translation, rotation, scale, qu
                 scale=scale[0, k].copy(),
                 parts=[p.name for p in parts.get(obj.name, ())] if s.shape == "COMPOUND" else [],
                 collision_collections=collision_mask(obj),
+                velocity=np.asarray(tuple(s.initial_velocity), dtype=float) * metres,
             )
         )
     return out

@@ -312,6 +312,8 @@ def read_colliders(rigid: list, roles: list, matrices: np.ndarray, metres: float
             mass=float(s.mass) if kind == ColliderKind.DYNAMIC else 1.0,
             name=obj.name,
         )
+        if kind == ColliderKind.DYNAMIC:  # a thrown box: the object's Initial Velocity, as for soft bodies
+            arguments["linear_velocity"] = tuple(float(v) * metres for v in s.initial_velocity)
         if _uses_axis_anisotropy(obj):
             axis = scale[0, k] * np.asarray(AXIS_VECTORS[s.structure_axis])  # the axis as the object is scaled
             arguments["anisotropic_friction"] = (float(s.friction_t), float(s.friction_b), axis / np.linalg.norm(axis))

@@ -443,3 +443,18 @@ def test_anisotropic_ground_reaches_the_soft_engine(lab):
     export = soft_export.export_soft_scene(scene)
     assert export.world.collider_anisotropy[c, 2] == 0.0
     assert any("'Ground'" in w and "ignored" in w for w in export.warnings)
+
+
+def test_an_active_box_is_thrown_by_its_initial_velocity(lab):
+    """An active box's Initial Velocity (scene units per second) reaches the soft world in m/s: in free flight the
+    box's keys move by v t along x, which gravity does not touch (Unit Scale 0.5: 2 BU/s is 1 m/s)."""
+    scene, cube = build_soft_drop(lab, frame_end=3)
+    cube.contact_lab.lattice_resolution = 2
+    scene.unit_settings.scale_length = 0.5
+    box = lab.add_cube("Crate", (4.0, 0.0, 3.0), size=0.4, mass=3.0)
+    box.contact_lab.initial_velocity = (2.0, 0.0, 0.0)  # BU/s
+    scene.frame_set(1)
+    assert bpy.ops.contact_lab.bake() == {"FINISHED"}
+    _, location, _ = lab.keyed_transform(box)
+    np.testing.assert_allclose(location[:, 0] - 4.0, 2.0 * np.arange(3) / scene.render.fps, atol=1e-5)
+    assert location[2, 2] < 3.0  # and it falls

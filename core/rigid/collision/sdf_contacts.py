@@ -113,17 +113,21 @@ def field_distance(view, x, reach, stack):
     trilinear gradient turns by tens of degrees within a cell of edges and thin parts. The field's sign is kept
     where it is at least a cell from zero; nearer, the point's own winding number decides (``winding_number_at``,
     the rule the grid was signed with: right for overlapping parts and parts thinner than a cell, where the
-    nearest face's side is not).
+    nearest face's side is not). A point outside with no triangle within ``reach`` plus two cells gets that
+    distance: it is at least that far (the field outside its grid is only a lower bound).
     """
     values, grid, lower, upper, right, first, count, leaf, verts, tris, tri_normal, root = view
     phi, g = sdf_eval(values, grid, x)
     cell = grid[4]
     if phi > reach + cell:
         return phi, g
+    # Outside the grid phi is only a lower bound (a point above a torus's hole is far from every triangle but
+    # near the grid's box): search out to the reach, and with no triangle there the point is beyond it.
+    radius = max(abs(phi), reach) + 2.0 * cell
     t, q, feature, d = bvh_nearest_triangle(lower, upper, right, first, count, leaf, verts, tris, tri_normal, root, x,
-                                            abs(phi) + 2.0 * cell, stack)  # fmt: skip
+                                            radius, stack)  # fmt: skip
     if t < 0:
-        return phi, g
+        return (radius, g) if phi >= 0.0 else (phi, g)
     v = sub3(x, q)
     if d <= 1.0e-12 * cell:
         return 0.0, (tri_normal[t, 0], tri_normal[t, 1], tri_normal[t, 2])

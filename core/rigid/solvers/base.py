@@ -186,7 +186,7 @@ class SolverBase:
             self._inv_inertia_world, self._vel_free, self._omega_free,
             contacts.contact_body0, contacts.contact_body1, contacts.contact_point, contacts.contact_normal,
             contacts.contact_gap, contacts.contact_restitution,
-            contacts.contact_tangent_fixed, contacts.contact_tangent_hint, n,
+            contacts.contact_tangent_fixed, contacts.contact_tangent_hint, n, m.contact_margin,
             0.0 if self.split_impulse else self.erp, self.penetration_slop, self.restitution_threshold, dt,
             contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._D, self._b,
         )  # fmt: skip
