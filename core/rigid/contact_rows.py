@@ -99,6 +99,22 @@ def _normal_bias(phi, e, vn_pre, erp, penetration_slop, restitution_threshold, d
 
 
 @njit_kernel
+def _lever_arms_into(point, n, gap, margin, x0, x1, r0, r1):
+    """The contact's lever arms ``r0 = p - s n - x0`` and ``r1 = p + s n - x1`` (3,) [m], in place.
+
+    ``p`` lies midway across the gap ``phi`` and ``n`` points from body 0 to body 1. Beyond the contact margin
+    ``s = phi / 2``: a speculative contact acts on each body on its own surface, where it will be struck (from the
+    midpoint, far outside a small fast body, the arm inflated the friction rows' Delassus block: a 1 cm ball 30 cm
+    from a slab got a 180-fold one, and PROX's r-factor with it). Within the margin ``s = 0``: equal and opposite
+    friction on one line of action. The normal rows are the same for any point along ``n``.
+    """
+    s = 0.5 * gap if gap > margin else 0.0
+    for j in range(3):
+        r0[j] = point[j] - s * n[j] - x0[j]
+        r1[j] = point[j] + s * n[j] - x1[j]
+
+
+@njit_kernel
 def compute_contact_rows(
     body_inv_mass,
     body_pos,
@@ -143,10 +159,7 @@ def compute_contact_rows(
       * restitution (Newton impact law, seed 001 eq. 19) when the approach speed ``-v_n^-`` exceeds
         the threshold and the gap closes within the step: ``bias = min(e v_n^-, baumgarte)``.
 
-    Lever arms: ``r0 = p - s n - x0`` and ``r1 = p + s n - x1`` [m], where ``p`` lies midway across the gap and
-    ``n`` points from body 0 to body 1: ``s = phi / 2`` for a speculative contact farther apart than the contact
-    margin, so it acts on each body on its own surface, where it will be struck; ``s = 0`` within the margin, so
-    equal and opposite friction acts on one line of action. The normal rows are the same for any point along ``n``.
+    Lever arms: :func:`_lever_arms_into` (beyond the contact margin, each body's own surface).
 
     Shapes: contact_frame (c, 3, 3) rows n, t, b; row_rc0/row_rc1 (c, 3, 3) rows ``r x c_d``;
     row_irc0/row_irc1 (c, 3, 3) rows ``I_w^-1 (r x c_d)``; row_D (c, 3, 3); row_b (c, 3) [m/s].
@@ -161,13 +174,7 @@ def compute_contact_rows(
         b0 = contact_body0[k]
         b1 = contact_body1[k]
         n = contact_normal[k]
-        # Beyond the margin each body's lever arm ends on its own surface: the point lies midway across the gap,
-        # which for a speculative contact can be far outside both bodies (the arm would inflate the friction rows'
-        # Delassus block: a 1 cm ball 30 cm from a slab got a 180-fold one, and PROX's r-factor with it).
-        half_gap = 0.5 * contact_gap[k] if contact_gap[k] > contact_margin else 0.0
-        for j in range(3):
-            r0[j] = contact_point[k, j] - half_gap * n[j] - body_pos[b0, j]
-            r1[j] = contact_point[k, j] + half_gap * n[j] - body_pos[b1, j]
+        _lever_arms_into(contact_point[k], n, contact_gap[k], contact_margin, body_pos[b0], body_pos[b1], r0, r1)
         # free relative velocity at the contact point
         point_velocity_into(vel_free[b0], omega_free[b0], r0, vel0)
         point_velocity_into(vel_free[b1], omega_free[b1], r1, vel1)

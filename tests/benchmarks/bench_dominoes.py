@@ -13,7 +13,7 @@ the wave reached it: the largest displacement of any of its corners [mm] from th
 predecessor leans by 10 degrees (it touches the domino at about 33).
 
 Run: ``python tests/benchmarks/bench_dominoes.py`` (``make bench``); ``--dominoes N``, ``--seconds S`` (default:
-enough for the wave, 1 s + 36 ms a domino), ``--sides blender ours``, ``--json PATH``.
+enough for the wave, 1 s + 55 ms a domino), ``--sides blender ours``, ``--json PATH``.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     except ImportError:
         print("bench_dominoes: bpy is not installed; nothing to measure")
         return 0
-    seconds = args.seconds if args.seconds is not None else 1.0 + 0.036 * args.dominoes
+    seconds = args.seconds if args.seconds is not None else 1.0 + 0.055 * args.dominoes
     end = 1 + round(seconds * FPS)
     print(f"dominoes: {args.dominoes} along a spiral, {FPS} fps, frames 1-{end} ({seconds:g} s); {ps.versions_line()}")
     if "ours" in args.sides:  # cold start: compile or load the kernels on a short line first
