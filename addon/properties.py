@@ -619,8 +619,8 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         name="Lattice Resolution",
         description=(
             "Lattice cells along the longest side of the mesh: the detail of the deformation against the bake's "
-            "speed and memory (the tet count and the time per frame grow with its cube: the default cube is 6,000 "
-            "tets at 8, 16,500 at 12, 35,000 at 16; Check Scene estimates it, and a bake above a million tets is "
+            "speed and memory (the tet count and the time per frame grow with its cube: the default cube is 3,072 "
+            "tets at 8, 10,368 at 12, 24,576 at 16; Check Scene estimates it, and a bake above a million tets is "
             "refused)"
         ),
         # 8: the default cube (2 m, Flesh) bakes with the Soft engine at about 0.2 s per frame on 2 cores
@@ -629,6 +629,20 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         min=1,
         soft_max=32,  # a cube at 32 is 236k tets: ~1.3 GB and tens of seconds per frame
         max=256,  # high values are only sane for long thin meshes (a 1 m rope 1 cm thick: 256 × 3 × 3 cells)
+    )
+    lattice_fit: EnumProperty(
+        name="Lattice Fit",
+        description=(
+            "How the lattice meets faces that lie on its cell planes, as a box's do. Fitted: it ends at them. "
+            "Padded: one more layer of cells beyond them, which makes the body up to one cell stiffer than its "
+            "mesh (files made before Fitted existed keep it). Soft engine; open meshes, and the IPC engine, always "
+            "get the padded lattice"
+        ),
+        items=(
+            ("FITTED", "Fitted", "The lattice ends at the faces that lie on its cell planes (closed meshes)"),
+            ("PADDED", "Padded", "One more layer of cells beyond such faces: stiffer, as in older files"),
+        ),
+        default="FITTED",
     )
     # direction-dependent friction (course ch. 6; read by addon.friction.export) ---------------
     friction_model: EnumProperty(

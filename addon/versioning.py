@@ -7,7 +7,8 @@ save), and on load the objects of an older scene get the defaults of their time 
 
 Changes of default, by the version that made them:
 
-- 1: *Lattice Resolution* 12 -> 8 (issue 13: the default cube bakes at an artist's pace).
+- 1: *Lattice Resolution* 12 -> 8 (the default cube bakes at an artist's pace).
+- 2: *Lattice Fit* Padded -> Fitted (a box's lattice ends at its faces: as soft as its material).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from typing import Any
 
 import bpy
 
-SETTINGS_VERSION = 1
+SETTINGS_VERSION = 2
 """The version this add-on stamps on every scene it saves."""
 
-OLD_DEFAULTS: tuple[tuple[int, str, object], ...] = ((1, "lattice_resolution", 12),)
+OLD_DEFAULTS: tuple[tuple[int, str, object], ...] = ((1, "lattice_resolution", 12), (2, "lattice_fit", "PADDED"))
 """``(version that changed it, Object.contact_lab property, its default before that version)``."""
 
 

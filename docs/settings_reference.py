@@ -49,7 +49,7 @@ SUBTYPE_UNITS = {"VELOCITY": "scene length/s", "FACTOR": "fraction", "DIR_PATH":
 SOURCES = [
     "## Where the tooltips' figures come from",
     "",
-    "- Tets per Lattice Resolution of the default cube (6,000 at 8, 16,500 at 12, 35,000 at 16): the `tets` column",
+    "- Tets per Lattice Resolution of the default cube (3,072 at 8, 10,368 at 12, 24,576 at 16): the `tets` column",
     "  of `tests/benchmarks/bench_default_cube.py --resolution N`.",
     "- The material presets' values: the sources listed with `SOFT_PRESETS` in `addon/property_items.py`.",
     "- Volume Compressibility's comparisons: air at sea level is 1/atm (an ideal gas at constant temperature);",

@@ -394,6 +394,7 @@ def _draw_soft(layout, context, obj) -> None:
     if settings.pin_group and obj.vertex_groups.get(settings.pin_group) is None:
         col.label(text=f"No vertex group '{settings.pin_group}'", icon="ERROR")
     col.prop(settings, "lattice_resolution")
+    col.prop(settings, "lattice_fit")
     col.prop(settings, "initial_velocity")
     row = col.row(align=True)
     row.prop(settings, "volume_compressibility", text="Volume Compressibility (1/atm)")

@@ -213,6 +213,11 @@ def gather_ipc_scene(
     )
     touching = [(b.object_name, coincident_vertex_problem(b.object_name, b.vertices, b.triangles)) for b in soft.bodies]
     raise_problems([(name, message) for name, message in touching if message is not None])
+    for body in soft.bodies:
+        # IPC collides the mesh's own vertices, edges and triangles: on a fitted lattice a coarse mesh's corners
+        # would be lattice nodes carrying the whole body (the default cube fell flat), on the padded one they lie
+        # inside tets that spread the load
+        body.lattice_fitted = False
     metres = soft.length_scale
     return IpcSceneInput(
         **{f.name: getattr(soft, f.name) for f in fields(SoftSceneInput)},

@@ -205,6 +205,9 @@ class SoftBodyInput:
     lattice_resolution: int
     material: dict
     """Keyword arguments of ``SoftWorldBuilder.add_soft_body`` known before the lattice (SI units)."""
+    """Keyword arguments of ``SoftWorldBuilder.add_soft_body`` known before the lattice (SI units)."""
+    lattice_fitted: bool = True
+    """The lattice ends at faces lying on its cell planes (False: a layer of cells beyond them, older files)."""
 
 
 @dataclass
@@ -274,7 +277,7 @@ def build_soft_body(inp: SoftBodyInput, metres: float, *, face_samples: bool = T
     scale = np.linalg.norm(linear, axis=0)  # column norms: the object's (positive) scale
     # cubic cells along the object's own axes: tetrahedralize the scaled local mesh, then place it in the world
     local = inp.vertices * scale
-    lattice = tetrahedralize_lattice(local, inp.triangles, resolution=inp.lattice_resolution)
+    lattice = tetrahedralize_lattice(local, inp.triangles, resolution=inp.lattice_resolution, fitted=inp.lattice_fitted)
     point_tet, point_weights = lattice.embed_tet, lattice.embed_weights
     if face_samples:  # contact points between the vertices (never output: the render mesh stays the vertices)
         sample_tet, sample_weights = embed_in_lattice(

@@ -279,6 +279,7 @@ def read_soft_body(obj, matrices: np.ndarray, metres: float) -> SoftBodyInput:
         pinned_render=pinned_render,
         lattice_resolution=int(s.lattice_resolution),
         material=material,
+        lattice_fitted=str(s.lattice_fit) == "FITTED",
     )
 
 

@@ -26,8 +26,10 @@ share whole faces. Lattice vertices are shared between cubes and numbered by the
 integer grid coordinates (x fastest), cells and tets likewise, so the output is
 deterministic.
 
-The lattice over-fills the mesh by up to a cell (a box whose faces lie on cell planes gets a whole empty layer
-of cells around it: 1.6 times its volume at 12 cells along its side). ``tet_volume_fraction`` says how much of
+The lattice over-fills the mesh by up to a cell. A closed mesh's *fitted* lattice (the default) leaves out the
+cells its surface only touches on their faces from outside, so a box whose faces lie on cell planes is filled
+exactly; the *padded* one (``fitted=False``, and every open mesh) keeps them, a whole empty layer around such a
+box (1.6 times its volume at 12 cells along its side). ``tet_volume_fraction`` says how much of
 each tet the mesh fills, so that mass follows the mesh's own volume (:func:`tet_volume_fractions`): 1 for the
 tets of cells away from the surface, a winding-number count at a few sample points for the cells the surface
 touches, rescaled to the exact enclosed volume (divergence theorem) when the mesh is closed.
@@ -247,13 +249,25 @@ def _cell_of(x, origin, h, n):
 
 
 @njit_kernel
-def mark_surface_cells(vertices, triangles, grid_origin, h, nx, ny, nz, cell_flag):
-    """Flag cells touching a triangle (inflated SAT test) or containing a vertex.
+def _strictly_inside(x, grid_origin, h, i, j, k):
+    """Whether the point x (3,) [m] lies inside cell (i, j, k) farther than 1e-9 of a cell from its faces."""
+    for d, c in ((0, i), (1, j), (2, k)):
+        u = (x[d] - grid_origin[d]) / h - c
+        if u < 1e-9 or u > 1.0 - 1e-9:
+            return False
+    return True
+
+
+@njit_kernel
+def mark_surface_cells(vertices, triangles, grid_origin, h, nx, ny, nz, cell_flag, interior):
+    """Flag cells touching a triangle (inflated SAT test) or containing a vertex; with ``interior``, only cells
+    whose interior a triangle or vertex reaches (the cube deflated by 1e-9 of its size: a face lying on a cell's
+    face, or a vertex on it, does not count).
 
     vertices (V, 3) float64 [m], triangles (T, 3) int, grid_origin (3,) [m], h cell size [m],
     (nx, ny, nz) cells; output cell_flag (nz, ny, nx) uint8, set to 1 (never cleared). Serial.
     """
-    half = 0.5 * h * (1.0 + 1e-9) + 1e-12 * h
+    half = 0.5 * h * (1.0 - 1e-9) if interior else 0.5 * h * (1.0 + 1e-9) + 1e-12 * h
     v0 = np.empty(3)
     v1 = np.empty(3)
     v2 = np.empty(3)
@@ -261,6 +275,8 @@ def mark_surface_cells(vertices, triangles, grid_origin, h, nx, ny, nz, cell_fla
         i = _cell_of(vertices[v, 0], grid_origin[0], h, nx)
         j = _cell_of(vertices[v, 1], grid_origin[1], h, ny)
         k = _cell_of(vertices[v, 2], grid_origin[2], h, nz)
+        if interior and not _strictly_inside(vertices[v], grid_origin, h, i, j, k):
+            continue
         cell_flag[k, j, i] = 1
     lo = np.empty(3, dtype=np.int64)
     hi = np.empty(3, dtype=np.int64)
@@ -318,59 +334,85 @@ def build_lattice_tets(cell_ids, kuhn_tets, nx, ny, lattice_vertex_id, tet_indic
 
 
 @njit_kernel
+def _best_tet_of_cell(p, start, tet_vertices, tet_indices, weights):
+    """Among the 6 tets of the cell whose first tet is ``start``: the first holding the point p (3,) [m] (every
+    barycentric weight >= -1e-12, Cramer's rule), else the one with the largest minimum weight. Returns ``(tet,
+    its smallest weight)`` and writes its weights into ``weights`` (4,)."""
+    best, best_t = -np.inf, -1
+    for t in range(start, start + 6):
+        x0 = tet_vertices[tet_indices[t, 0]]
+        x1 = tet_vertices[tet_indices[t, 1]]
+        x2 = tet_vertices[tet_indices[t, 2]]
+        x3 = tet_vertices[tet_indices[t, 3]]
+        # solve [x1-x0 | x2-x0 | x3-x0] (w1, w2, w3)^T = p - x0 by Cramer's rule
+        a0, a1, a2 = x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2]
+        b0, b1, b2 = x2[0] - x0[0], x2[1] - x0[1], x2[2] - x0[2]
+        c0, c1, c2 = x3[0] - x0[0], x3[1] - x0[1], x3[2] - x0[2]
+        r0, r1, r2 = p[0] - x0[0], p[1] - x0[1], p[2] - x0[2]
+        det = a0 * (b1 * c2 - b2 * c1) - b0 * (a1 * c2 - a2 * c1) + c0 * (a1 * b2 - a2 * b1)
+        w1 = (r0 * (b1 * c2 - b2 * c1) - b0 * (r1 * c2 - r2 * c1) + c0 * (r1 * b2 - r2 * b1)) / det
+        w2 = (a0 * (r1 * c2 - r2 * c1) - r0 * (a1 * c2 - a2 * c1) + c0 * (a1 * r2 - a2 * r1)) / det
+        w3 = (a0 * (b1 * r2 - b2 * r1) - b0 * (a1 * r2 - a2 * r1) + r0 * (a1 * b2 - a2 * b1)) / det
+        w0 = 1.0 - w1 - w2 - w3
+        wmin = min(min(w0, w1), min(w2, w3))
+        if wmin > best:
+            best, best_t = wmin, t
+            weights[0], weights[1], weights[2], weights[3] = w0, w1, w2, w3
+        if wmin >= -1e-12:
+            break
+    return best_t, best
+
+
+@njit_kernel
 def embed_points(
     points, tet_vertices, tet_indices, cell_tet_start, grid_origin, h, nx, ny, nz, embed_tet_out, embed_weights_out
 ):
     """Find the tet of the lattice containing each point and its barycentric weights (Cramer's rule).
 
     points (V, 3) [m]; tet_vertices (N, 3) [m]; tet_indices (M, 4); cell_tet_start (nz, ny, nx) int64,
-    first tet of each cell (-1 if the cell is empty); outputs embed_tet_out (V,) int32 (-1 if the point's
-    cell is empty, which the caller prevents) and embed_weights_out (V, 4) float64 (rows sum to 1).
-    Among the cell's 6 tets the first with all weights >= -1e-12 is taken, else the one with the
-    largest minimum weight (points on a clamped boundary cell).
+    first tet of each cell (-1 if the cell is empty); outputs embed_tet_out (V,) int32 (-1 if no occupied cell
+    holds the point, which the caller prevents) and embed_weights_out (V, 4) float64 (rows sum to 1).
+    The point's own cell is tried first (:func:`_best_tet_of_cell`); a point on a face, edge or corner of it (within
+    1e-9 of a cell) whose cell is empty or misses it is given to the occupied neighbour that holds it best: a
+    fitted lattice leaves the cells beyond a box's faces empty, and the box's points lie on those faces.
     """
+    w = np.empty(4)
     for v in range(points.shape[0]):
-        i = _cell_of(points[v, 0], grid_origin[0], h, nx)
-        j = _cell_of(points[v, 1], grid_origin[1], h, ny)
-        k = _cell_of(points[v, 2], grid_origin[2], h, nz)
-        start = cell_tet_start[k, j, i]
+        p = points[v]
+        i = _cell_of(p[0], grid_origin[0], h, nx)
+        j = _cell_of(p[1], grid_origin[1], h, ny)
+        k = _cell_of(p[2], grid_origin[2], h, nz)
         embed_tet_out[v] = -1
-        if start < 0:
-            continue
         best = -np.inf
-        for t in range(start, start + 6):
-            x0 = tet_vertices[tet_indices[t, 0]]
-            x1 = tet_vertices[tet_indices[t, 1]]
-            x2 = tet_vertices[tet_indices[t, 2]]
-            x3 = tet_vertices[tet_indices[t, 3]]
-            # solve [x1-x0 | x2-x0 | x3-x0] (w1, w2, w3)^T = p - x0 by Cramer's rule
-            a0 = x1[0] - x0[0]
-            a1 = x1[1] - x0[1]
-            a2 = x1[2] - x0[2]
-            b0 = x2[0] - x0[0]
-            b1 = x2[1] - x0[1]
-            b2 = x2[2] - x0[2]
-            c0 = x3[0] - x0[0]
-            c1 = x3[1] - x0[1]
-            c2 = x3[2] - x0[2]
-            r0 = points[v, 0] - x0[0]
-            r1 = points[v, 1] - x0[1]
-            r2 = points[v, 2] - x0[2]
-            det = a0 * (b1 * c2 - b2 * c1) - b0 * (a1 * c2 - a2 * c1) + c0 * (a1 * b2 - a2 * b1)
-            w1 = (r0 * (b1 * c2 - b2 * c1) - b0 * (r1 * c2 - r2 * c1) + c0 * (r1 * b2 - r2 * b1)) / det
-            w2 = (a0 * (r1 * c2 - r2 * c1) - r0 * (a1 * c2 - a2 * c1) + c0 * (a1 * r2 - a2 * r1)) / det
-            w3 = (a0 * (b1 * r2 - b2 * r1) - b0 * (a1 * r2 - a2 * r1) + r0 * (a1 * b2 - a2 * b1)) / det
-            w0 = 1.0 - w1 - w2 - w3
-            wmin = min(min(w0, w1), min(w2, w3))
-            if wmin > best:
-                best = wmin
-                embed_tet_out[v] = t
-                embed_weights_out[v, 0] = w0
-                embed_weights_out[v, 1] = w1
-                embed_weights_out[v, 2] = w2
-                embed_weights_out[v, 3] = w3
-            if wmin >= -1e-12:
-                break
+        if cell_tet_start[k, j, i] >= 0:
+            t, best = _best_tet_of_cell(p, cell_tet_start[k, j, i], tet_vertices, tet_indices, w)
+            embed_tet_out[v] = t
+            embed_weights_out[v] = w
+        if best >= -1e-12:
+            continue
+        for dk in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                for di in (-1, 0, 1):
+                    a, b, c = i + di, j + dj, k + dk
+                    if not (0 <= a < nx and 0 <= b < ny and 0 <= c < nz) or cell_tet_start[c, b, a] < 0:
+                        continue
+                    if not _near_cell(p, grid_origin, h, a, b, c):
+                        continue
+                    t, wmin = _best_tet_of_cell(p, cell_tet_start[c, b, a], tet_vertices, tet_indices, w)
+                    if wmin > best:
+                        best = wmin
+                        embed_tet_out[v] = t
+                        embed_weights_out[v] = w
+
+
+@njit_kernel
+def _near_cell(x, grid_origin, h, i, j, k):
+    """Whether the point x (3,) [m] lies in cell (i, j, k) or within 1e-9 of a cell of it."""
+    for d, c in ((0, i), (1, j), (2, k)):
+        u = (x[d] - grid_origin[d]) / h - c
+        if u < -1e-9 or u > 1.0 + 1e-9:
+            return False
+    return True
 
 
 # ----------------------------------------------------------------------------------------------
@@ -393,18 +435,21 @@ def extract_surface_triangles(tet_indices: np.ndarray) -> np.ndarray:
     return faces[once].astype(INDEX)
 
 
-def tetrahedralize_lattice(vertices, triangles, *, resolution: int = 16, padding_cells: int = 1) -> LatticeMesh:
+def tetrahedralize_lattice(
+    vertices, triangles, *, resolution: int = 16, padding_cells: int = 1, fitted: bool = True
+) -> LatticeMesh:
     """Fill the volume of a triangle mesh with a conforming lattice of Kuhn tets and embed its vertices.
 
     vertices (V, 3) [m]; triangles (T, 3) int (may be empty, open, non-manifold or self-intersecting);
     ``resolution``: cells along the longest side of the bounding box; ``padding_cells``: empty layers
-    of cells added around the box. Never fails on valid arrays; see the module docstring for the
-    occupancy rule and the O(cells x triangles) cost of the winding numbers.
+    of cells added around the box; ``fitted``: leave out the cells the surface only touches on their faces from
+    outside (False: the padded lattice of older files). Never fails on valid arrays; see the module docstring for
+    the occupancy rule and the O(cells x triangles) cost of the winding numbers.
     """
     vertices, triangles, resolution, padding_cells = _checked_input(vertices, triangles, resolution, padding_cells)
     origin, h, (nx, ny, nz) = _grid(vertices, resolution, padding_cells)
     cell_flag, surface_cell_count, winding_cell_count, max_winding = _occupancy(
-        vertices, triangles, origin, h, nx, ny, nz
+        vertices, triangles, origin, h, nx, ny, nz, bool(fitted)
     )
     cell_ids = np.flatnonzero(cell_flag.ravel()).astype(np.int64)  # i + nx (j + ny k), ascending
     ci = cell_ids % nx
@@ -419,8 +464,11 @@ def tetrahedralize_lattice(vertices, triangles, *, resolution: int = 16, padding
     embed_tet = np.empty(vertices.shape[0], dtype=INDEX)
     embed_weights = np.empty((vertices.shape[0], 4), dtype=FLOAT)
     embed_points(vertices, tet_vertices, tet_indices, cell_tet_start, origin, h, nx, ny, nz, embed_tet, embed_weights)
-    if np.any(embed_tet < 0):  # cannot happen: vertex cells are always marked
-        raise RuntimeError("lattice embedding failed: a vertex lies in an empty cell")
+    if np.any(embed_tet < 0):
+        if fitted:  # a vertex the fitted cells miss (degenerate input): the padded lattice holds every one
+            return tetrahedralize_lattice(vertices, triangles, resolution=resolution, padding_cells=padding_cells,
+                                          fitted=False)  # fmt: skip
+        raise RuntimeError("lattice embedding failed: a vertex lies in an empty cell")  # vertex cells are marked
     fraction, mesh_volume, samples = tet_volume_fractions(
         vertices, triangles, np.stack([ci, cj, ck], axis=1), cell_flag.ravel()[cell_ids] == 1, origin, h, max_winding
     )
@@ -473,21 +521,48 @@ def _grid(vertices, resolution: int, padding_cells: int):
     return origin, h, (nx, ny, nz)
 
 
-def _occupancy(vertices, triangles, origin, h, nx, ny, nz):
+def _occupancy(vertices, triangles, origin, h, nx, ny, nz, fitted):
     """Occupied cells: ``(cell_flag (nz, ny, nx) uint8, surface cell count, winding cell count, largest |w|)`` with
     flag 1 for cells a triangle touches and 2 for the remaining cells whose centre has ``|winding number| > 1/2``;
-    the largest ``|w|`` over the centres tells a self-overlapping mesh (2 where two closed parts overlap)."""
+    the largest ``|w|`` over the centres tells a self-overlapping mesh (2 where two closed parts overlap).
+
+    ``fitted``: for a closed mesh (``closed_mesh_volume``: every triangle parts inside from outside), cells the
+    surface touches only on their faces, with their centre outside, are left empty (:func:`_overhang`)."""
     cell_flag = np.zeros((nz, ny, nx), dtype=np.uint8)
-    mark_surface_cells(vertices, triangles, origin, h, nx, ny, nz, cell_flag)
+    mark_surface_cells(vertices, triangles, origin, h, nx, ny, nz, cell_flag, False)
+    if fitted and np.isfinite(closed_mesh_volume(vertices, triangles)):
+        cell_flag[_overhang(vertices, triangles, origin, h, cell_flag)] = 0
     surface_cell_count = int(cell_flag.sum())
     kk, jj, ii = np.nonzero(cell_flag == 0)  # C order: k, then j, then i -> ascending linear id
-    centres = origin + (np.stack([ii, jj, kk], axis=1) + 0.5) * h
-    winding = np.zeros(centres.shape[0], dtype=FLOAT)
-    if triangles.shape[0] and centres.shape[0]:
-        compute_winding_numbers(np.ascontiguousarray(centres), vertices, triangles, winding)
+    winding = _centre_winding(vertices, triangles, origin, h, kk, jj, ii)
     inside = np.abs(winding) > 0.5
     cell_flag[kk[inside], jj[inside], ii[inside]] = 2
     return cell_flag, surface_cell_count, int(inside.sum()), float(np.abs(winding).max(initial=0.0))
+
+
+def _centre_winding(vertices, triangles, origin, h, kk, jj, ii) -> np.ndarray:
+    """Winding numbers of the centres of cells ``(ii, jj, kk)`` (0 without triangles)."""
+    winding = np.zeros(kk.shape[0], dtype=FLOAT)
+    if triangles.shape[0] and kk.shape[0]:
+        centres = origin + (np.stack([ii, jj, kk], axis=1) + 0.5) * h
+        compute_winding_numbers(np.ascontiguousarray(centres), vertices, triangles, winding)
+    return winding
+
+
+def _overhang(vertices, triangles, origin, h, cell_flag) -> np.ndarray:
+    """Cells of ``cell_flag == 1`` that the surface only touches on their faces and whose centre is outside, as a
+    boolean mask (nz, ny, nx): a box whose faces lie on cell planes would get a whole layer of them, one cell of
+    lattice around it that makes the body stiffer than its mesh. None are dropped if they are all there is."""
+    interior = np.zeros_like(cell_flag)
+    nz, ny, nx = cell_flag.shape
+    mark_surface_cells(vertices, triangles, origin, h, nx, ny, nz, interior, True)
+    mask = (cell_flag == 1) & (interior == 0)
+    kk, jj, ii = np.nonzero(mask)
+    outside = np.abs(_centre_winding(vertices, triangles, origin, h, kk, jj, ii)) <= 0.5
+    mask[kk[~outside], jj[~outside], ii[~outside]] = False
+    if mask.sum() == (cell_flag != 0).sum():
+        mask[:] = False
+    return mask
 
 
 def _lattice_points(ci, cj, ck, origin, h, nx, ny, nz):

@@ -25,7 +25,7 @@ def _matrix(rotation_quat, scale, translation):
     return m
 
 
-def _body(matrix, resolution, metres=1.0):
+def _body(matrix, resolution, metres=1.0, fitted=True):
     inp = soft_export.SoftBodyInput(
         object_name="Cube",
         vertices=CUBE_VERTICES,
@@ -34,6 +34,7 @@ def _body(matrix, resolution, metres=1.0):
         pinned_render=np.zeros(8, dtype=bool),
         lattice_resolution=resolution,
         material=dict(density=DENSITY, youngs_modulus=1e5, poisson_ratio=0.45, damping=0.02, friction=0.5, name="Cube"),
+        lattice_fitted=fitted,
     )
     kwargs, record = soft_export.build_soft_body(inp, metres)
     builder = SoftWorldBuilder()
@@ -70,8 +71,13 @@ def test_mass_follows_the_length_unit():
 
 
 def test_without_the_fractions_the_lattice_over_weighs():
-    """The failure this fixes, reproduced by dropping the fractions: 1.59 times at resolution 12."""
-    _, record = _body(np.eye(4), 12)
+    """The failure this fixes, reproduced by dropping the fractions of the padded lattice (Lattice Fit Padded): 1.59
+    times at resolution 12; the fitted lattice of the same cube is the cube."""
+    _, fitted = _body(np.eye(4), 12)
+    builder = SoftWorldBuilder()
+    builder.add_soft_body(fitted.rest_world, fitted.tet_indices, density=DENSITY)
+    assert builder.finalize().node_mass.sum() / (DENSITY * 8.0) == pytest.approx(1.0, rel=1e-9)
+    _, record = _body(np.eye(4), 12, fitted=False)
     builder = SoftWorldBuilder()
     builder.add_soft_body(record.rest_world, record.tet_indices, density=DENSITY)
     assert builder.finalize().node_mass.sum() / (DENSITY * 8.0) == pytest.approx((14 / 12) ** 3, rel=1e-9)

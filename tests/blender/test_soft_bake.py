@@ -458,3 +458,20 @@ def test_an_active_box_is_thrown_by_its_initial_velocity(lab):
     _, location, _ = lab.keyed_transform(box)
     np.testing.assert_allclose(location[:, 0] - 4.0, 2.0 * np.arange(3) / scene.render.fps, atol=1e-5)
     assert location[2, 2] < 3.0  # and it falls
+
+
+def test_lattice_fit_reaches_the_soft_engine_and_ipc_keeps_the_padded_lattice(lab):
+    """A cube's faces lie on the lattice's cell planes: Fitted (the default) fills exactly its cells, Padded adds the
+    layer beyond its faces, and the IPC engine always builds the padded lattice (it collides the mesh's own corners,
+    which a fitted lattice would make lattice nodes carrying the whole body)."""
+    scene, cube = build_soft_drop(lab, frame_end=3)
+    n = cube.contact_lab.lattice_resolution
+    assert cube.contact_lab.lattice_fit == "FITTED"
+    assert soft_export.export_soft_scene(scene).world.tet_count == 6 * n**3
+    cube.contact_lab.lattice_fit = "PADDED"
+    assert soft_export.export_soft_scene(scene).world.tet_count == 6 * (n + 2) ** 3
+    cube.contact_lab.lattice_fit = "FITTED"
+    scene.contact_lab.engine = "IPC"
+    from contact_lab.addon.ipc import gather as ipc_export
+
+    assert ipc_export.export_ipc_scene(scene).world.tet_count == 6 * (n + 2) ** 3

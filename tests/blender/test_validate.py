@@ -405,7 +405,7 @@ def test_huge_lattice_is_refused_at_once(lab):
     lab.add_ground()
     jelly = lab.add_cube("Jelly", (0.0, 0.0, 0.2), size=0.2, role="SOFT")
     jelly.contact_lab.lattice_resolution = 64
-    finding = the_finding(findings_of(scene), "ERROR", "Jelly", "1,720,326 tets", "GB of memory", "per frame")
+    finding = the_finding(findings_of(scene), "ERROR", "Jelly", "1,572,864 tets", "GB of memory", "per frame")
     assert "Lower Lattice Resolution" in finding.fix[0].upper() + finding.fix[1:]
     start = time.perf_counter()
     bake_refused(scene, lab, "'Jelly' at lattice resolution 64", "1,000,000 tets")

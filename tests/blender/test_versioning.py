@@ -1,8 +1,9 @@
 """Files saved before a default changed open with the old default (``addon/versioning.py``), in real Blender.
 
 Reference: the value each file was made with. A soft object saved by a version whose default Lattice Resolution
-was 12 (the setting left unset, so the file stores nothing) must bake at 12 after the default became 8; a file
-saved now keeps following today's default; values set by hand never change.
+was 12 (the setting left unset, so the file stores nothing) must bake at 12 after the default became 8, and one
+saved before Lattice Fit existed keeps the padded lattice; a file saved now keeps following today's defaults;
+values set by hand never change.
 """
 
 import pytest
@@ -19,7 +20,7 @@ def _soft_cubes(lab):
     return unset, manual
 
 
-def test_a_file_saved_before_the_change_keeps_lattice_resolution_12(lab, tmp_path):
+def test_a_file_saved_before_the_changes_keeps_lattice_resolution_12_and_the_padded_lattice(lab, tmp_path):
     path = str(tmp_path / "made_with_version_0.blend")
     versioning.unregister()  # save as an older Contact Lab did: no settings version stamped
     try:
@@ -33,6 +34,7 @@ def test_a_file_saved_before_the_change_keeps_lattice_resolution_12(lab, tmp_pat
     unset, manual = bpy.data.objects["Unset"], bpy.data.objects["Manual"]
     assert unset.contact_lab.lattice_resolution == 12 and unset.contact_lab.is_property_set("lattice_resolution")
     assert manual.contact_lab.lattice_resolution == 5
+    assert unset.contact_lab.lattice_fit == "PADDED" and manual.contact_lab.lattice_fit == "PADDED"
     assert bpy.context.scene.contact_lab.settings_version == versioning.SETTINGS_VERSION
     # saved again, it stays at 12 (now stored) and no longer counts as old
     bpy.ops.wm.save_as_mainfile(filepath=path)
@@ -48,6 +50,7 @@ def test_a_file_saved_now_follows_todays_default(lab, tmp_path):
     bpy.ops.wm.open_mainfile(filepath=path)
     unset = bpy.data.objects["Unset"]
     assert unset.contact_lab.lattice_resolution == 8 and not unset.contact_lab.is_property_set("lattice_resolution")
+    assert unset.contact_lab.lattice_fit == "FITTED" and not unset.contact_lab.is_property_set("lattice_fit")
     assert bpy.data.objects["Manual"].contact_lab.lattice_resolution == 5
 
 
@@ -59,7 +62,8 @@ def test_an_old_file_open_when_the_extension_is_updated_is_upgraded(lab, tmp_pat
         _soft_cubes(lab)
         bpy.context.scene.contact_lab.settings_version = 0
         bpy.ops.wm.save_as_mainfile(filepath=path)
-        assert versioning.upgrade_file() == ["Unset"]  # what the timer calls (bpy's module runs no timers)
+        # what the timer calls (bpy's module runs no timers): both get the padded lattice, Unset resolution 12 too
+        assert versioning.upgrade_file() == ["Manual", "Unset"]
     finally:
         versioning.register()
     assert bpy.data.objects["Unset"].contact_lab.lattice_resolution == 12

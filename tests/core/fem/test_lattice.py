@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from contact_lab.core.fem import primitives
 from contact_lab.core.fem.lattice import compute_winding_numbers, extract_surface_triangles, tetrahedralize_lattice
+from contact_lab.core.soft.contact_samples import embed_in_lattice
 from reference_geometry import xyz_rotation
 
 # ---------------------------------------------------------------------------------------------- meshes
@@ -236,3 +237,27 @@ def test_render_surface_lies_in_occupied_cells(maker):
     samples = np.einsum("sk,tkd->tsd", bary, v[f]).reshape(-1, 3)
     cells = np.clip(np.floor((samples - origin) / h).astype(int), 0, shape - 1)
     assert all(tuple(c) in occupied for c in cells.tolist())
+
+
+@pytest.mark.parametrize("resolution", [4, 8])
+def test_fitted_lattice_of_a_cube_is_the_cube(resolution):
+    """A closed cube whose faces lie on cell planes: the fitted lattice fills exactly the cube's cells (the padded
+    one adds a layer beyond every face), every tet full, every vertex and a point on every face embedded with
+    weights >= 0; an open mesh keeps the padded lattice (a triangle lying on a cell plane has no inside cell)."""
+    v, f = cube_mesh()
+    fitted = tetrahedralize_lattice(v, f, resolution=resolution)
+    padded = tetrahedralize_lattice(v, f, resolution=resolution, fitted=False)
+    assert fitted.tet_count == 6 * resolution**3
+    assert padded.tet_count == 6 * (resolution + 2) ** 3
+    np.testing.assert_allclose(fitted.tet_volume_fraction, 1.0, atol=1e-12)
+    np.testing.assert_allclose(fitted.tet_vertices.min(axis=0), v.min(axis=0), atol=1e-12)
+    np.testing.assert_allclose(fitted.tet_vertices.max(axis=0), v.max(axis=0), atol=1e-12)
+    assert fitted.embed_weights.min() > -1e-12
+    centres = v[f].mean(axis=1)  # a point on every face
+    tet, weights = embed_in_lattice(fitted, centres)
+    assert tet.shape[0] == centres.shape[0] and weights.min() > -1e-12
+    np.testing.assert_allclose(np.einsum("pk,pkd->pd", weights, fitted.tet_vertices[fitted.tet_indices[tet]]), centres,
+                               atol=1e-12)  # fmt: skip
+    open_fitted = tetrahedralize_lattice(v, f[1:], resolution=resolution)
+    open_padded = tetrahedralize_lattice(v, f[1:], resolution=resolution, fitted=False)
+    np.testing.assert_array_equal(open_fitted.tet_indices, open_padded.tet_indices)

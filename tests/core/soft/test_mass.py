@@ -56,8 +56,8 @@ SHAPES = {
 }
 
 
-def soft_world(vertices, triangles, resolution, *, fraction=True):
-    lattice = tetrahedralize_lattice(vertices, triangles, resolution=resolution)
+def soft_world(vertices, triangles, resolution, *, fraction=True, fitted=True):
+    lattice = tetrahedralize_lattice(vertices, triangles, resolution=resolution, fitted=fitted)
     b = SoftWorldBuilder()
     b.add_soft_body(lattice.tet_vertices, lattice.tet_indices, density=DENSITY,
                     tet_volume_fraction=lattice.tet_volume_fraction if fraction else None)  # fmt: skip
@@ -78,14 +78,15 @@ def test_closed_forms_of_the_reference():
 @pytest.mark.parametrize("resolution", RESOLUTIONS)
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_mass_is_the_mesh_volume_times_density(shape, resolution):
-    """Within 2 % at every resolution, rotated and non-uniformly scaled too (the lattice alone: 13-240 % over)."""
+    """Within 2 % at every resolution, rotated and non-uniformly scaled too (the padded lattice alone: 13-240 %
+    over)."""
     v, f = SHAPES[shape]()
     volume, _ = divergence_volume_centroid(v, f)
     lattice, world = soft_world(v, f, resolution)
     assert world.node_mass.sum() == pytest.approx(DENSITY * volume, rel=0.02)
     assert lattice.filled_volume == pytest.approx(volume, rel=0.02)
-    _, old = soft_world(v, f, resolution, fraction=False)
-    assert old.node_mass.sum() > 1.1 * DENSITY * volume  # what the fractions fix: the lattice over-fills
+    _, old = soft_world(v, f, resolution, fraction=False, fitted=False)
+    assert old.node_mass.sum() > 1.1 * DENSITY * volume  # what the fractions fix: the padded lattice over-fills
 
 
 @pytest.mark.parametrize("resolution", RESOLUTIONS)
@@ -117,10 +118,10 @@ def test_centre_of_mass_is_the_mesh_centroid(shape, resolution):
 
 
 def test_nodes_outside_the_mesh_keep_a_small_mass():
-    """The cube's empty outer layer: its outermost nodes get MIN_NODE_MASS_FRACTION of their full lumped mass
-    (scaled by the total's correction), the total stays exact, and no node is massless."""
+    """The padded lattice's empty outer layer around a cube: its outermost nodes get MIN_NODE_MASS_FRACTION of their
+    full lumped mass (scaled by the total's correction), the total stays exact, and no node is massless."""
     v, f = box_mesh()
-    lattice, world = soft_world(v, f, 12)
+    lattice, world = soft_world(v, f, 12, fitted=False)
     full = lumped_vertex_mass(lattice.tet_vertices, lattice.tet_indices, DENSITY)
     outermost = np.any(np.abs(lattice.tet_vertices) > 1.0 + 0.5 * lattice.cell_size, axis=1)
     assert outermost.sum() > 0 and world.node_mass.min() > 0.0
