@@ -125,7 +125,7 @@ def test_drop_on_a_plane_matches_the_core_and_never_penetrates(lab):
     export = ipc_export.export_ipc_scene(scene)
     # the export is the soft engine's world (lattice of the mesh at the object's place) plus the tessellated plane
     local, tris = mesh_arrays(cube)
-    lattice = tetrahedralize_lattice(local, tris, resolution=RESOLUTION)
+    lattice = tetrahedralize_lattice(local, tris, resolution=RESOLUTION, fitted=False)  # IPC: the padded lattice
     (body,) = export.bodies
     rest = export.world.node_rest[export.world.body_node_start[0] : export.world.body_node_start[1]]
     np.testing.assert_allclose(rest, lattice.tet_vertices + np.array(cube.location), atol=1e-12, rtol=0)
