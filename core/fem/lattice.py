@@ -249,11 +249,12 @@ def _cell_of(x, origin, h, n):
 
 
 @njit_kernel
-def _strictly_inside(x, grid_origin, h, i, j, k):
-    """Whether the point x (3,) [m] lies inside cell (i, j, k) farther than 1e-9 of a cell from its faces."""
+def _in_cell(x, grid_origin, h, i, j, k, slack):
+    """Whether the point x (3,) [m] lies in cell (i, j, k) grown by ``slack`` cells on every side: -1e-9 asks for
+    its interior (off its faces), +1e-9 lets a point on a face, edge or corner count."""
     for d, c in ((0, i), (1, j), (2, k)):
         u = (x[d] - grid_origin[d]) / h - c
-        if u < 1e-9 or u > 1.0 - 1e-9:
+        if u < -slack or u > 1.0 + slack:
             return False
     return True
 
@@ -275,7 +276,7 @@ def mark_surface_cells(vertices, triangles, grid_origin, h, nx, ny, nz, cell_fla
         i = _cell_of(vertices[v, 0], grid_origin[0], h, nx)
         j = _cell_of(vertices[v, 1], grid_origin[1], h, ny)
         k = _cell_of(vertices[v, 2], grid_origin[2], h, nz)
-        if interior and not _strictly_inside(vertices[v], grid_origin, h, i, j, k):
+        if interior and not _in_cell(vertices[v], grid_origin, h, i, j, k, -1e-9):
             continue
         cell_flag[k, j, i] = 1
     lo = np.empty(3, dtype=np.int64)
@@ -396,23 +397,13 @@ def embed_points(
                     a, b, c = i + di, j + dj, k + dk
                     if not (0 <= a < nx and 0 <= b < ny and 0 <= c < nz) or cell_tet_start[c, b, a] < 0:
                         continue
-                    if not _near_cell(p, grid_origin, h, a, b, c):
+                    if not _in_cell(p, grid_origin, h, a, b, c, 1e-9):
                         continue
                     t, wmin = _best_tet_of_cell(p, cell_tet_start[c, b, a], tet_vertices, tet_indices, w)
                     if wmin > best:
                         best = wmin
                         embed_tet_out[v] = t
                         embed_weights_out[v] = w
-
-
-@njit_kernel
-def _near_cell(x, grid_origin, h, i, j, k):
-    """Whether the point x (3,) [m] lies in cell (i, j, k) or within 1e-9 of a cell of it."""
-    for d, c in ((0, i), (1, j), (2, k)):
-        u = (x[d] - grid_origin[d]) / h - c
-        if u < -1e-9 or u > 1.0 + 1e-9:
-            return False
-    return True
 
 
 # ----------------------------------------------------------------------------------------------
