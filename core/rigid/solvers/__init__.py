@@ -2,15 +2,20 @@
 
 from .base import SolverBase
 from .solver_newton import SolverNewton
+from .solver_penalty import SolverPenalty
 from .solver_pgs import SolverPGS
 from .solver_prox import SolverProx
 
 SOLVER_NAMES = ("PGS", "PROX", "NEWTON")
-"""Names accepted by :func:`make_solver` (and the Blender ``scene.contact_lab.solver`` enum)."""
+"""Names of the solvers that bake (the Blender ``scene.contact_lab.solver`` enum)."""
+STUDY_SOLVER_NAMES = ("PENALTY",)
+"""Further names :func:`make_solver` accepts: methods for study, which do not suit baking (penalty springs sink
+bodies into each other by their weight over the stiffness)."""
 
 
 def make_solver(model, name: str = "PROX", **options) -> SolverBase:
-    """Solver instance by name: 'PGS' (box friction BLCP), 'PROX' or 'NEWTON' (each contact's own set)."""
+    """Solver instance by name: 'PGS' (box friction BLCP), 'PROX' or 'NEWTON' (each contact's own set), or
+    'PENALTY' (springs at the contacts, :class:`SolverPenalty`)."""
     key = str(name).upper()
     if key == "PGS":
         return SolverPGS(model, **options)
@@ -18,7 +23,18 @@ def make_solver(model, name: str = "PROX", **options) -> SolverBase:
         return SolverProx(model, **options)
     if key == "NEWTON":
         return SolverNewton(model, **options)
-    raise ValueError(f"unknown solver {name!r}; choose one of {SOLVER_NAMES}")
+    if key == "PENALTY":
+        return SolverPenalty(model, **options)
+    raise ValueError(f"unknown solver {name!r}; choose one of {SOLVER_NAMES + STUDY_SOLVER_NAMES}")
 
 
-__all__ = ["SOLVER_NAMES", "SolverBase", "SolverNewton", "SolverPGS", "SolverProx", "make_solver"]
+__all__ = [
+    "SOLVER_NAMES",
+    "STUDY_SOLVER_NAMES",
+    "SolverBase",
+    "SolverNewton",
+    "SolverPGS",
+    "SolverPenalty",
+    "SolverProx",
+    "make_solver",
+]

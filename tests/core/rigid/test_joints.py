@@ -12,7 +12,7 @@ from contact_lab.core.rigid.builder import ModelBuilder
 from contact_lab.core.rigid.collision.pipeline import CollisionPipeline
 from contact_lab.core.rigid.frame_loop import simulate
 from contact_lab.core.rigid.joints import JointKind, JointSpec
-from contact_lab.core.rigid.solvers import SOLVER_NAMES, joint_step, make_solver
+from contact_lab.core.rigid.solvers import SOLVER_NAMES, STUDY_SOLVER_NAMES, joint_step, make_solver
 from contact_lab.core.rigid.trajectory import Trajectory
 from scipy.special import ellipk
 
@@ -264,10 +264,11 @@ def test_a_fixed_joint_breaks_in_the_step_its_impulse_first_reaches_the_threshol
     assert traj.joint_broken_frame.tolist() == [40, -1]
 
 
-@pytest.mark.parametrize("solver", SOLVER_NAMES)
+@pytest.mark.parametrize("solver", SOLVER_NAMES + STUDY_SOLVER_NAMES)
 def test_a_hinged_plank_resting_on_the_ground_shares_its_weight_with_the_contact(solver, dense):
     """A frictionless plank hinged to the world at its upper end rests its lower end on the ground: the contact
-    carries m g d_G / d_N of the weight (moments about the hinge), the hinge the rest; every solver."""
+    carries m g d_G / d_N of the weight (moments about the hinge), the hinge the rest; every solver, the penalty
+    springs too (their foot sinks by its load over the contacts' stiffness, 2.7 mm: the centre half of it)."""
     alpha = math.radians(30.0)
     half = (0.5, 0.1, 0.02)
     R = np.array([[math.cos(alpha), 0.0, math.sin(alpha)], [0.0, 1.0, 0.0], [-math.sin(alpha), 0.0, math.cos(alpha)]])
@@ -296,7 +297,7 @@ def test_a_hinged_plank_resting_on_the_ground_shares_its_weight_with_the_contact
     print(f"{solver}: contact impulse {contacts_seen[-1]:.6e}, expected {expected:.6e}")
     assert contacts_seen[-1] == pytest.approx(expected, rel=0.01)
     assert np.linalg.norm(state_0.body_vel[1]) < 1e-3
-    assert np.linalg.norm(state_0.body_pos[1] - centre) < 1e-3
+    assert np.linalg.norm(state_0.body_pos[1] - centre) < (2e-3 if solver in STUDY_SOLVER_NAMES else 1e-3)
 
 
 # --- Joints solved inside the contact solvers' sweeps --------------------------------------------------------
