@@ -26,6 +26,7 @@ from .global_newton import (
 )
 from .lemke import POLYHEDRAL_DIRECTIONS, solve_frictionless_lemke, solve_polyhedral_lemke
 from .pivoting import block_principal_pivoting, incremental_pivoting
+from .staggered import solve_staggered
 from .subspace import solve_pgs_subspace
 
 PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5}
@@ -136,6 +137,12 @@ def _fischer_newton(problem: LocalProblem, tolerance: float, iterations: int, r:
     result[0] = steps
 
 
+def _staggered(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
+    x, alternations, _ = solve_staggered(problem.W, problem.q, problem.mu, iterations, tolerance)
+    r[:] = x
+    result[0] = alternations
+
+
 def _cone_newton(kernel: Callable) -> Callable:
     def run(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray) -> None:
         x, steps, _ = kernel(problem.W, problem.q, problem.mu, iterations, min(tolerance, 1e-12))
@@ -172,6 +179,10 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "newton-fb-cone": (
         _cone_newton(solve_fischer_burmeister_cone_newton),
         "global Newton on the cone Fischer–Burmeister function (Coulomb cone, De Saxcé velocity), Armijo",
+    ),
+    "staggered-cone": (
+        _staggered,
+        "staggered projections: the normals' LCP and the friction's maximal-dissipation QP in turn (Coulomb disk)",
     ),
     "newton-fb-frictionless": (_fischer_newton, "global Newton on Fischer–Burmeister, the normals alone, Armijo"),
 }

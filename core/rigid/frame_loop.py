@@ -17,10 +17,12 @@ from ..errors import DivergenceError
 from ..math.quat import quat_slerp
 from ..stop import StopRequest, check_stop
 from .collision.pipeline import CollisionPipeline
+from .integrate import drift_to_midpoint
 from .model import Model
 from .settings import RigidSettings, settings_from_keywords
 from .sleeping import freeze_sleeping, update_sleep
 from .solvers import make_solver
+from .state import State
 from .trajectory import Trajectory
 
 
@@ -93,6 +95,7 @@ def iter_simulate(
     contacts = model.contacts()
     control = model.control()
     state_0, state_1 = model.state(), model.state()
+    midpoint = model.state() if settings.time_stepping == "MOREAU" else None
     if kinematic_track is not None:  # kinematic bodies start where their track does
         state_0.body_pos[kinematic_track.body_index] = kinematic_track.pos[0]
         state_0.body_quat[kinematic_track.body_index] = kinematic_track.quat[0]
@@ -105,10 +108,11 @@ def iter_simulate(
             check_stop(stop)
             if kinematic_track is not None:
                 _set_kinematic_targets(control, kinematic_track, frame, (sub + 1) / substeps)
-            pipeline.collide(state_0, contacts, dt)
+            start, horizon = _step_start(model, state_0, control, midpoint, dt)
+            pipeline.collide(start, contacts, horizon)
             if rest is not None:
                 rest.update(model, state_0, contacts, dt, step_solver.joints)
-            step_solver.step(state_0, state_1, control, contacts, dt)
+            step_solver.step(start, state_1, control, contacts, dt, horizon)
             if on_step is not None:
                 on_step(frame, sub, step_solver, contacts)
             if rest is not None and rest.count:
@@ -121,6 +125,19 @@ def iter_simulate(
         traj.sleeping_bodies[frame + 1] = rest.count if rest is not None else 0
         traj.record(frame + 1, state_0)
         yield frame + 1, traj
+
+
+def _step_start(model: Model, state: State, control, midpoint: State | None, dt: float) -> tuple[State, float]:
+    """Where a step starts and how long its new velocities move the poses: ``(state, dt)`` semi-implicit, or the
+    Moreau mid-point ``(q + (h/2) u, dt / 2)`` written into ``midpoint`` (:func:`.integrate.drift_to_midpoint`)."""
+    if midpoint is None:
+        return state, dt
+    drift_to_midpoint(
+        model.body_kind, state.body_pos, state.body_quat, state.body_vel, state.body_omega, control.body_target_pos,
+        control.body_target_quat, 0.5 * dt, midpoint.body_pos, midpoint.body_quat, midpoint.body_vel,
+        midpoint.body_omega,
+    )  # fmt: skip
+    return midpoint, 0.5 * dt
 
 
 class _Sleep:

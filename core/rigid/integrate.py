@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..jit import njit_kernel
-from ..math.quat import quat_angular_velocity, quat_integrate, quat_normalize, quat_to_matrix
+from ..math.quat import quat_angular_velocity, quat_integrate, quat_normalize, quat_slerp, quat_to_matrix
 from ..math.vec import cross_into, mat3_sandwich, mat3_vec_into
 
 
@@ -23,6 +23,7 @@ def compute_free_velocities(
     body_pos,
     gravity,
     dt,
+    kinematic_dt,
     # outputs
     inv_inertia_world,
     vel_free,
@@ -33,7 +34,8 @@ def compute_free_velocities(
     Dynamic bodies: gravity and the explicit gyroscopic torque ``-w x (I_w w)`` (course eq. 69), then damping as
     Bullet's ``btRigidBody::applyDamping`` does it (so Blender's rigid body damping means the same):
     ``v *= (1 - linear_damping) ** dt``, ``w *= (1 - angular_damping) ** dt`` (damping (nb,) in [0, 1]).
-    Kinematic bodies: the velocity that moves them from their pose to the control target in ``dt``.
+    Kinematic bodies: the velocity that moves them from their pose to the control target in ``kinematic_dt`` (the
+    step, or what is left of it when the poses are the mid-point's, :func:`drift_to_midpoint`).
     ``inv_inertia_world`` (nb, 3, 3) [1/(kg·m²)] receives ``R I_body^-1 R^T`` (eq. 66), zero for kinematic bodies.
     """
     R = np.empty((3, 3))
@@ -44,8 +46,8 @@ def compute_free_velocities(
     for b in range(body_kind.shape[0]):
         if body_kind[b] != 1:
             for k in range(3):
-                vel_free[b, k] = (body_target_pos[b, k] - body_pos[b, k]) / dt
-            omega_free[b] = quat_angular_velocity(body_quat[b], body_target_quat[b], dt)
+                vel_free[b, k] = (body_target_pos[b, k] - body_pos[b, k]) / kinematic_dt
+            omega_free[b] = quat_angular_velocity(body_quat[b], body_target_quat[b], kinematic_dt)
             inv_inertia_world[b] = 0.0
             continue
         quat_to_matrix(body_quat[b], R)
@@ -120,3 +122,23 @@ def finish_step(
         else:
             out_vel[b] = vel_free[b]
             out_omega[b] = omega_free[b]
+
+
+@njit_kernel
+def drift_to_midpoint(body_kind, body_pos, body_quat, body_vel, body_omega, body_target_pos, body_target_quat, half,
+                      out_pos, out_quat, out_vel, out_omega):  # fmt: skip
+    """The Moreau mid-point ``q^{t+1/2} = q^t + (h/2) H u^t`` (course eq. 246) into the ``out_*`` arrays: dynamic
+    bodies drift for ``half`` [s] with their velocities, kinematic bodies go half the way to their targets; the
+    velocities are copied (the step's solve starts from ``u^t``)."""
+    for b in range(body_kind.shape[0]):
+        for k in range(3):
+            out_vel[b, k] = body_vel[b, k]
+            out_omega[b, k] = body_omega[b, k]
+        if body_kind[b] != 1:
+            for k in range(3):
+                out_pos[b, k] = 0.5 * (body_pos[b, k] + body_target_pos[b, k])
+            out_quat[b] = quat_slerp(body_quat[b], body_target_quat[b], 0.5)
+            continue
+        for k in range(3):
+            out_pos[b, k] = body_pos[b, k] + half * body_vel[b, k]
+        out_quat[b] = quat_integrate(body_quat[b], body_omega[b], half)

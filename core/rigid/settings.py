@@ -10,13 +10,17 @@ from dataclasses import dataclass, field, fields
 
 from .sleeping import DEFAULT_SLEEP_ANGULAR_SPEED, DEFAULT_SLEEP_LINEAR_SPEED, DEFAULT_SLEEP_TIME
 
+TIME_STEPPINGS = ("SEMI_IMPLICIT", "MOREAU")
+"""The rigid step's time-stepping schemes (:attr:`RigidSettings.time_stepping`)."""
+
 
 @dataclass(frozen=True)
 class RigidSettings:
     """Solver settings of the rigid engine (SI units); checked when made.
 
     Raises:
-        ValueError: ``substeps`` below 1, or ``sleeping`` with a threshold that is not positive.
+        ValueError: ``substeps`` below 1, an unknown ``time_stepping``, or ``sleeping`` with a threshold that is not
+            positive.
     """
 
     substeps: int = 4
@@ -27,6 +31,10 @@ class RigidSettings:
     """Most solver sweeps per step."""
     tolerance: float = 1e-6
     """A solve stops when the largest impulse change of a sweep is below tolerance times the largest impulse."""
+    time_stepping: str = "SEMI_IMPLICIT"
+    """'SEMI_IMPLICIT' (course §1.2: contacts found at the step's start, ``q+ = q + h u+``) or 'MOREAU' (the
+    mid-point scheme of §3.4.5: ``q^{t+1/2} = q + (h/2) u``, contacts found there, ``q+ = q^{t+1/2} + (h/2) u+``;
+    a body in free flight follows its parabola exactly)."""
     sleeping: bool = False
     """Islands that rested for ``sleep_time`` keep still until something touches them (:mod:`.sleeping`). Off by
     default, as Blender's Deactivation: a body barely sliding would stop."""
@@ -42,6 +50,8 @@ class RigidSettings:
     def __post_init__(self):
         if self.substeps < 1:
             raise ValueError("substeps must be at least 1")
+        if self.time_stepping not in TIME_STEPPINGS:
+            raise ValueError(f"time_stepping must be one of {TIME_STEPPINGS}, not {self.time_stepping!r}")
         positive = self.sleep_time > 0.0 and self.sleep_linear_speed > 0.0 and self.sleep_angular_speed > 0.0
         if self.sleeping and not positive:
             raise ValueError("sleep_time, sleep_linear_speed and sleep_angular_speed must be positive")

@@ -3,6 +3,7 @@
 import itertools
 
 import numpy as np
+from contact_lab.core.contact_solvers import fclib
 
 
 def brute_force_lcp(A, b):
@@ -53,3 +54,14 @@ def brute_force_box_friction(W, q, mu):
         if ok:
             return r
     raise AssertionError("no box-friction solution found")
+
+
+def random_local_problem(seed: int, contacts: int, mu: float):
+    """A random FCLIB local problem: ``W = J Jᵀ / cols + 0.1 I`` (SPD) for a normal ``J`` (3c, 3c + 3), ``q`` normal
+    with the first tangent rows tripled (sliding more often), every contact's coefficient ``mu``."""
+    rng = np.random.default_rng(seed)
+    J = rng.normal(size=(3 * contacts, 3 * contacts + 3))
+    W = J @ J.T / J.shape[1] + 0.1 * np.eye(3 * contacts)
+    q = rng.normal(size=3 * contacts)
+    q[1::3] *= 3.0
+    return fclib.LocalProblem(W, q, np.full(contacts, mu))

@@ -178,8 +178,9 @@ class SolverBase:
         )  # fmt: skip
         self.last_correction_sweeps = int(self._pseudo_result[0])
 
-    def _solve_contacts(self, state_in: State, contacts: Contacts, n: int, dt: float) -> None:
-        """The ``n`` contacts' rows, warm start, solve and split-impulse correction of one step."""
+    def _solve_contacts(self, state_in: State, contacts: Contacts, n: int, horizon: float) -> None:
+        """The ``n`` contacts' rows, warm start, solve and split-impulse correction of one step; ``horizon`` [s]: how
+        long the new velocities move the poses (:meth:`step`), the time the rows' bias closes a gap in."""
         m = self.model
         compute_contact_rows(
             m.body_inv_mass, state_in.body_pos, state_in.body_vel, state_in.body_omega,
@@ -187,7 +188,7 @@ class SolverBase:
             contacts.contact_body0, contacts.contact_body1, contacts.contact_point, contacts.contact_normal,
             contacts.contact_gap, contacts.contact_restitution,
             contacts.contact_tangent_fixed, contacts.contact_tangent_hint, n, m.contact_margin,
-            0.0 if self.split_impulse else self.erp, self.penetration_slop, self.restitution_threshold, dt,
+            0.0 if self.split_impulse else self.erp, self.penetration_slop, self.restitution_threshold, horizon,
             contacts.contact_frame, self._rc0, self._rc1, self._irc0, self._irc1, self._D, self._b,
         )  # fmt: skip
         if self.warm_start:
@@ -245,7 +246,7 @@ class SolverBase:
         if self.has_spin:
             store_spin_impulses(n, contacts.contact_frame, contacts.contact_spin_impulse, self._prev_torque_world)
         if self.split_impulse:
-            self._correct_positions(contacts, dt)
+            self._correct_positions(contacts, horizon)
 
     def contact_merit(self, contacts: Contacts) -> float:
         """FCLIB's merit of the last step's contact solve, read after :meth:`step`: the natural-map error of the
@@ -295,13 +296,20 @@ class SolverBase:
         self.last_iterations = sweeps
         self.last_status = SolverStatus.ABSOLUTE if sweeps < self.iterations else SolverStatus.MAX_ITERATIONS
 
-    def step(self, state_in: State, state_out: State, control: Control, contacts: Contacts, dt: float) -> None:
-        """Advance ``state_in`` by ``dt`` [s] into ``state_out`` using ``contacts`` found at ``state_in``."""
+    def step(self, state_in: State, state_out: State, control: Control, contacts: Contacts, dt: float,
+             horizon: float | None = None) -> None:  # fmt: skip
+        """Advance ``state_in`` by ``dt`` [s] into ``state_out`` using ``contacts`` found at ``state_in``.
+
+        ``horizon`` [s]: how long the new velocities move the poses, ``dt`` (semi-implicit Euler, the default) or
+        ``dt / 2`` when ``state_in`` holds the poses of the Moreau mid-point (:func:`..integrate.drift_to_midpoint`,
+        course eq. 246–247): the positions end at ``q^{t+1/2} + (h/2) u^{t+1}``, and the contacts' bias and the
+        joints' projection close their gaps in that time."""
         m = self.model
+        horizon = dt if horizon is None else float(horizon)
         compute_free_velocities(
             m.body_kind, m.body_inv_mass, m.body_inertia_local, m.body_inv_inertia_local,
             m.body_linear_damping, m.body_angular_damping, state_in.body_quat, state_in.body_vel, state_in.body_omega,
-            control.body_target_pos, control.body_target_quat, state_in.body_pos, m.gravity, dt,
+            control.body_target_pos, control.body_target_quat, state_in.body_pos, m.gravity, dt, horizon,
             self._inv_inertia_world, self._vel_free, self._omega_free,
         )  # fmt: skip
         n = contacts.contact_count
@@ -309,7 +317,7 @@ class SolverBase:
             self.joints.begin(m, state_in, self._inv_inertia_world, self._vel_free, self._omega_free, dt,
                               self.warm_start_factor if self.warm_start else 0.0)  # fmt: skip
         if n:
-            self._solve_contacts(state_in, contacts, n, dt)
+            self._solve_contacts(state_in, contacts, n, horizon)
         else:
             self._no_contacts()
             if self.joints is not None:
@@ -322,8 +330,8 @@ class SolverBase:
         )
         integrate_positions(
             m.body_kind, state_in.body_pos, state_in.body_quat, state_out.body_vel, state_out.body_omega,
-            control.body_target_pos, control.body_target_quat, self._pseudo_vel, self._pseudo_omega, dt,
+            control.body_target_pos, control.body_target_quat, self._pseudo_vel, self._pseudo_omega, horizon,
             state_out.body_pos, state_out.body_quat,
         )  # fmt: skip
         if self.joints is not None:
-            self.joints.project(m, state_out, control, dt)
+            self.joints.project(m, state_out, control, horizon)

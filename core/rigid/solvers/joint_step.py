@@ -206,7 +206,7 @@ class JointStep:
             model.body_kind, model.body_inv_mass, model.body_inertia_local, model.body_inv_inertia_local,
             model.body_linear_damping, model.body_angular_damping, state_out.body_quat, state_out.body_vel,
             state_out.body_omega, control.body_target_pos, control.body_target_quat, state_out.body_pos,
-            model.gravity, dt, self._inv_inertia_end, self._vel_end, self._omega_end,
+            model.gravity, dt, dt, self._inv_inertia_end, self._vel_end, self._omega_end,
         )  # fmt: skip
         compute_joint_rows(
             self.model_arrays, state_out.body_pos, state_out.body_quat, state_out.body_vel, state_out.body_omega,

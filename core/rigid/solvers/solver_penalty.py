@@ -57,19 +57,18 @@ class SolverPenalty(SolverBase):
         self._dt = 0.0
         self._state_in = model.state()
 
-    def step(self, state_in, state_out, control, contacts: Contacts, dt: float) -> None:
+    def step(self, state_in, state_out, control, contacts: Contacts, dt: float, horizon: float | None = None) -> None:
         self._dt = float(dt)  # the springs' impulses are forces over the step
         self._state_in = state_in  # their dampers act on the velocities at its start (explicit)
-        super().step(state_in, state_out, control, contacts, dt)
+        super().step(state_in, state_out, control, contacts, dt, horizon)
 
     def _solve(self, contacts: Contacts) -> None:
         n = contacts.contact_count
         rows = self._rows(contacts)
         penalty_impulses(
             rows, n, self._D, contacts.contact_gap, contacts.contact_mu4[:, 0], self._state_in.body_vel,
-            self._state_in.body_omega,
-            self._match, self._slip_before, self.stiffness, self.friction_stiffness, self.damping_ratio, self._dt,
-            contacts.contact_impulse, self._slip,
+            self._state_in.body_omega, self._match, self._slip_before, self.stiffness, self.friction_stiffness,
+            self.damping_ratio, self._dt, contacts.contact_impulse, self._slip,
         )  # fmt: skip
         self._slip_before[:n] = self._slip[:n]
         m = self.model

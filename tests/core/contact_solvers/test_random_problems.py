@@ -4,27 +4,17 @@ solves the box model), each to 1e-8."""
 
 import numpy as np
 import pytest
-from contact_lab.core.contact_solvers import fclib
 from contact_lab.core.contact_solvers.local_solvers import SOLVERS, solve_local
-from lcp_reference import brute_force_box_friction, brute_force_lcp
+from lcp_reference import brute_force_box_friction, brute_force_lcp, random_local_problem
 
 BOX_METHODS = sorted(n for n in SOLVERS if "box" in n)
 """The methods of the box-friction model (the PROX methods solve the cone; the frictionless ones, the normals)."""
 
 
-def _problem(seed, contacts, mu):
-    rng = np.random.default_rng(seed)
-    J = rng.normal(size=(3 * contacts, 3 * contacts + 3))
-    W = J @ J.T / J.shape[1] + 0.1 * np.eye(3 * contacts)
-    q = rng.normal(size=3 * contacts)
-    q[1::3] *= 3.0
-    return fclib.LocalProblem(W, q, np.full(contacts, mu))
-
-
 @pytest.mark.parametrize("name", sorted(SOLVERS))
 def test_frictionless_problems_every_method(name):
     for seed in range(100):
-        problem = _problem(seed, 1 + seed % 3, 0.0)
+        problem = random_local_problem(seed, 1 + seed % 3, 0.0)
         normals = slice(0, None, 3)
         x, _ = brute_force_lcp(problem.W[normals, normals], problem.q[normals])
         result = solve_local(problem, name, tolerance=1e-14, max_iterations=100000)
@@ -36,7 +26,7 @@ def test_frictionless_problems_every_method(name):
 @pytest.mark.parametrize("name", BOX_METHODS)
 def test_box_friction_problems_every_box_method(name):
     for seed in range(100):
-        problem = _problem(1000 + seed, 1 + seed % 2, 0.5)
+        problem = random_local_problem(1000 + seed, 1 + seed % 2, 0.5)
         r = brute_force_box_friction(problem.W, problem.q, problem.mu)
         result = solve_local(problem, name, tolerance=1e-14, max_iterations=100000)
         np.testing.assert_allclose(result.r, r, atol=1e-8, err_msg=f"{name}, problem {1000 + seed}")
