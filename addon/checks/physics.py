@@ -110,6 +110,13 @@ see :func:`seconds_per_frame`): a warning."""
 LATTICE_TET_LIMIT = 1_000_000
 """Tets above which the bake is refused: about 5.5 GB and minutes per frame."""
 
+THIN_CELLS = 2.0
+"""Lattice cells across a soft body's thinnest side below which Check Scene warns: one layer of linear tets locks
+in bending, so a thin beam or sheet bends far less than its material would let it (a 10:1 beam at one cell across
+sags by under a tenth of Euler–Bernoulli's deflection)."""
+THIN_ADVICE_CELLS = 4
+"""Cells across the thinnest side that the warning's fix asks for."""
+
 BYTES_PER_TET = {"SOFT": 5500.0, "IPC": 1000.0}
 """Peak memory per tet of a bake [B], as ``tests/benchmarks/bench_default_cube.py`` prints it (Python's tracemalloc
 over one more bake of the default cube: Soft 5.5 kB at 6,000, 5.3 kB at 35,000 and 5.1 kB at 105,000 tets; IPC,
@@ -150,6 +157,8 @@ class LatticeEstimate:
     """All cells of the grid, padding included (the most that can be occupied)."""
     cell_size: float
     """Cell edge h [mesh units]."""
+    thinnest_cells: float = 0.0
+    """Cells across the mesh's thinnest side along its own axes (the lattice's axes)."""
 
     @property
     def tets(self) -> int:
@@ -192,7 +201,7 @@ def estimate_lattice(
             area -= _area_on_cell_planes(vertices, triangles, inner, h)
             cap = int(np.prod(inner))
     cells = int(min(cap, np.ceil(volume / h**3 + area / h**2)))
-    return LatticeEstimate(max(cells, 1), grid, h)
+    return LatticeEstimate(max(cells, 1), grid, h, float(extent.min()) / h)
 
 
 def _area_on_cell_planes(vertices, triangles, inner, h) -> float:
@@ -643,6 +652,7 @@ def _lattice_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
                 "contact_lab.lattice_resolution",
             )
         )
+        out.extend(_thin_findings(body, lattice, view.metres))
     total = sum(lattice.tets for _, lattice in soft)
     biggest, biggest_lattice = max(soft, key=lambda pair: pair[1].tets)
     memory = _bytes(total * BYTES_PER_TET[engine])
@@ -667,6 +677,26 @@ def _lattice_findings(view: SceneView, bodies: list[_Body]) -> list[Finding]:
     elif total > LATTICE_TET_WARNING:
         out.append(warning(biggest.obj, f"{whose} at lattice resolution {res} would need {estimate}", fix, setting))
     return out
+
+
+def _thin_findings(body: _Body, lattice: LatticeEstimate, metres: float) -> list[Finding]:
+    """A warning when the body's thinnest side holds fewer than :data:`THIN_CELLS` lattice cells."""
+    across = lattice.thinnest_cells
+    if not 0.0 < across < THIN_CELLS:
+        return []
+    resolution = int(body.obj.contact_lab.lattice_resolution)
+    wanted = int(np.ceil(resolution * THIN_ADVICE_CELLS / across - 1e-9))
+    return [
+        warning(
+            body.obj,
+            f"'{body.obj.name}' is {across:.1f} lattice cells thick (cells of {_length(lattice.cell_size * metres)} "
+            f"at lattice resolution {resolution}): it will bend far less than its material, because one layer of "
+            "tets locks in bending",
+            f"raise Lattice Resolution to about {wanted} for {THIN_ADVICE_CELLS} cells across its thinnest side "
+            "(Physics ▸ Contact Lab Body)",
+            "contact_lab.lattice_resolution",
+        )
+    ]
 
 
 def seconds_per_frame(tets: int, largest: int, substeps: int, engine: str) -> float:

@@ -7,6 +7,8 @@ Solves the Coulomb contact problem in the local form of FCLIB: find impulses ``r
 can check each other.
 """
 
+import math
+
 import numpy as np
 
 from ..friction.models import project_disk
@@ -200,3 +202,33 @@ def solve_prox_jacobi_dense(W, q, mu, strategy, iterations, tolerance, nu, r_ini
         else:
             _contact_velocity(W, q, out_r, u)
     store_result(result, sweeps, merit, rejections)
+
+
+@njit_kernel
+def friction_qp_sweeps(W, c, bound, r, sweeps, tolerance):
+    """Projected block Gauss–Seidel on ``min ½ r_tᵀ W_tt r_t + c_tᵀ r_t`` over ``|r_t,k| <= bound[k]``, the
+    friction half of staggered projections (:mod:`.staggered`): per contact a gradient step of ``1 / λ_max`` of its
+    2 × 2 block, projected onto its disk (a descent step of the convex QP). ``W`` (3m, 3m), ``c`` (3m,) (its tangent
+    rows are read), ``bound`` (m,) [N·s], ``r`` (3m,): its tangent rows updated in place. Returns the sweeps done."""
+    m = bound.shape[0]
+    scale = max(bound.max(), 1e-300)
+    for sweep in range(sweeps):
+        change = 0.0
+        for k in range(m):
+            i, j = 3 * k + 1, 3 * k + 2
+            g1, g2 = c[i], c[j]
+            for col in range(m):
+                a, b = 3 * col + 1, 3 * col + 2
+                g1 += W[i, a] * r[a] + W[i, b] * r[b]
+                g2 += W[j, a] * r[a] + W[j, b] * r[b]
+            half = 0.5 * (W[i, i] - W[j, j])
+            top = 0.5 * (W[i, i] + W[j, j]) + math.sqrt(half * half + W[i, j] * W[i, j])
+            x1, x2 = r[i] - g1 / top, r[j] - g2 / top
+            size = math.sqrt(x1 * x1 + x2 * x2)
+            if size > bound[k]:
+                x1, x2 = x1 * bound[k] / size, x2 * bound[k] / size
+            change = max(change, abs(x1 - r[i]), abs(x2 - r[j]))
+            r[i], r[j] = x1, x2
+        if change <= tolerance * scale:
+            return sweep + 1
+    return sweeps

@@ -14,7 +14,8 @@ alternates two convex problems, each solved to the end, until neither moves the 
 
 At a fixed point the normals are complementary and the friction dissipates the most its disks allow: a solution of
 the coupled problem. Kaufman et al. found a few alternations enough on their scenes without a proof that they
-converge; the solver study records where they do here. Set-up code for small problems around one kernel.
+converge; the solver study records where they do here. Set-up code for small problems around the friction's
+kernel (:func:`.dense.friction_qp_sweeps`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..jit import njit_kernel
+from .dense import friction_qp_sweeps
 from .fclib import natural_map_error
 from .pivoting import incremental_pivoting
 
@@ -33,35 +34,6 @@ what one leaves (on the shipped FCLIB problems 10 000 sweeps cost nine times as 
 problems)."""
 FRICTION_TOLERANCE = 1e-13
 """A friction QP stops when a sweep moves no tangent impulse by more than this times the largest bound."""
-
-
-@njit_kernel
-def friction_qp_sweeps(W, c, bound, r, sweeps, tolerance):
-    """Projected block Gauss–Seidel on ``min ½ r_tᵀ W_tt r_t + c_tᵀ r_t`` over ``|r_t,k| <= bound[k]`` (module
-    docstring). ``W`` (3m, 3m), ``c`` (3m,) (its tangent rows are read), ``bound`` (m,) [N·s], ``r`` (3m,): its
-    tangent rows updated in place. Returns the sweeps done."""
-    m = bound.shape[0]
-    scale = max(bound.max(), 1e-300)
-    for sweep in range(sweeps):
-        change = 0.0
-        for k in range(m):
-            i, j = 3 * k + 1, 3 * k + 2
-            g1, g2 = c[i], c[j]
-            for col in range(m):
-                a, b = 3 * col + 1, 3 * col + 2
-                g1 += W[i, a] * r[a] + W[i, b] * r[b]
-                g2 += W[j, a] * r[a] + W[j, b] * r[b]
-            half = 0.5 * (W[i, i] - W[j, j])
-            top = 0.5 * (W[i, i] + W[j, j]) + math.sqrt(half * half + W[i, j] * W[i, j])
-            x1, x2 = r[i] - g1 / top, r[j] - g2 / top
-            size = math.sqrt(x1 * x1 + x2 * x2)
-            if size > bound[k]:
-                x1, x2 = x1 * bound[k] / size, x2 * bound[k] / size
-            change = max(change, abs(x1 - r[i]), abs(x2 - r[j]))
-            r[i], r[j] = x1, x2
-        if change <= tolerance * scale:
-            return sweep + 1
-    return sweeps
 
 
 def solve_staggered(W: np.ndarray, q: np.ndarray, mu: np.ndarray, iterations: int, tolerance: float):

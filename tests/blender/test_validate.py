@@ -419,6 +419,22 @@ def test_huge_lattice_is_refused_at_once(lab):
     assert "tets" in info.text and not [f for f in findings_of(scene) if f.level != "INFO"]
 
 
+def test_a_beam_thinner_than_two_lattice_cells_is_warned_about(lab):
+    """A 1 × 0.1 × 0.1 m soft beam at lattice resolution 8 is 0.8 cells thick: one layer of tets, which locks in
+    bending. A warning names it and asks for resolution 40 (4 cells across); at 24 (2.4 cells) nothing is said."""
+    scene = rigid_scene(frame_end=24)
+    scene.contact_lab.engine = "SOFT"
+    lab.add_ground()
+    beam = lab.add_cube("Beam", (0.0, 0.0, 0.5), size=1.0, role="SOFT")
+    beam.scale = (1.0, 0.1, 0.1)
+    beam.contact_lab.lattice_resolution = 8
+    bpy.context.view_layer.update()
+    finding = the_finding(findings_of(scene), "WARNING", "Beam", "0.8 lattice cells thick", "locks in bending")
+    assert "about 40 " in finding.fix
+    beam.contact_lab.lattice_resolution = 24
+    assert not [f for f in findings_of(scene) if "cells thick" in f.text]
+
+
 def test_unwritable_cache_folder_is_refused_before_simulating(lab, tmp_path):
     """A PC2 Cache Folder that cannot be created (a file is in the way) is an error about the folder, found before
     the simulation."""

@@ -67,6 +67,7 @@ PLAIN_PYTHON_MODULES = (
     "friction_pivoting.py",
     "lemke.py",
     "subspace.py",
+    "staggered.py",
     "global_newton.py",
     "impacts.py",
 )
