@@ -77,8 +77,7 @@ class SolverPenalty(SolverBase):
             contacts.contact_frame, self._irc0, self._irc1, self._dv, self._dw,
         )  # fmt: skip
         sweeps = 1
-        if self.joints is not None:
-            sweeps, _ = self.joints.sweeps(m, self._dv, self._dw, self.iterations, self.tolerance)
-            self._dv += self.joints.dv
-            self._dw += self.joints.dw
+        if self.joints is not None:  # the joints' sweeps with the springs' impulses held, as in a step without contacts
+            self._joints_alone()
+            sweeps = self.last_iterations
         self._result[:] = (sweeps, 0.0, 0.0)
