@@ -17,7 +17,8 @@ so the step is stable while ``h sqrt(k / m)`` stays well below 2. Without a stif
 from its effective mass, ``k = m (2 pi / (n_p h))^2``: a contact that rings with a period of ``n_p`` steps,
 whatever the body's mass. A body resting on such springs sinks by ``m g / k``, the method's compliance.
 
-Shapes: ``rows`` as :func:`.rows.row_operator` (only the frames and arms are read), ``D`` (c, 3, 3) [1/kg],
+Shapes: ``rows`` as :func:`.rows.row_operator` with a zero constant term ``row_b`` (so :func:`.rows.contact_velocity`
+of the bodies' velocities is the contact's relative velocity ``u``), ``D`` (c, 3, 3) [1/kg],
 ``gap`` (c,) [m], ``mu`` (c,), ``vel``, ``omega`` (nb, 3) [m/s, rad/s] the velocities at the start of the step,
 ``match`` (c,) the previous step's contact each one continues (-1: new), ``slip_before`` (c_prev, 3) [m], outputs
 ``impulse`` (c, 3) [N·s] in the contact frame and ``slip`` (c, 3) [m].
@@ -28,6 +29,7 @@ import math
 import numpy as np
 
 from ..jit import njit_kernel
+from .rows import contact_velocity
 
 PERIOD_STEPS = 20.0
 """Steps per period of a contact's own spring when no stiffness is given (``h sqrt(k / m) = 2 pi / 20``)."""
@@ -41,18 +43,6 @@ def penalty_gains(k_given, zeta, effective_mass, dt):
         omega = 2.0 * math.pi / (PERIOD_STEPS * dt)
         k = effective_mass * omega * omega
     return k, 2.0 * zeta * math.sqrt(k * effective_mass)
-
-
-@njit_kernel
-def _relative_velocity(k, rows, vel, omega, out):
-    """Contact ``k``'s relative velocity ``u = C (v1 - v0) + (r1 x c) w1 - (r0 x c) w0`` in its frame, into ``out``."""
-    body0, body1, frame, rc0, rc1 = rows[0], rows[1], rows[3], rows[4], rows[5]
-    b0, b1 = body0[k], body1[k]
-    for d in range(3):
-        u = 0.0
-        for i in range(3):
-            u += frame[k, d, i] * (vel[b1, i] - vel[b0, i]) + rc1[k, d, i] * omega[b1, i] - rc0[k, d, i] * omega[b0, i]
-        out[d] = u
 
 
 @njit_kernel
@@ -73,7 +63,7 @@ def penalty_impulses(rows, n, D, gap, mu, vel, omega, match, slip_before, stiffn
             continue  # touching only within the margin: no force, and a new anchor when it presses again
         m_eff = 1.0 / max(D[k, 0, 0], 1e-300)
         kn, cn = penalty_gains(stiffness, zeta, m_eff, dt)
-        _relative_velocity(k, rows, vel, omega, u)
+        contact_velocity(k, rows[0][k], rows[1][k], frame, rows[4], rows[5], rows[8], vel, omega, u)
         fn = max(0.0, -kn * gap[k] - cn * u[0])
         kt, ct = penalty_gains(friction_stiffness if friction_stiffness > 0.0 else kn, zeta, m_eff, dt)
         j = match[k]

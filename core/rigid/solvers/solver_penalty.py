@@ -54,6 +54,7 @@ class SolverPenalty(SolverBase):
         nc = model.contact_max
         self._slip_before = np.zeros((nc, 3))
         self._slip = np.zeros((nc, 3))
+        self._zero_b = np.zeros((nc, 3))  # the rows' constant term: their velocity is then J u
         self._dt = 0.0
         self._state_in = model.state()
 
@@ -64,7 +65,7 @@ class SolverPenalty(SolverBase):
 
     def _solve(self, contacts: Contacts) -> None:
         n = contacts.contact_count
-        rows = self._rows(contacts)
+        rows = self._rows(contacts, self._zero_b)
         penalty_impulses(
             rows, n, self._D, contacts.contact_gap, contacts.contact_mu4[:, 0], self._state_in.body_vel,
             self._state_in.body_omega, self._match, self._slip_before, self.stiffness, self.friction_stiffness,
