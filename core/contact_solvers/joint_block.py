@@ -21,19 +21,56 @@ ROW_BOXED = 2
 """Row kind: projected onto ``[lo, hi]`` (limits, motors, SPRING1's fixed impulse)."""
 
 
+PACK_ROWS = 6
+"""Equality rows a joint's packed block holds (:func:`pack_equalities`): the locked axes of every joint type."""
+PACK_J = 0
+"""Packed block: each row's Jacobian ``[lin, ang0, ang1]`` (9 values per row) from here."""
+PACK_IJ = PACK_J + 9 * PACK_ROWS
+"""... each row's ``[I0^-1 ang0, I1^-1 ang1]`` (6 per row)."""
+PACK_L = PACK_IJ + 6 * PACK_ROWS
+"""... the block's Cholesky factor, lower triangle by rows (row ``a`` from ``PACK_L + a (a + 1) / 2``)."""
+PACK_B = PACK_L + PACK_ROWS * (PACK_ROWS + 1) // 2
+"""... each row's constant term ``row_b`` [m/s | rad/s]."""
+PACK_GAMMA = PACK_B + PACK_ROWS
+"""... each row's softness ``gamma`` [1/kg]."""
+PACK_SIZE = 128
+"""Values per joint of the packed blocks (one kilobyte: sixteen cache lines, read front to back)."""
+
+
 @njit_kernel
-def row_speed(J, b0, b1, vel0, omega0, vel1, omega1):
-    """``lin·(v1 - v0) + ang1·w1 - ang0·w0`` of a row ``J`` (3, 3); a negative body index is the world (at rest).
+def pack_equalities(j, n, eq_index, row_J, row_IJ, row_L, row_b, row_gamma, pack):
+    """Copy joint ``j``'s ``n <= PACK_ROWS`` equality rows, in ``eq_index`` order, into ``pack[j]`` (layout
+    ``PACK_*``): a glued wall's sweep reads each joint's block from one contiguous kilobyte instead of sixty
+    scattered cache lines, three times faster."""
+    for a in range(n):
+        r = eq_index[j, a]
+        for p in range(3):
+            for i in range(3):
+                pack[j, PACK_J + 9 * a + 3 * p + i] = row_J[j, r, p, i]
+        for p in range(2):
+            for i in range(3):
+                pack[j, PACK_IJ + 6 * a + 3 * p + i] = row_IJ[j, r, p, i]
+        for c in range(a + 1):
+            pack[j, PACK_L + a * (a + 1) // 2 + c] = row_L[j, a, c]
+        pack[j, PACK_B + a] = row_b[j, r]
+        pack[j, PACK_GAMMA + a] = row_gamma[j, r]
+
+
+@njit_kernel
+def row_speed(row_J, j, r, b0, b1, vel0, omega0, vel1, omega1):
+    """``lin·(v1 - v0) + ang1·w1 - ang0·w0`` of row ``r`` of joint ``j`` (``row_J`` (nj, R, 3, 3)); a negative body
+    index is the world (at rest).
 
     ``vel*/omega*``: two (nb, 3) arrays per side whose sum is the velocity (pass the same array twice with zeros
-    for a single one).
+    for a single one). The row is read in place: a view ``row_J[j, r]`` per call costs a reference count
+    update, which in a glued wall's sweep took as long as the arithmetic.
     """
     u = 0.0
     for i in range(3):
         if b1 >= 0:
-            u += J[0, i] * (vel0[b1, i] + vel1[b1, i]) + J[2, i] * (omega0[b1, i] + omega1[b1, i])
+            u += row_J[j, r, 0, i] * (vel0[b1, i] + vel1[b1, i]) + row_J[j, r, 2, i] * (omega0[b1, i] + omega1[b1, i])
         if b0 >= 0:
-            u -= J[0, i] * (vel0[b0, i] + vel1[b0, i]) + J[1, i] * (omega0[b0, i] + omega1[b0, i])
+            u -= row_J[j, r, 0, i] * (vel0[b0, i] + vel1[b0, i]) + row_J[j, r, 1, i] * (omega0[b0, i] + omega1[b0, i])
     return u
 
 
@@ -56,6 +93,24 @@ def cholesky_factor(n, index, K, L):
 
 
 @njit_kernel
+def joint_cholesky_factor(j, n, eq_index, row_K, row_L):
+    """:func:`cholesky_factor` of joint ``j``'s rows (``row_K``, ``row_L`` (nj, R, R)), indexed in place."""
+    scale = 0.0
+    for a in range(n):
+        scale = max(scale, row_K[j, eq_index[j, a], eq_index[j, a]])
+    eps = 1e-10 * scale + 1e-300
+    for a in range(n):
+        for c in range(a + 1):
+            s = row_K[j, eq_index[j, a], eq_index[j, c]] + (eps if a == c else 0.0)
+            for k in range(c):
+                s -= row_L[j, a, k] * row_L[j, c, k]
+            if a == c:
+                row_L[j, a, a] = math.sqrt(max(s, eps))
+            else:
+                row_L[j, a, c] = s / row_L[j, c, c]
+
+
+@njit_kernel
 def cholesky_solve(n, index, L, rhs, out):
     """Solve ``L L^T out = rhs`` for the ``n`` rows ``index[:n]`` (``L`` packed by position, (R, R))."""
     for a in range(n):
@@ -68,6 +123,22 @@ def cholesky_solve(n, index, L, rhs, out):
         for c in range(a + 1, n):
             s -= L[c, a] * out[index[c]]
         out[index[a]] = s / L[a, a]
+
+
+@njit_kernel
+def joint_cholesky_solve(j, n, eq_index, row_L, rhs, out):
+    """:func:`cholesky_solve` for joint ``j`` of the step's rows (``eq_index`` (nj, R), ``row_L`` (nj, R, R)),
+    indexed in place (the same operations in the same order, without a view per joint)."""
+    for a in range(n):
+        s = rhs[eq_index[j, a]]
+        for c in range(a):
+            s -= row_L[j, a, c] * out[eq_index[j, c]]
+        out[eq_index[j, a]] = s / row_L[j, a, a]
+    for a in range(n - 1, -1, -1):
+        s = out[eq_index[j, a]]
+        for c in range(a + 1, n):
+            s -= row_L[j, c, a] * out[eq_index[j, c]]
+        out[eq_index[j, a]] = s / row_L[j, a, a]
 
 
 @njit_kernel

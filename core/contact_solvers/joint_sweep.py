@@ -15,7 +15,18 @@ then exact in one solve instead of stretching under Gauss–Seidel.
 """
 
 from ..jit import njit_kernel
-from .joint_block import JOINT_ROWS, cholesky_solve, envelope_solve, row_speed
+from .joint_block import (
+    JOINT_ROWS,
+    PACK_B,
+    PACK_GAMMA,
+    PACK_IJ,
+    PACK_J,
+    PACK_L,
+    PACK_ROWS,
+    envelope_solve,
+    joint_cholesky_solve,
+    row_speed,
+)
 
 DEFAULT_BLOCK_PASSES = 4
 """Passes inside a joint block with boxed rows (Blender's per-joint solver iterations replace it)."""
@@ -54,7 +65,7 @@ def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
                 _apply_row(j, r, b0, b1, x, body_inv_mass, row_J, row_IJ, dv, dw)
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta):
     """Joint ``j``'s ``neq`` equality rows at once by its factor, ``d = -(K_EE)^-1 (u_E + gamma lambda_E)``, reading
     each body's velocity change once and writing it once (a glued wall's sweep is mostly this); returns the largest
@@ -70,20 +81,19 @@ def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, 
         w1x, w1y, w1z = dw_c[b1, 0] + dw[b1, 0], dw_c[b1, 1] + dw[b1, 1], dw_c[b1, 2] + dw[b1, 2]
     for a in range(neq):
         r = eq_index[j, a]
-        Jr = row_J[j, r]
         u = (
-            Jr[0, 0] * (v1x - v0x)
-            + Jr[0, 1] * (v1y - v0y)
-            + Jr[0, 2] * (v1z - v0z)
-            + Jr[2, 0] * w1x
-            + Jr[2, 1] * w1y
-            + Jr[2, 2] * w1z
-            - Jr[1, 0] * w0x
-            - Jr[1, 1] * w0y
-            - Jr[1, 2] * w0z
+            row_J[j, r, 0, 0] * (v1x - v0x)
+            + row_J[j, r, 0, 1] * (v1y - v0y)
+            + row_J[j, r, 0, 2] * (v1z - v0z)
+            + row_J[j, r, 2, 0] * w1x
+            + row_J[j, r, 2, 1] * w1y
+            + row_J[j, r, 2, 2] * w1z
+            - row_J[j, r, 1, 0] * w0x
+            - row_J[j, r, 1, 1] * w0y
+            - row_J[j, r, 1, 2] * w0z
         )
         scratch[r] = -(row_b[j, r] + u + row_gamma[j, r] * lam[j, r])
-    cholesky_solve(neq, eq_index[j], row_L[j], scratch, delta)
+    joint_cholesky_solve(j, neq, eq_index, row_L, scratch, delta)
     merit = 0.0
     lx = ly = lz = a0x = a0y = a0z = a1x = a1y = a1z = 0.0
     for a in range(neq):
@@ -119,23 +129,126 @@ def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, 
     return merit
 
 
+@njit_kernel(inline="always")
+def _solve_packed(j, b0, b1, neq, pack, eq_index, body_inv_mass, lam, dv_c, dw_c, dv, dw, delta):
+    """:func:`_solve_equalities` on joint ``j``'s packed block (:func:`.joint_block.pack_equalities`): the same
+    operations in the same order, read from one contiguous kilobyte. Returns ``(largest change, largest impulse)``
+    [N·s] (the joint has no other active row)."""
+    v0x = v0y = v0z = w0x = w0y = w0z = 0.0
+    v1x = v1y = v1z = w1x = w1y = w1z = 0.0
+    if b0 >= 0:
+        v0x, v0y, v0z = dv_c[b0, 0] + dv[b0, 0], dv_c[b0, 1] + dv[b0, 1], dv_c[b0, 2] + dv[b0, 2]
+        w0x, w0y, w0z = dw_c[b0, 0] + dw[b0, 0], dw_c[b0, 1] + dw[b0, 1], dw_c[b0, 2] + dw[b0, 2]
+    if b1 >= 0:
+        v1x, v1y, v1z = dv_c[b1, 0] + dv[b1, 0], dv_c[b1, 1] + dv[b1, 1], dv_c[b1, 2] + dv[b1, 2]
+        w1x, w1y, w1z = dw_c[b1, 0] + dw[b1, 0], dw_c[b1, 1] + dw[b1, 1], dw_c[b1, 2] + dw[b1, 2]
+    for a in range(neq):
+        o = PACK_J + 9 * a
+        u = (
+            pack[j, o] * (v1x - v0x)
+            + pack[j, o + 1] * (v1y - v0y)
+            + pack[j, o + 2] * (v1z - v0z)
+            + pack[j, o + 6] * w1x
+            + pack[j, o + 7] * w1y
+            + pack[j, o + 8] * w1z
+            - pack[j, o + 3] * w0x
+            - pack[j, o + 4] * w0y
+            - pack[j, o + 5] * w0z
+        )
+        delta[a] = -(pack[j, PACK_B + a] + u + pack[j, PACK_GAMMA + a] * lam[j, eq_index[j, a]])
+    for a in range(neq):  # L L^T delta = rhs, forward then backward (:func:`.joint_block.cholesky_solve`)
+        s = delta[a]
+        o = PACK_L + a * (a + 1) // 2
+        for c in range(a):
+            s -= pack[j, o + c] * delta[c]
+        delta[a] = s / pack[j, o + a]
+    for a in range(neq - 1, -1, -1):
+        s = delta[a]
+        for c in range(a + 1, neq):
+            s -= pack[j, PACK_L + c * (c + 1) // 2 + a] * delta[c]
+        delta[a] = s / pack[j, PACK_L + a * (a + 1) // 2 + a]
+    merit = 0.0
+    largest = 0.0
+    lx = ly = lz = a0x = a0y = a0z = a1x = a1y = a1z = 0.0
+    for a in range(neq):
+        d = delta[a]
+        r = eq_index[j, a]
+        lam[j, r] += d
+        merit = max(merit, abs(d))
+        largest = max(largest, abs(lam[j, r]))
+        o = PACK_J + 9 * a
+        q = PACK_IJ + 6 * a
+        lx += pack[j, o] * d
+        ly += pack[j, o + 1] * d
+        lz += pack[j, o + 2] * d
+        a0x += pack[j, q] * d
+        a0y += pack[j, q + 1] * d
+        a0z += pack[j, q + 2] * d
+        a1x += pack[j, q + 3] * d
+        a1y += pack[j, q + 4] * d
+        a1z += pack[j, q + 5] * d
+    if b1 >= 0:
+        m1 = body_inv_mass[b1]
+        dv[b1, 0] += m1 * lx
+        dv[b1, 1] += m1 * ly
+        dv[b1, 2] += m1 * lz
+        dw[b1, 0] += a1x
+        dw[b1, 1] += a1y
+        dw[b1, 2] += a1z
+    if b0 >= 0:
+        m0 = body_inv_mass[b0]
+        dv[b0, 0] -= m0 * lx
+        dv[b0, 1] -= m0 * ly
+        dv[b0, 2] -= m0 * lz
+        dw[b0, 0] -= a0x
+        dw[b0, 1] -= a0y
+        dw[b0, 2] -= a0z
+    return merit, largest
+
+
+@njit_kernel
+def _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta,
+                  use_global):  # fmt: skip
+    """Joint ``j``'s update in a Gauss–Seidel pass when it is not one packed equality block (:func:`_solve_packed`):
+    it has boxed rows (:func:`_solve_block`), more than ``PACK_ROWS`` equality rows, or its equality rows are in the
+    scene-wide solve. Returns ``(largest change, largest impulse)`` [N·s]."""
+    b0, b1 = joint_body[j, 0], joint_body[j, 1]
+    largest = 0.0
+    if rows[12][j] == 0 and rows[10][j] <= PACK_ROWS:  # use_global: the scene-wide solve holds its rows
+        for a in range(rows[10][j]):
+            largest = max(largest, abs(lam[j, rows[9][j, a]]))
+        return 0.0, largest
+    passes = joint_passes[j] if joint_passes[j] > 0 else DEFAULT_BLOCK_PASSES
+    merit = _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta, use_global)
+    for r in range(JOINT_ROWS):
+        largest = max(largest, abs(lam[j, r]))
+    return merit, largest
+
+
 @njit_kernel
 def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta, boxed_only):
     """One joint's block update (module docstring); returns its largest impulse change [N·s]. ``boxed_only``: the
     equality rows are solved elsewhere (:mod:`..rigid.joint_global`)."""
-    kind, row_J, row_IJ, row_b, row_lo, row_hi, row_gamma, row_K, row_L, eq_index, eq_count, box_index = rows[:12]
-    box_count = rows[12]
-    merit = 0.0
-    neq, nbox = eq_count[j], box_count[j]
+    neq, nbox = rows[10][j], rows[12][j]
     if boxed_only:
         neq = 0
-    for _ in range(passes if nbox > 0 else 1):
+    row_J, row_IJ, row_b, row_lo, row_hi, row_K, box_index = (
+        rows[1],
+        rows[2],
+        rows[3],
+        rows[4],
+        rows[5],
+        rows[7],
+        rows[11],
+    )
+    merit = 0.0
+    for _ in range(passes):
         if neq > 0:
             merit = max(merit, _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
                                                  scratch, delta))  # fmt: skip
         for a in range(nbox):
             r = box_index[j, a]
-            u = row_b[j, r] + row_speed(row_J[j, r], b0, b1, dv_c, dw_c, dv, dw)
+            u = row_b[j, r] + row_speed(row_J, j, r, b0, b1, dv_c, dw_c, dv, dw)
             new = min(max(lam[j, r] - u / row_K[j, r, r], row_lo[j, r]), row_hi[j, r])
             d = new - lam[j, r]
             if d != 0.0:
@@ -160,6 +273,8 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
     contacts' last change moved the joints at all).
     """
     nj = joint_body.shape[0]
+    eq_index, eq_count, box_count, pack = rows[9], rows[10], rows[12], rows[13]  # out of the loop: each
+    # extraction of an array from a tuple costs a reference count update
     first = 0.0
     done = 0
     use_global = glob[7][0] > 0
@@ -176,11 +291,14 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
             merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, dv_c, dw_c, dv, dw)
         for i in range(nj):
             j = i if it % 2 == 0 else nj - 1 - i
-            passes = joint_passes[j] if joint_passes[j] > 0 else DEFAULT_BLOCK_PASSES
-            merit = max(merit, _solve_block(j, joint_body[j, 0], joint_body[j, 1], passes, body_inv_mass, rows, lam,
-                                            dv_c, dw_c, dv, dw, scratch, delta, use_global))  # fmt: skip
-            for r in range(JOINT_ROWS):
-                largest = max(largest, abs(lam[j, r]))
+            if eq_count[j] <= PACK_ROWS and box_count[j] == 0 and not use_global:  # a glued wall's joints
+                change, big = _solve_packed(j, joint_body[j, 0], joint_body[j, 1], eq_count[j], pack, eq_index,
+                                            body_inv_mass, lam, dv_c, dw_c, dv, dw, delta)  # fmt: skip
+            else:
+                change, big = _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
+                                            scratch, delta, use_global)  # fmt: skip
+            merit = max(merit, change)
+            largest = max(largest, big)
         if it == 0:
             first = merit
         done = it + 1
@@ -215,7 +333,7 @@ def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c,
     n = count[0]
     for a in range(n):
         j, r = row_joint[a], row_slot[a]
-        u = row_b[j, r] + row_speed(J[j, r], joint_body[j, 0], joint_body[j, 1], dv_c, dw_c, dv, dw)
+        u = row_b[j, r] + row_speed(J, j, r, joint_body[j, 0], joint_body[j, 1], dv_c, dw_c, dv, dw)
         rhs[a] = -(u + gamma[j, r] * lam[j, r])
     envelope_solve(n, layout, L, rhs, x)
     merit = 0.0
@@ -257,6 +375,8 @@ def joint_pass(joints, start, end, it, use_global, island, dv, dw):
     largest)``: the largest impulse change and the largest impulse of the pass [N·s].
     """
     joint_body, joint_passes, body_inv_mass, rows, lam, zero, scratch, delta, glob, order = joints[:10]
+    eq_index, eq_count, box_count, pack = rows[9], rows[10], rows[12], rows[13]
+    dv_c, dw_c = zero[0], zero[1]
     merit = 0.0
     largest = 0.0
     if use_global and island < 0:
@@ -266,12 +386,14 @@ def joint_pass(joints, start, end, it, use_global, island, dv, dw):
     count = end - start
     for i in range(count):
         j = order[start + i] if it % 2 == 0 else order[end - 1 - i]
-        passes = joint_passes[j] if joint_passes[j] > 0 else DEFAULT_BLOCK_PASSES
-        change = _solve_block(j, joint_body[j, 0], joint_body[j, 1], passes, body_inv_mass, rows, lam, zero[0],
-                              zero[1], dv, dw, scratch, delta, use_global)  # fmt: skip
+        if eq_count[j] <= PACK_ROWS and box_count[j] == 0 and not use_global:  # a glued wall's joints
+            change, big = _solve_packed(j, joint_body[j, 0], joint_body[j, 1], eq_count[j], pack, eq_index,
+                                        body_inv_mass, lam, dv_c, dw_c, dv, dw, delta)  # fmt: skip
+        else:
+            change, big = _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
+                                        scratch, delta, use_global)  # fmt: skip
         merit = max(merit, change)
-        for r in range(JOINT_ROWS):
-            largest = max(largest, abs(lam[j, r]))
+        largest = max(largest, big)
     return merit, largest
 
 
@@ -381,7 +503,7 @@ def solve_global_island(joints, start, end, island, dv, dw):
         j, r = row_joint[a], row_slot[a]
         rhs[a] = 0.0
         if joint_island[j] == island:
-            u = row_b[j, r] + row_speed(J[j, r], joint_body[j, 0], joint_body[j, 1], zero[0], zero[1], dv, dw)
+            u = row_b[j, r] + row_speed(J, j, r, joint_body[j, 0], joint_body[j, 1], zero[0], zero[1], dv, dw)
             rhs[a] = -(u + gamma[j, r] * lam[j, r])
     for a in range(lo, hi):  # envelope_solve on rows [lo, hi): x is exactly zero before lo
         v = rhs[a]

@@ -37,13 +37,15 @@ import numpy as np
 
 from ..contact_solvers.joint_block import (
     JOINT_ROWS,
+    PACK_ROWS,
+    PACK_SIZE,
     ROW_BOXED,
     ROW_EQUALITY,
     ROW_OFF,
-    cholesky_factor,
+    joint_cholesky_factor,
+    pack_equalities,
 )
 from ..jit import njit_kernel
-from ..math.quat import quat_to_matrix
 from ..math.vec import cross_into
 from .joints import AXIS_LIMITED, AXIS_LOCKED, AXIS_MOTOR, AXIS_SPRING, SPRING1
 
@@ -65,30 +67,64 @@ def joint_scratch(joint_count: int) -> dict:
         eq_count=np.zeros(nj, np.int64),
         box_index=np.zeros((nj, r), np.int64),
         box_count=np.zeros(nj, np.int64),
+        row_pack=np.zeros((nj, PACK_SIZE)),
     )
 
 
 MOTOR_LINEAR_SLOT = 12
 """The slot of the motor along X (13: about X)."""
+_SLOT_FLAGS = np.array([AXIS_LOCKED | AXIS_LIMITED, AXIS_SPRING, AXIS_MOTOR], np.int64)
+"""The axis flags that give slots 0–5, 6–11 and 12–13 a row (:func:`_slot_rows`)."""
 
 
 @njit_kernel
-def _side_frame(b, body_pos, body_quat, frame_pos, frame_quat, Rb, Rf, out_axes, out_anchor, out_center):
-    """One side's joint frame in the world: axes (3, 3) as columns, anchor (3,), body centre (3,)."""
-    quat_to_matrix(frame_quat, Rf)
+def _rotation_into(w, x, y, z, g, slot):
+    """``g[slot]`` (3, 3) = the rotation matrix of the unit quaternion ``(w, x, y, z)``
+    (:func:`...math.quat.quat_to_matrix`, written into the scratch in place)."""
+    g[slot, 0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    g[slot, 0, 1] = 2.0 * (x * y - w * z)
+    g[slot, 0, 2] = 2.0 * (x * z + w * y)
+    g[slot, 1, 0] = 2.0 * (x * y + w * z)
+    g[slot, 1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    g[slot, 1, 2] = 2.0 * (y * z - w * x)
+    g[slot, 2, 0] = 2.0 * (x * z - w * y)
+    g[slot, 2, 1] = 2.0 * (y * z + w * x)
+    g[slot, 2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@njit_kernel
+def _side_frame(j, side, b, body_pos, body_quat, frame_pos, frame_quat, g):
+    """One side's joint frame in the world, into the scratch ``g`` (10, 3, 3): its axes as the columns of
+    ``g[side]``, its anchor ``g[5, side]`` and its body's centre (``g[5, 2]`` for side 0, ``g[6, 0]`` for side 1).
+
+    Every array is indexed in place: a view per call costs a reference count update, and the joint rows of a glued
+    wall spent more time in those than in the arithmetic."""
+    _rotation_into(frame_quat[j, side, 0], frame_quat[j, side, 1], frame_quat[j, side, 2], frame_quat[j, side, 3],
+                   g, 3)  # fmt: skip
+    cs, ci = (5, 2) if side == 0 else (6, 0)
     if b < 0:
         for i in range(3):
-            out_center[i] = 0.0
-            out_anchor[i] = frame_pos[i]
+            g[cs, ci, i] = 0.0
+            g[5, side, i] = frame_pos[j, side, i]
             for k in range(3):
-                out_axes[i, k] = Rf[i, k]
+                g[side, i, k] = g[3, i, k]
         return
-    quat_to_matrix(body_quat[b], Rb)
+    _rotation_into(body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3], g, 2)
     for i in range(3):
-        out_center[i] = body_pos[b, i]
-        out_anchor[i] = body_pos[b, i] + Rb[i, 0] * frame_pos[0] + Rb[i, 1] * frame_pos[1] + Rb[i, 2] * frame_pos[2]
+        g[cs, ci, i] = body_pos[b, i]
+        g[5, side, i] = body_pos[b, i] + g[2, i, 0] * frame_pos[j, side, 0] + g[2, i, 1] * frame_pos[j, side, 1] \
+            + g[2, i, 2] * frame_pos[j, side, 2]  # fmt: skip
         for k in range(3):
-            out_axes[i, k] = Rb[i, 0] * Rf[0, k] + Rb[i, 1] * Rf[1, k] + Rb[i, 2] * Rf[2, k]
+            g[side, i, k] = g[2, i, 0] * g[3, 0, k] + g[2, i, 1] * g[3, 1, k] + g[2, i, 2] * g[3, 2, k]
+
+
+@njit_kernel
+def _cross_row(ax, ay, az, g, k, out_J, row, part):
+    """``out_J[row, part] = a × (column k of g[0])``, the cross product of :func:`...math.vec.cross_into`."""
+    bx, by, bz = g[0, 0, k], g[0, 1, k], g[0, 2, k]
+    out_J[row, part, 0] = ay * bz - az * by
+    out_J[row, part, 1] = az * bx - ax * bz
+    out_J[row, part, 2] = ax * by - ay * bx
 
 
 @njit_kernel
@@ -96,34 +132,28 @@ def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign,
                    out_J):  # fmt: skip
     """Joint ``j``'s six coordinates ``out_s`` (6,) [m, rad] (Blender's sense) and their rows ``out_J`` (6, 3, 3).
 
-    ``g``: scratch (10, 3, 3) from :func:`geometry_scratch`.
+    ``g``: scratch (10, 3, 3) from :func:`geometry_scratch`; afterwards ``g[0]``, ``g[1]`` hold the two frames' axes
+    (columns), ``g[5, 0]``, ``g[5, 1]`` the anchors and ``g[5, 2]``, ``g[6, 0]`` the bodies' centres.
     """
-    A, B, Rb, Rf, M, V = g[0], g[1], g[2], g[3], g[4], g[5]
-    p0, p1, c0, c1 = V[0], V[1], V[2], g[6, 0]
-    _side_frame(joint_body[j, 0], body_pos, body_quat, joint_frame_pos[j, 0], joint_frame_quat[j, 0], Rb, Rf, A, p0,
-                c0)  # fmt: skip
-    _side_frame(joint_body[j, 1], body_pos, body_quat, joint_frame_pos[j, 1], joint_frame_quat[j, 1], Rb, Rf, B, p1,
-                c1)  # fmt: skip
-    arm0, arm1, axis = g[7, 0], g[7, 1], g[7, 2]
-    for i in range(3):
-        arm0[i] = p1[i] - c0[i]
-        arm1[i] = p1[i] - c1[i]
+    _side_frame(j, 0, joint_body[j, 0], body_pos, body_quat, joint_frame_pos, joint_frame_quat, g)
+    _side_frame(j, 1, joint_body[j, 1], body_pos, body_quat, joint_frame_pos, joint_frame_quat, g)
+    a0x, a0y, a0z = g[5, 1, 0] - g[5, 2, 0], g[5, 1, 1] - g[5, 2, 1], g[5, 1, 2] - g[5, 2, 2]  # p1 - c0
+    a1x, a1y, a1z = g[5, 1, 0] - g[6, 0, 0], g[5, 1, 1] - g[6, 0, 1], g[5, 1, 2] - g[6, 0, 2]  # p1 - c1
     for k in range(3):
         s = 0.0
         for i in range(3):
-            axis[i] = A[i, k]
-            s += (p1[i] - p0[i]) * A[i, k]
-            out_J[k, 0, i] = A[i, k]
+            s += (g[5, 1, i] - g[5, 0, i]) * g[0, i, k]
+            out_J[k, 0, i] = g[0, i, k]
         out_s[k] = s
-        cross_into(arm0, axis, out_J[k, 1])
-        cross_into(arm1, axis, out_J[k, 2])
+        _cross_row(a0x, a0y, a0z, g, k, out_J, k, 1)
+        _cross_row(a1x, a1y, a1z, g, k, out_J, k, 2)
     for r in range(3):  # M = A^T B: body1's frame in body0's
         for c in range(3):
-            M[r, c] = A[0, r] * B[0, c] + A[1, r] * B[1, c] + A[2, r] * B[2, c]
-    out_s[3] = math.atan2(-M[1, 2], M[2, 2])
-    out_s[4] = math.asin(min(max(M[0, 2], -1.0), 1.0))
-    out_s[5] = math.atan2(-M[0, 1], M[0, 0])
-    _euler_rate_rows(A, B, g[8], out_J)
+            g[4, r, c] = g[0, 0, r] * g[1, 0, c] + g[0, 1, r] * g[1, 1, c] + g[0, 2, r] * g[1, 2, c]
+    out_s[3] = math.atan2(-g[4, 1, 2], g[4, 2, 2])
+    out_s[4] = math.asin(min(max(g[4, 0, 2], -1.0), 1.0))
+    out_s[5] = math.atan2(-g[4, 0, 1], g[4, 0, 0])
+    _euler_rate_rows(g, out_J)
     for k in range(6):
         out_s[k] *= joint_sign[j, k]
         for r in range(3):
@@ -132,24 +162,21 @@ def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign,
 
 
 @njit_kernel
-def _euler_rate_rows(A, B, E, out_J):
-    """Rows 3–5 of ``out_J``: the dual basis of the XYZ Euler axes ``(A x, (B z × A x)/|·|, B z)`` (world)."""
-    e1, e2, e3 = E[0], E[1], E[2]
-    for i in range(3):
-        e1[i] = A[i, 0]
-        e3[i] = B[i, 2]
-    cross_into(e3, e1, e2)
-    n = math.sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2])
+def _euler_rate_rows(g, out_J):
+    """Rows 3–5 of ``out_J``: the dual basis of the XYZ Euler axes ``(A x, (B z × A x)/|·|, B z)`` (world), ``A``,
+    ``B`` the frames' axes in ``g[0]``, ``g[1]``."""
+    e1x, e1y, e1z = g[0, 0, 0], g[0, 1, 0], g[0, 2, 0]
+    e3x, e3y, e3z = g[1, 0, 2], g[1, 1, 2], g[1, 2, 2]
+    e2x, e2y, e2z = e3y * e1z - e3z * e1y, e3z * e1x - e3x * e1z, e3x * e1y - e3y * e1x
+    n = math.sqrt(e2x * e2x + e2y * e2y + e2z * e2z)
     if n < 1e-9:  # gimbal lock (Y at ±90°): the Euler rates are undefined; keep body0's Y axis
-        for i in range(3):
-            e2[i] = A[i, 1]
+        e2x, e2y, e2z = g[0, 0, 1], g[0, 1, 1], g[0, 2, 1]
     else:
-        for i in range(3):
-            e2[i] /= n
-    cross_into(e2, e3, out_J[3, 1])
-    cross_into(e3, e1, out_J[4, 1])
-    cross_into(e1, e2, out_J[5, 1])
-    vol = e1[0] * out_J[3, 1, 0] + e1[1] * out_J[3, 1, 1] + e1[2] * out_J[3, 1, 2]
+        e2x, e2y, e2z = e2x / n, e2y / n, e2z / n
+    out_J[3, 1, 0], out_J[3, 1, 1], out_J[3, 1, 2] = e2y * e3z - e2z * e3y, e2z * e3x - e2x * e3z, e2x * e3y - e2y * e3x
+    out_J[4, 1, 0], out_J[4, 1, 1], out_J[4, 1, 2] = e3y * e1z - e3z * e1y, e3z * e1x - e3x * e1z, e3x * e1y - e3y * e1x
+    out_J[5, 1, 0], out_J[5, 1, 1], out_J[5, 1, 2] = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+    vol = e1x * out_J[3, 1, 0] + e1y * out_J[3, 1, 1] + e1z * out_J[3, 1, 2]
     vol = vol if abs(vol) > 1e-9 else 1e-9
     for k in range(3, 6):
         for i in range(3):
@@ -165,25 +192,19 @@ def geometry_scratch():
 
 
 @njit_kernel
-def _inv_inertia_row(b, I_world, ang, out):
+def _inv_inertia_row(b, I_world, J, IJ, j, r, side):
+    """``IJ[j, r, side] = I_b^-1 J[j, r, 1 + side]`` (zero for the world)."""
     for i in range(3):
-        out[i] = 0.0
+        IJ[j, r, side, i] = 0.0
         if b >= 0:
-            out[i] = I_world[b, i, 0] * ang[0] + I_world[b, i, 1] * ang[1] + I_world[b, i, 2] * ang[2]
+            IJ[j, r, side, i] = (
+                I_world[b, i, 0] * J[j, r, 1 + side, 0]
+                + I_world[b, i, 1] * J[j, r, 1 + side, 1]
+                + I_world[b, i, 2] * J[j, r, 1 + side, 2]
+            )
 
 
-@njit_kernel
-def row_coupling(Ja, IJb, b0, b1, body_inv_mass, Jb):
-    """``J_a M^-1 J_b^T`` of two rows of one joint [1/kg]; ``IJb`` (2, 3): ``I^-1`` times ``J_b``'s angular parts."""
-    m0 = body_inv_mass[b0] if b0 >= 0 else 0.0
-    m1 = body_inv_mass[b1] if b1 >= 0 else 0.0
-    k = 0.0
-    for i in range(3):
-        k += (m0 + m1) * Ja[0, i] * Jb[0, i] + Ja[1, i] * IJb[0, i] + Ja[2, i] * IJb[1, i]
-    return k
-
-
-@njit_kernel
+@njit_kernel(inline="always")
 def _slot_rows(j, flags, s, lower, upper, k, c, spring1, target, max_force, dt, slot, kind, b, lo, hi, gamma):
     """Kind, bias and bounds of slot ``slot`` of joint ``j`` (axis ``slot % 6``; slots 12/13 are axes 0/3).
 
@@ -242,7 +263,7 @@ def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_i
     ``gamma`` on the diagonal, ``row_L`` the Cholesky factor of its equality rows.
     """
     joint_body, frame_pos, frame_quat, flags, lower, upper, sign, stiff, damp, spring_type, target, max_imp = joints
-    kind, J, IJ, b, lo, hi, gamma, K, L, eq_index, eq_count, box_index, box_count = out
+    kind, J, IJ, b, lo, hi, gamma, K, L, eq_index, eq_count, box_index, box_count, pack = out
     g, s, Jg = geometry_scratch()
     for j in range(joint_body.shape[0]):
         eq_count[j] = 0
@@ -255,6 +276,9 @@ def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_i
         joint_geometry(j, joint_body, frame_pos, frame_quat, sign, body_pos, body_quat, g, s, Jg)
         for r in range(JOINT_ROWS):
             axis = r % 6 if r < 12 else 3 * (r - 12)
+            if not flags[j, axis] & _SLOT_FLAGS[r // 6]:  # a slot the axis does not use (most of a joint's)
+                kind[j, r], b[j, r], lo[j, r], hi[j, r], gamma[j, r] = ROW_OFF, 0.0, 0.0, 0.0, 0.0
+                continue
             for p in range(3):
                 for i in range(3):
                     J[j, r, p, i] = Jg[axis, p, i]
@@ -265,21 +289,24 @@ def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_i
                 continue
             if r == MOTOR_LINEAR_SLOT:
                 _own_anchor_arm(g, sign[j, 0], J[j, r, 1])
-            _inv_inertia_row(b0, inv_inertia_world, J[j, r, 1], IJ[j, r, 0])
-            _inv_inertia_row(b1, inv_inertia_world, J[j, r, 2], IJ[j, r, 1])
-            b[j, r] += _row_speed_single(J[j, r], b0, b1, vel_free, omega_free)
+            _inv_inertia_row(b0, inv_inertia_world, J, IJ, j, r, 0)
+            _inv_inertia_row(b1, inv_inertia_world, J, IJ, j, r, 1)
+            b[j, r] += _row_speed_single(J, j, r, b0, b1, vel_free, omega_free)
         _joint_block(j, b0, b1, body_inv_mass, kind, J, IJ, gamma, K, L, eq_index, eq_count, box_index, box_count)
+        if box_count[j] == 0 and 0 < eq_count[j] <= PACK_ROWS:  # the sweep's fast path (:func:`pack_equalities`)
+            pack_equalities(j, eq_count[j], eq_index, J, IJ, L, b, gamma, pack)
 
 
 @njit_kernel
-def _row_speed_single(J, b0, b1, vel, omega):
-    """``lin·(v1 - v0) + ang1·w1 - ang0·w0`` with one velocity array per kind (the world at rest)."""
+def _row_speed_single(J, j, r, b0, b1, vel, omega):
+    """``lin·(v1 - v0) + ang1·w1 - ang0·w0`` of row ``r`` of joint ``j`` with one velocity array per kind (the world
+    at rest)."""
     u = 0.0
     for i in range(3):
         if b1 >= 0:
-            u += J[0, i] * vel[b1, i] + J[2, i] * omega[b1, i]
+            u += J[j, r, 0, i] * vel[b1, i] + J[j, r, 2, i] * omega[b1, i]
         if b0 >= 0:
-            u -= J[0, i] * vel[b0, i] + J[1, i] * omega[b0, i]
+            u -= J[j, r, 0, i] * vel[b0, i] + J[j, r, 1, i] * omega[b0, i]
     return u
 
 
@@ -289,7 +316,13 @@ def _joint_block(j, b0, b1, body_inv_mass, kind, J, IJ, gamma, K, L, eq_index, e
     for r in range(JOINT_ROWS):
         if kind[j, r] == ROW_OFF:
             continue
-        diag = row_coupling(J[j, r], IJ[j, r], b0, b1, body_inv_mass, J[j, r]) + gamma[j, r]
+        m0 = body_inv_mass[b0] if b0 >= 0 else 0.0  # row_coupling of the row with itself, in place
+        m1 = body_inv_mass[b1] if b1 >= 0 else 0.0
+        diag = 0.0
+        for i in range(3):
+            diag += (m0 + m1) * J[j, r, 0, i] * J[j, r, 0, i] + J[j, r, 1, i] * IJ[j, r, 0, i] \
+                + J[j, r, 2, i] * IJ[j, r, 1, i]  # fmt: skip
+        diag += gamma[j, r]
         if not diag > 1e-300:  # both sides immovable: nothing to solve
             kind[j, r] = ROW_OFF
             continue
@@ -312,7 +345,7 @@ def _joint_block(j, b0, b1, body_inv_mass, kind, J, IJ, gamma, K, L, eq_index, e
                 K[j, r, c] = k
                 K[j, c, r] = k
         K[j, r, r] += gamma[j, r]
-    cholesky_factor(eq_count[j], eq_index[j], K[j], L[j])
+    joint_cholesky_factor(j, eq_count[j], eq_index, K, L)
 
 
 def joint_model_arrays(m) -> tuple:
@@ -327,7 +360,7 @@ def joint_model_arrays(m) -> tuple:
 def joint_row_arrays(scratch: dict) -> tuple:
     """:func:`joint_scratch`'s arrays as the tuple :func:`compute_joint_rows` and the sweep take."""
     keys = ("row_kind", "row_J", "row_IJ", "row_b", "row_lo", "row_hi", "row_gamma", "row_K", "row_L", "eq_index",
-            "eq_count", "box_index", "box_count")  # fmt: skip
+            "eq_count", "box_index", "box_count", "row_pack")  # fmt: skip
     return tuple(scratch[k] for k in keys)
 
 
