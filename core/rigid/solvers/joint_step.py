@@ -24,6 +24,7 @@ from ..joint_rows import (
     joint_row_arrays,
     joint_scratch,
 )
+from ..joint_stiffness import stiffen_inertias
 
 RELINEARIZE = True
 """When the projection along the step's directions diverges, rebuild the rows at the new poses and project again
@@ -56,15 +57,6 @@ MAX_MOVE = 0.2
 """Largest move of a body in one projection pass [m]."""
 MAX_TURN = 0.5
 """Largest turn of a body in one projection pass [rad]."""
-
-
-def _inverse3(a: np.ndarray) -> np.ndarray:
-    """Inverses of the invertible 3 × 3 matrices ``a`` (n, 3, 3) by their adjugates (one vectorized pass: numpy's
-    batched ``inv`` costs milliseconds per call on a thousand small matrices)."""
-    c0, c1, c2 = a[:, :, 0], a[:, :, 1], a[:, :, 2]
-    adj = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=1)  # rows of the adjugate
-    det = np.einsum("ni,ni->n", c0, adj[:, 0])
-    return adj / det[:, None, None]
 
 
 def _bundle(model, step_scratch, rows, lam, glob, nj: int, islands: int) -> tuple:
@@ -114,6 +106,7 @@ class JointStep:
         self._omega_end = np.zeros((nb, 3))
         self._error_before = np.zeros(2)
         self._saved = (np.zeros((nb, 3)), np.zeros((nb, 4)), np.zeros((nb, 3)), np.zeros((nb, 3)))
+        self._stiffness_scratch = (np.zeros(nb), np.zeros(nb), np.zeros((nb, 3, 3)))
         self.last_sweeps = 0
         self.last_projection_passes = 0
         """Passes of the last step's projection."""
@@ -140,42 +133,11 @@ class JointStep:
 
     def _stiffen(self, model, inv_inertia_world, dt) -> None:
         """Raise each jointed body's inertia by ``h^2 k_g`` for the step (the geometric stiffness of its joints under
-        the last step's loads, Andrews, Erleben and Ferguson 2017), in place in ``inv_inertia_world`` (nb, 3, 3)
-        [1/(kg·m²)]: the added inertia resists only the step's change of the angular velocity (the impulses'
-        ``I'^-1 J^T lambda``), not the free turning, so a steady spin keeps its energy.
-
-        A joint carrying force ``f`` [N] at an anchor ``r`` [m] from the centre of mass, or torque ``t`` [N·m], stiffens
-        the body's turning by about ``|f| |r| + |t|`` [N·m/rad]; the velocity rows leave that stiffness out, so a
-        link under a heavy load (the top of a long hanging chain) oscillates at ``sqrt(k_g / I)``, and when that is
-        above ``2 / h`` each step amplifies the zig-zag of the links until the chain blows up. A body turning about
-        a joint's anchor ``r`` swings with the inertia ``m r^2`` besides its own, so only the excess
-        ``h^2 k_g - m r^2`` (``r`` its joints' longest arm) is added: every such mode then stays below about
-        ``1 / h``, and a body whose load is its own weight and swing (a pendulum's bob, a door) gets nothing.
-        """
-        lam = self.impulse
-        force = np.sqrt((lam[:, 0:3] ** 2).sum(axis=1)) / dt
-        torque = np.sqrt((lam[:, 3:6] ** 2).sum(axis=1)) / dt
-        if not (force.any() or torque.any()):
-            return
-        arm = np.sqrt((model.joint_frame_pos**2).sum(axis=2))  # (nj, 2) [m]
-        stiff = np.zeros(model.body_count)
-        reach = np.zeros(model.body_count)
-        live = ~self.broken
-        for side in range(2):
-            body = model.joint_body[:, side]
-            on = live & (body >= 0)
-            np.add.at(stiff, body[on], force[on] * arm[on, side] + torque[on])
-            np.maximum.at(reach, body[on], arm[on, side])
-        mass = np.divide(1.0, model.body_inv_mass, out=np.zeros(model.body_count), where=model.body_inv_mass > 0.0)
-        extra = dt * dt * stiff - mass * reach**2  # what the swing's own inertia m r^2 does not already hold
-        b = np.flatnonzero((extra > 0.0) & (model.body_inv_mass > 0.0))
-        a = inv_inertia_world[b]
-        b = b[np.einsum("ni,ni->n", a[:, :, 0], np.cross(a[:, :, 1], a[:, :, 2])) > 0.0]  # one that cannot turn: none
-        if b.size == 0:
-            return
-        inertia = _inverse3(inv_inertia_world[b])
-        inertia += extra[b, None, None] * np.eye(3)
-        inv_inertia_world[b] = _inverse3(inertia)
+        the last step's loads, :mod:`..joint_stiffness`), in place in ``inv_inertia_world`` (nb, 3, 3)."""
+        stiffen_inertias(
+            model.joint_body, model.joint_frame_pos, self.broken, self.impulse, model.body_inv_mass, dt,
+            inv_inertia_world, *self._stiffness_scratch,
+        )  # fmt: skip
 
     def sweeps(self, model, dv_c, dw_c, sweeps: int, tolerance: float) -> tuple[int, float]:
         """Joint sweeps with the contacts' accumulators held (:func:`solve_joint_sweeps`)."""
