@@ -18,7 +18,7 @@ import numpy as np
 from ..contact_solvers.joint_block import JOINT_ROWS, cholesky_factor, cholesky_solve, envelope_refined_solve
 from ..jit import njit_kernel
 from .joint_global import factor_global
-from .joint_rows import _position_rows, geometry_scratch, joint_errors
+from .joint_rows import _position_rows, geometry_scratch, joint_errors, uses_angles
 from .joint_rows import joint_geometry as _geometry
 
 
@@ -124,7 +124,7 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
             if joint_broken[j]:
                 continue
             b0, b1 = joint_body[j, 0], joint_body[j, 1]
-            _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
+            _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
             n, axes = 0, 0
             for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
                 if kind[j, index[a]] != 0:  # rows without mass (both sides immovable) stay off
@@ -188,7 +188,7 @@ def _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row
     for j in range(joint_body.shape[0]):
         if joint_broken[j]:
             continue
-        _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
+        _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
         for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
             r = index[a]
             if kind[j, r] == 0:
@@ -208,7 +208,7 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
     its summed ``M^-1 J^T d`` (clamped per body). Returns the passes done; ``-1 - passes kept`` when the rows do
     not fit ``glob`` or a pass raised the largest error (that pass is undone): :func:`project_joints` goes on.
     """
-    joint_body, frame_pos, frame_quat, sign = joints[0], joints[1], joints[2], joints[6]
+    joint_body, frame_pos, frame_quat, flags, sign = joints[0], joints[1], joints[2], joints[3], joints[6]
     row_joint, row_slot, layout, K, L, rhs, x, count = glob
     J, IJ = rows[1], rows[2]
     joint_errors(joints, joint_broken, pos, quat, out_error)
@@ -242,7 +242,7 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
         for a in range(n):
             j, r = row_joint[a], row_slot[a]
             if j != last:
-                _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
+                _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
                 last = j
             rhs[a] = -(s[r] - row_target[a])
         envelope_refined_solve(n, layout, K, L, rhs, x, residual, correction, REFINEMENTS)

@@ -128,9 +128,17 @@ def _cross_row(ax, ay, az, g, k, out_J, row, part):
 
 
 @njit_kernel
-def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign, body_pos, body_quat, g, out_s,
-                   out_J):  # fmt: skip
-    """Joint ``j``'s six coordinates ``out_s`` (6,) [m, rad] (Blender's sense) and their rows ``out_J`` (6, 3, 3).
+def uses_angles(flags, j):
+    """Whether joint ``j`` locks, limits, springs or drives any of its angles (``flags`` (nj, 6))."""
+    return (flags[j, 3] | flags[j, 4] | flags[j, 5]) != 0
+
+
+@njit_kernel
+def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign, body_pos, body_quat, angular, g,
+                   out_s, out_J):  # fmt: skip
+    """Joint ``j``'s six coordinates ``out_s`` (6,) [m, rad] (Blender's sense) and their rows ``out_J`` (6, 3, 3);
+    without ``angular`` (:func:`uses_angles`) only the three linear ones (a chain's POINT joints: the angles' rows
+    and their inverse trigonometry are half of the work).
 
     ``g``: scratch (10, 3, 3) from :func:`geometry_scratch`; afterwards ``g[0]``, ``g[1]`` hold the two frames' axes
     (columns), ``g[5, 0]``, ``g[5, 1]`` the anchors and ``g[5, 2]``, ``g[6, 0]`` the bodies' centres.
@@ -147,6 +155,13 @@ def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign,
         out_s[k] = s
         _cross_row(a0x, a0y, a0z, g, k, out_J, k, 1)
         _cross_row(a1x, a1y, a1z, g, k, out_J, k, 2)
+    if not angular:
+        for k in range(3):
+            out_s[k] *= joint_sign[j, k]
+            for r in range(3):
+                for i in range(3):
+                    out_J[k, r, i] *= joint_sign[j, k]
+        return
     for r in range(3):  # M = A^T B: body1's frame in body0's
         for c in range(3):
             g[4, r, c] = g[0, 0, r] * g[1, 0, c] + g[0, 1, r] * g[1, 1, c] + g[0, 2, r] * g[1, 2, c]
@@ -273,7 +288,8 @@ def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_i
                 kind[j, r] = ROW_OFF
             continue
         b0, b1 = joint_body[j, 0], joint_body[j, 1]
-        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, body_pos, body_quat, g, s, Jg)
+        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, body_pos, body_quat, uses_angles(flags, j), g, s,
+                       Jg)  # fmt: skip
         for r in range(JOINT_ROWS):
             axis = r % 6 if r < 12 else 3 * (r - 12)
             if not flags[j, axis] & _SLOT_FLAGS[r // 6]:  # a slot the axis does not use (most of a joint's)
@@ -336,7 +352,7 @@ def _joint_block(j, b0, b1, body_inv_mass, kind, J, IJ, gamma, K, L, eq_index, e
     for r in range(JOINT_ROWS):
         if kind[j, r] == ROW_OFF:
             continue
-        for c in range(r + 1):  # K is symmetric: J_r M^-1 J_c^T (row_coupling, written out for the step's speed)
+        for c in range(r + 1):  # K is symmetric: J_r M^-1 J_c^T (written out for the step's speed)
             if kind[j, c] != ROW_OFF:
                 k = 0.0
                 for i in range(3):
@@ -400,7 +416,7 @@ def joint_errors(joints, joint_broken, pos, quat, out_error):
     for j in range(joint_body.shape[0]):
         if joint_broken[j]:
             continue
-        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, g, s, Jg)
+        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
         n = _position_rows(j, flags, lower, upper, s, C, index)
         for a in range(n):
             k = index[a]
