@@ -14,6 +14,8 @@ once (:func:`solve_global_equalities`, or one contact island's by :func:`solve_g
 then exact in one solve instead of stretching under Gauss–Seidel.
 """
 
+import numpy as np
+
 from ..jit import njit_kernel
 from .joint_block import (
     JOINT_ROWS,
@@ -65,7 +67,7 @@ def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
                 _apply_row(j, r, b0, b1, x, body_inv_mass, row_J, row_IJ, dv, dw)
 
 
-@njit_kernel(inline="always")
+@njit_kernel
 def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta):
     """Joint ``j``'s ``neq`` equality rows at once by its factor, ``d = -(K_EE)^-1 (u_E + gamma lambda_E)``, reading
     each body's velocity change once and writing it once (a glued wall's sweep is mostly this); returns the largest
@@ -129,7 +131,7 @@ def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, 
     return merit
 
 
-@njit_kernel(inline="always")
+@njit_kernel
 def _solve_packed(j, b0, b1, neq, pack, eq_index, body_inv_mass, lam, dv_c, dw_c, dv, dw, delta):
     """:func:`_solve_equalities` on joint ``j``'s packed block (:func:`.joint_block.pack_equalities`): the same
     operations in the same order, read from one contiguous kilobyte. Returns ``(largest change, largest impulse)``
@@ -259,6 +261,29 @@ def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw
 
 
 @njit_kernel
+def _blocks_pass(order, start, end, backward, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
+                 scratch, delta, use_global):  # fmt: skip
+    """One Gauss–Seidel pass over the joint blocks ``order[start:end]`` (backward when asked); returns ``(largest
+    change, largest impulse)`` [N·s]. Pure equality blocks take their packed update (:func:`_solve_packed`), the
+    others :func:`_update_block`."""
+    eq_index, eq_count, box_count, pack = rows[9], rows[10], rows[12], rows[13]  # out of the loop: each
+    # extraction of an array from a tuple costs a reference count update
+    merit = 0.0
+    largest = 0.0
+    for i in range(end - start):
+        j = order[end - 1 - i] if backward else order[start + i]
+        if eq_count[j] <= PACK_ROWS and box_count[j] == 0 and not use_global:  # a glued wall's joints
+            change, big = _solve_packed(j, joint_body[j, 0], joint_body[j, 1], eq_count[j], pack, eq_index,
+                                        body_inv_mass, lam, dv_c, dw_c, dv, dw, delta)  # fmt: skip
+        else:
+            change, big = _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
+                                        scratch, delta, use_global)  # fmt: skip
+        merit = max(merit, change)
+        largest = max(largest, big)
+    return merit, largest
+
+
+@njit_kernel
 def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, tolerance, lam, dv_c, dw_c, dv, dw,
                        scratch, delta, glob):  # fmt: skip
     """Up to ``sweeps`` symmetric Gauss–Seidel sweeps over the joint blocks with the contacts' ``(dv_c, dw_c)``
@@ -273,8 +298,7 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
     contacts' last change moved the joints at all).
     """
     nj = joint_body.shape[0]
-    eq_index, eq_count, box_count, pack = rows[9], rows[10], rows[12], rows[13]  # out of the loop: each
-    # extraction of an array from a tuple costs a reference count update
+    order = np.arange(nj)
     first = 0.0
     done = 0
     use_global = glob[7][0] > 0
@@ -289,16 +313,10 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
         largest = 0.0
         if use_global:
             merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, dv_c, dw_c, dv, dw)
-        for i in range(nj):
-            j = i if it % 2 == 0 else nj - 1 - i
-            if eq_count[j] <= PACK_ROWS and box_count[j] == 0 and not use_global:  # a glued wall's joints
-                change, big = _solve_packed(j, joint_body[j, 0], joint_body[j, 1], eq_count[j], pack, eq_index,
-                                            body_inv_mass, lam, dv_c, dw_c, dv, dw, delta)  # fmt: skip
-            else:
-                change, big = _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
-                                            scratch, delta, use_global)  # fmt: skip
-            merit = max(merit, change)
-            largest = max(largest, big)
+        change, big = _blocks_pass(order, 0, nj, it % 2 == 1, joint_body, joint_passes, body_inv_mass, rows, lam,
+                                   dv_c, dw_c, dv, dw, scratch, delta, use_global)  # fmt: skip
+        merit = max(merit, change)
+        largest = max(largest, big)
         if it == 0:
             first = merit
         done = it + 1
@@ -375,25 +393,16 @@ def joint_pass(joints, start, end, it, use_global, island, dv, dw):
     largest)``: the largest impulse change and the largest impulse of the pass [N·s].
     """
     joint_body, joint_passes, body_inv_mass, rows, lam, zero, scratch, delta, glob, order = joints[:10]
-    eq_index, eq_count, box_count, pack = rows[9], rows[10], rows[12], rows[13]
-    dv_c, dw_c = zero[0], zero[1]
     merit = 0.0
     largest = 0.0
     if use_global and island < 0:
         merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, zero[0], zero[1], dv, dw)
     elif use_global:
         merit = solve_global_island(joints, start, end, island, dv, dw)
-    count = end - start
-    for i in range(count):
-        j = order[start + i] if it % 2 == 0 else order[end - 1 - i]
-        if eq_count[j] <= PACK_ROWS and box_count[j] == 0 and not use_global:  # a glued wall's joints
-            change, big = _solve_packed(j, joint_body[j, 0], joint_body[j, 1], eq_count[j], pack, eq_index,
-                                        body_inv_mass, lam, dv_c, dw_c, dv, dw, delta)  # fmt: skip
-        else:
-            change, big = _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
-                                        scratch, delta, use_global)  # fmt: skip
-        merit = max(merit, change)
-        largest = max(largest, big)
+    change, big = _blocks_pass(order, start, end, it % 2 == 1, joint_body, joint_passes, body_inv_mass, rows, lam,
+                               zero[0], zero[1], dv, dw, scratch, delta, use_global)  # fmt: skip
+    merit = max(merit, change)
+    largest = max(largest, big)
     return merit, largest
 
 

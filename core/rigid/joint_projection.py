@@ -176,14 +176,18 @@ def _restore(saved, pos, quat, vel, omega):
 
 
 @njit_kernel
-def _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target):
+def _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target, rhs, out_error):
     """The projection's rows: every locked axis and violated limit at the poses given, with the value each is
-    brought to (``row_target`` [m | rad]); returns their count, -1 when more than the scratch holds."""
+    brought to (``row_target`` [m | rad]) and its first right-hand side ``rhs = -(s - target)``; ``out_error``
+    (2,): the joints' largest errors there (:func:`.joint_rows.joint_errors`, from the same geometry). Returns the
+    rows' count, -1 when more than the scratch holds."""
     joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
     kind = rows[0]
     g, s, Jg = geometry_scratch()
     C = np.zeros(JOINT_ROWS)
     index = np.zeros(JOINT_ROWS, np.int64)
+    out_error[0] = 0.0
+    out_error[1] = 0.0
     n = 0
     for j in range(joint_body.shape[0]):
         if joint_broken[j]:
@@ -191,13 +195,41 @@ def _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row
         _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
         for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
             r = index[a]
+            side = 0 if r < 3 else 1
+            out_error[side] = max(out_error[side], abs(C[r]))
             if kind[j, r] == 0:
                 continue
             if n == row_joint.shape[0]:
                 return -1
             row_joint[n], row_slot[n], row_target[n] = j, r, s[r] - C[r]
+            rhs[n] = -(s[r] - row_target[n])
             n += 1
     return n
+
+
+@njit_kernel
+def _errors_and_rhs(joints, joint_broken, pos, quat, row_joint, row_slot, row_target, n, rhs, out_error):
+    """At the poses given, in one geometry pass: the joints' largest errors ``out_error`` (2,) [m, rad]
+    (:func:`.joint_rows.joint_errors`) and the right-hand sides ``rhs = -(s - target)`` of the ``n`` projected rows
+    (ordered by joint)."""
+    joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
+    g, s, Jg = geometry_scratch()
+    C = np.zeros(JOINT_ROWS)
+    index = np.zeros(JOINT_ROWS, np.int64)
+    out_error[0] = 0.0
+    out_error[1] = 0.0
+    a = 0
+    for j in range(joint_body.shape[0]):
+        if joint_broken[j]:
+            continue
+        _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
+        for k in range(_position_rows(j, flags, lower, upper, s, C, index)):
+            r = index[k]
+            side = 0 if r < 3 else 1
+            out_error[side] = max(out_error[side], abs(C[r]))
+        while a < n and row_joint[a] == j:
+            rhs[a] = -(s[row_slot[a]] - row_target[a])
+            a += 1
 
 
 @njit_kernel
@@ -208,16 +240,14 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
     its summed ``M^-1 J^T d`` (clamped per body). Returns the passes done; ``-1 - passes kept`` when the rows do
     not fit ``glob`` or a pass raised the largest error (that pass is undone): :func:`project_joints` goes on.
     """
-    joint_body, frame_pos, frame_quat, flags, sign = joints[0], joints[1], joints[2], joints[3], joints[6]
+    joint_body = joints[0]
     row_joint, row_slot, layout, K, L, rhs, x, count = glob
     J, IJ = rows[1], rows[2]
-    joint_errors(joints, joint_broken, pos, quat, out_error)
+    n = _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target, rhs, out_error)
     if out_error[0] <= tolerance and out_error[1] <= tolerance:
-        return 0  # already within the tolerance: neither the rows nor the factor are needed
-    n = _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row_slot, row_target)
+        return 0  # already within the tolerance: no factor is needed
     if n < 0:
         return -1
-    g, s, Jg = geometry_scratch()
     change = np.zeros((pos.shape[0], 6))
     done = 0
     if n > 0:
@@ -227,8 +257,7 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
     saved = np.empty((pos.shape[0], 13))
     residual, correction = np.empty(n), np.empty(n)
     previous = np.inf
-    for _ in range(passes if n > 0 else 0):
-        joint_errors(joints, joint_broken, pos, quat, out_error)
+    for _ in range(passes if n > 0 else 0):  # out_error and rhs: at the poses this pass starts from
         worst = max(out_error[0], out_error[1])
         if worst > previous:  # the last pass made things worse (an ill-conditioned K): undo it and hand over
             _restore(saved, pos, quat, vel, omega)
@@ -238,13 +267,6 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
         previous = worst
         _save(saved, pos, quat, vel, omega)
         done += 1
-        last = -1
-        for a in range(n):
-            j, r = row_joint[a], row_slot[a]
-            if j != last:
-                _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
-                last = j
-            rhs[a] = -(s[r] - row_target[a])
         envelope_refined_solve(n, layout, K, L, rhs, x, residual, correction, REFINEMENTS)
         change[:] = 0.0
         for a in range(n):
@@ -261,5 +283,5 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
             if change[b, 0] != 0.0 or change[b, 3] != 0.0 or change[b, 1] != 0.0 or change[b, 4] != 0.0 \
                     or change[b, 2] != 0.0 or change[b, 5] != 0.0:  # fmt: skip
                 _apply_change(b, change[b], _clamp_factor(change[b], max_move, max_turn), dt, pos, quat, vel, omega)
-    joint_errors(joints, joint_broken, pos, quat, out_error)
+        _errors_and_rhs(joints, joint_broken, pos, quat, row_joint, row_slot, row_target, n, rhs, out_error)
     return done
