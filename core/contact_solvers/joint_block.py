@@ -75,26 +75,10 @@ def row_speed(row_J, j, r, b0, b1, vel0, omega0, vel1, omega1):
 
 
 @njit_kernel
-def cholesky_factor(n, index, K, L):
-    """``L`` (lower, packed by position) of ``K[index, index] + eps`` with a tiny relative regularization."""
-    scale = 0.0
-    for a in range(n):
-        scale = max(scale, K[index[a], index[a]])
-    eps = 1e-10 * scale + 1e-300
-    for a in range(n):
-        for c in range(a + 1):
-            s = K[index[a], index[c]] + (eps if a == c else 0.0)
-            for k in range(c):
-                s -= L[a, k] * L[c, k]
-            if a == c:
-                L[a, a] = math.sqrt(max(s, eps))
-            else:
-                L[a, c] = s / L[c, c]
-
-
-@njit_kernel
 def joint_cholesky_factor(j, n, eq_index, row_K, row_L):
-    """:func:`cholesky_factor` of joint ``j``'s rows (``row_K``, ``row_L`` (nj, R, R)), indexed in place."""
+    """``row_L[j]`` (lower, packed by position) of joint ``j``'s rows ``eq_index[j, :n]`` of ``row_K[j]`` (``row_K``
+    (nj, R, R)), each diagonal raised by a tiny relative regularization; indexed in place (a view per joint costs a
+    reference count update)."""
     scale = 0.0
     for a in range(n):
         scale = max(scale, row_K[j, eq_index[j, a], eq_index[j, a]])
@@ -111,24 +95,9 @@ def joint_cholesky_factor(j, n, eq_index, row_K, row_L):
 
 
 @njit_kernel
-def cholesky_solve(n, index, L, rhs, out):
-    """Solve ``L L^T out = rhs`` for the ``n`` rows ``index[:n]`` (``L`` packed by position, (R, R))."""
-    for a in range(n):
-        s = rhs[index[a]]
-        for c in range(a):
-            s -= L[a, c] * out[index[c]]
-        out[index[a]] = s / L[a, a]
-    for a in range(n - 1, -1, -1):
-        s = out[index[a]]
-        for c in range(a + 1, n):
-            s -= L[c, a] * out[index[c]]
-        out[index[a]] = s / L[a, a]
-
-
-@njit_kernel
 def joint_cholesky_solve(j, n, eq_index, row_L, rhs, out):
-    """:func:`cholesky_solve` for joint ``j`` of the step's rows (``eq_index`` (nj, R), ``row_L`` (nj, R, R)),
-    indexed in place (the same operations in the same order, without a view per joint)."""
+    """Solve ``L L^T out = rhs`` for joint ``j``'s rows ``eq_index[j, :n]`` (``L = row_L[j]`` from
+    :func:`joint_cholesky_factor`; ``rhs``, ``out`` indexed by row slot), indexed in place."""
     for a in range(n):
         s = rhs[eq_index[j, a]]
         for c in range(a):

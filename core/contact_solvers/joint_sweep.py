@@ -158,7 +158,7 @@ def _solve_packed(j, b0, b1, neq, pack, eq_index, body_inv_mass, lam, dv_c, dw_c
             - pack[j, o + 5] * w0z
         )
         delta[a] = -(pack[j, PACK_B + a] + u + pack[j, PACK_GAMMA + a] * lam[j, eq_index[j, a]])
-    for a in range(neq):  # L L^T delta = rhs, forward then backward (:func:`.joint_block.cholesky_solve`)
+    for a in range(neq):  # L L^T delta = rhs, forward then backward (:func:`.joint_block.joint_cholesky_solve`)
         s = delta[a]
         o = PACK_L + a * (a + 1) // 2
         for c in range(a):

@@ -15,7 +15,12 @@ import math
 
 import numpy as np
 
-from ..contact_solvers.joint_block import JOINT_ROWS, cholesky_factor, cholesky_solve, envelope_refined_solve
+from ..contact_solvers.joint_block import (
+    JOINT_ROWS,
+    envelope_refined_solve,
+    joint_cholesky_factor,
+    joint_cholesky_solve,
+)
 from ..jit import njit_kernel
 from .joint_global import factor_global
 from .joint_rows import _position_rows, geometry_scratch, joint_errors, uses_angles
@@ -106,6 +111,7 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
     g, s, Jg = geometry_scratch()
     factors = np.zeros((nj, 6, 6))
     factored = np.full(nj, -1, np.int64)  # the bit set of axes each joint's factor holds
+    rows_of = np.zeros((nj, 6), np.int64)  # each joint's projected rows, as the factor's kernels index them
     C = np.zeros(JOINT_ROWS)
     rhs = np.zeros(JOINT_ROWS)
     delta = np.zeros(JOINT_ROWS)
@@ -134,10 +140,12 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
                     n += 1
             if n == 0:
                 continue
+            for a in range(n):
+                rows_of[j, a] = index[a]
             if factored[j] != axes:
-                cholesky_factor(n, index, row_K[j], factors[j])
+                joint_cholesky_factor(j, n, rows_of, row_K, factors)
                 factored[j] = axes
-            cholesky_solve(n, index, factors[j], rhs, delta)
+            joint_cholesky_solve(j, n, rows_of, factors, rhs, delta)
             f = 1.0
             if b0 >= 0:
                 _body_change(b0, 0, body_inv_mass, J, IJ, j, delta, index, n, change0)
