@@ -67,6 +67,29 @@ def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
                 _apply_row(j, r, b0, b1, x, body_inv_mass, row_J, row_IJ, dv, dw)
 
 
+@njit_kernel(inline="always")
+def _add_block_impulse(b0, b1, body_inv_mass, lx, ly, lz, a0x, a0y, a0z, a1x, a1y, a1z, dv, dw):
+    """Add a joint block's summed impulse to its bodies' accumulators ``(dv, dw)`` (nb, 3): ``l`` = ``sum J_lin d``
+    [N·s], ``a0``, ``a1`` = ``sum I^-1 J_ang d`` of each side [rad/s]; body 1 takes ``+``, body 0 ``-``, the world
+    (a negative index) nothing."""
+    if b1 >= 0:
+        m1 = body_inv_mass[b1]
+        dv[b1, 0] += m1 * lx
+        dv[b1, 1] += m1 * ly
+        dv[b1, 2] += m1 * lz
+        dw[b1, 0] += a1x
+        dw[b1, 1] += a1y
+        dw[b1, 2] += a1z
+    if b0 >= 0:
+        m0 = body_inv_mass[b0]
+        dv[b0, 0] -= m0 * lx
+        dv[b0, 1] -= m0 * ly
+        dv[b0, 2] -= m0 * lz
+        dw[b0, 0] -= a0x
+        dw[b0, 1] -= a0y
+        dw[b0, 2] -= a0z
+
+
 @njit_kernel
 def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta):
     """Joint ``j``'s ``neq`` equality rows at once by its factor, ``d = -(K_EE)^-1 (u_E + gamma lambda_E)``, reading
@@ -112,22 +135,7 @@ def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, 
         a1x += row_IJ[j, r, 1, 0] * d
         a1y += row_IJ[j, r, 1, 1] * d
         a1z += row_IJ[j, r, 1, 2] * d
-    if b1 >= 0:
-        m1 = body_inv_mass[b1]
-        dv[b1, 0] += m1 * lx
-        dv[b1, 1] += m1 * ly
-        dv[b1, 2] += m1 * lz
-        dw[b1, 0] += a1x
-        dw[b1, 1] += a1y
-        dw[b1, 2] += a1z
-    if b0 >= 0:
-        m0 = body_inv_mass[b0]
-        dv[b0, 0] -= m0 * lx
-        dv[b0, 1] -= m0 * ly
-        dv[b0, 2] -= m0 * lz
-        dw[b0, 0] -= a0x
-        dw[b0, 1] -= a0y
-        dw[b0, 2] -= a0z
+    _add_block_impulse(b0, b1, body_inv_mass, lx, ly, lz, a0x, a0y, a0z, a1x, a1y, a1z, dv, dw)
     return merit
 
 
@@ -189,22 +197,7 @@ def _solve_packed(j, b0, b1, neq, pack, eq_index, body_inv_mass, lam, dv_c, dw_c
         a1x += pack[j, q + 3] * d
         a1y += pack[j, q + 4] * d
         a1z += pack[j, q + 5] * d
-    if b1 >= 0:
-        m1 = body_inv_mass[b1]
-        dv[b1, 0] += m1 * lx
-        dv[b1, 1] += m1 * ly
-        dv[b1, 2] += m1 * lz
-        dw[b1, 0] += a1x
-        dw[b1, 1] += a1y
-        dw[b1, 2] += a1z
-    if b0 >= 0:
-        m0 = body_inv_mass[b0]
-        dv[b0, 0] -= m0 * lx
-        dv[b0, 1] -= m0 * ly
-        dv[b0, 2] -= m0 * lz
-        dw[b0, 0] -= a0x
-        dw[b0, 1] -= a0y
-        dw[b0, 2] -= a0z
+    _add_block_impulse(b0, b1, body_inv_mass, lx, ly, lz, a0x, a0y, a0z, a1x, a1y, a1z, dv, dw)
     return merit, largest
 
 
