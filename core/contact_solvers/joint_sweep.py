@@ -68,6 +68,21 @@ def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
 
 
 @njit_kernel(inline="always")
+def _block_velocities(b0, b1, dv_c, dw_c, dv, dw):
+    """The velocity changes of a joint's two bodies, ``(v0, w0, v1, w1)`` as twelve numbers [m/s, rad/s]: the sums of
+    the held ``(dv_c, dw_c)`` and the joints' own ``(dv, dw)`` (nb, 3); the world's are zero."""
+    v0x = v0y = v0z = w0x = w0y = w0z = 0.0
+    v1x = v1y = v1z = w1x = w1y = w1z = 0.0
+    if b0 >= 0:
+        v0x, v0y, v0z = dv_c[b0, 0] + dv[b0, 0], dv_c[b0, 1] + dv[b0, 1], dv_c[b0, 2] + dv[b0, 2]
+        w0x, w0y, w0z = dw_c[b0, 0] + dw[b0, 0], dw_c[b0, 1] + dw[b0, 1], dw_c[b0, 2] + dw[b0, 2]
+    if b1 >= 0:
+        v1x, v1y, v1z = dv_c[b1, 0] + dv[b1, 0], dv_c[b1, 1] + dv[b1, 1], dv_c[b1, 2] + dv[b1, 2]
+        w1x, w1y, w1z = dw_c[b1, 0] + dw[b1, 0], dw_c[b1, 1] + dw[b1, 1], dw_c[b1, 2] + dw[b1, 2]
+    return v0x, v0y, v0z, w0x, w0y, w0z, v1x, v1y, v1z, w1x, w1y, w1z
+
+
+@njit_kernel(inline="always")
 def _add_block_impulse(b0, b1, body_inv_mass, lx, ly, lz, a0x, a0y, a0z, a1x, a1y, a1z, dv, dw):
     """Add a joint block's summed impulse to its bodies' accumulators ``(dv, dw)`` (nb, 3): ``l`` = ``sum J_lin d``
     [N·s], ``a0``, ``a1`` = ``sum I^-1 J_ang d`` of each side [rad/s]; body 1 takes ``+``, body 0 ``-``, the world
@@ -96,14 +111,7 @@ def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, 
     each body's velocity change once and writing it once (a glued wall's sweep is mostly this); returns the largest
     impulse change [N·s]."""
     row_J, row_IJ, row_b, row_gamma, row_L, eq_index = rows[1], rows[2], rows[3], rows[6], rows[8], rows[9]
-    v0x = v0y = v0z = w0x = w0y = w0z = 0.0
-    v1x = v1y = v1z = w1x = w1y = w1z = 0.0
-    if b0 >= 0:
-        v0x, v0y, v0z = dv_c[b0, 0] + dv[b0, 0], dv_c[b0, 1] + dv[b0, 1], dv_c[b0, 2] + dv[b0, 2]
-        w0x, w0y, w0z = dw_c[b0, 0] + dw[b0, 0], dw_c[b0, 1] + dw[b0, 1], dw_c[b0, 2] + dw[b0, 2]
-    if b1 >= 0:
-        v1x, v1y, v1z = dv_c[b1, 0] + dv[b1, 0], dv_c[b1, 1] + dv[b1, 1], dv_c[b1, 2] + dv[b1, 2]
-        w1x, w1y, w1z = dw_c[b1, 0] + dw[b1, 0], dw_c[b1, 1] + dw[b1, 1], dw_c[b1, 2] + dw[b1, 2]
+    v0x, v0y, v0z, w0x, w0y, w0z, v1x, v1y, v1z, w1x, w1y, w1z = _block_velocities(b0, b1, dv_c, dw_c, dv, dw)
     for a in range(neq):
         r = eq_index[j, a]
         u = (
@@ -144,14 +152,7 @@ def _solve_packed(j, b0, b1, neq, pack, eq_index, body_inv_mass, lam, dv_c, dw_c
     """:func:`_solve_equalities` on joint ``j``'s packed block (:func:`.joint_block.pack_equalities`): the same
     operations in the same order, read from one contiguous kilobyte. Returns ``(largest change, largest impulse)``
     [N·s] (the joint has no other active row)."""
-    v0x = v0y = v0z = w0x = w0y = w0z = 0.0
-    v1x = v1y = v1z = w1x = w1y = w1z = 0.0
-    if b0 >= 0:
-        v0x, v0y, v0z = dv_c[b0, 0] + dv[b0, 0], dv_c[b0, 1] + dv[b0, 1], dv_c[b0, 2] + dv[b0, 2]
-        w0x, w0y, w0z = dw_c[b0, 0] + dw[b0, 0], dw_c[b0, 1] + dw[b0, 1], dw_c[b0, 2] + dw[b0, 2]
-    if b1 >= 0:
-        v1x, v1y, v1z = dv_c[b1, 0] + dv[b1, 0], dv_c[b1, 1] + dv[b1, 1], dv_c[b1, 2] + dv[b1, 2]
-        w1x, w1y, w1z = dw_c[b1, 0] + dw[b1, 0], dw_c[b1, 1] + dw[b1, 1], dw_c[b1, 2] + dw[b1, 2]
+    v0x, v0y, v0z, w0x, w0y, w0z, v1x, v1y, v1z, w1x, w1y, w1z = _block_velocities(b0, b1, dv_c, dw_c, dv, dw)
     for a in range(neq):
         o = PACK_J + 9 * a
         u = (
