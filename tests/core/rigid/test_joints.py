@@ -341,6 +341,39 @@ def test_joints_and_contacts_take_one_contact_solve_per_step_and_a_scene_without
         assert np.linalg.norm(state_0.body_vel[1]) < 1e-2, solver
 
 
+@pytest.mark.parametrize("kind", [JointKind.FIXED, JointKind.POINT])
+def test_one_block_update_of_an_equality_joint_stops_its_relative_motion_exactly(kind, monkeypatch):
+    """Two tumbling boxes of unlike shapes joined off-centre, no gravity, one step without contacts or projection:
+    a lone joint's block solve is exact, so at the end of the step the two bodies move alike at body 1's anchor
+    (FIXED: and turn alike) to rounding. The block is read from its packed copy (``joint_block.pack_equalities``):
+    any wrong entry of the copy leaves a relative velocity of the order of the start's."""
+    monkeypatch.setattr(joint_step, "DIRECT_SOLVE", False)  # the per-joint blocks, not the scene-wide factor
+    monkeypatch.setattr(joint_step, "PROJECTION_PASSES", 0)
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    q0 = (math.cos(0.3), math.sin(0.3) * 0.6, 0.0, math.sin(0.3) * 0.8)
+    q1 = (math.cos(0.7), 0.0, math.sin(0.7), 0.0)
+    a = b.add_body(pos=(0.0, 0.0, 0.0), quat=q0, vel=(1.0, -2.0, 0.5), omega=(3.0, 1.0, -2.0), mass=2.0, label="A")
+    b.add_shape_box(a, (0.3, 0.1, 0.2))
+    c = b.add_body(pos=(0.5, 0.2, -0.1), quat=q1, vel=(-1.0, 0.5, 2.0), omega=(-1.0, 4.0, 0.5), mass=0.7, label="B")
+    b.add_shape_box(c, (0.05, 0.2, 0.1))
+    frame = (math.cos(0.2), 0.0, 0.0, math.sin(0.2))
+    b.add_joint(JointSpec(kind, a, c, (0.3, 0.1, -0.05), frame, name="Glue", disable_collisions=True))
+    model = b.finalize()
+    start = model.state()
+    _, end = _step(model, 1, solver="PGS")
+    R1 = _matrix(start.body_quat[1])
+    anchor = start.body_pos[1] + R1 @ model.joint_frame_pos[0, 1]  # the linear rows' point: body 1's anchor
+    moves = [end.body_vel[i] + np.cross(end.body_omega[i], anchor - start.body_pos[i]) for i in (0, 1)]
+    start_gap = np.linalg.norm(
+        start.body_vel[1] + np.cross(start.body_omega[1], anchor - start.body_pos[1])
+        - start.body_vel[0] - np.cross(start.body_omega[0], anchor - start.body_pos[0])
+    )  # fmt: skip
+    assert start_gap > 1.0
+    assert np.linalg.norm(moves[1] - moves[0]) < 1e-12 * start_gap
+    if kind == JointKind.FIXED:
+        assert np.linalg.norm(end.body_omega[1] - end.body_omega[0]) < 1e-12 * start_gap
+
+
 def _quat_matrices(q):
     """Rotation matrices (n, 3, 3) of the unit quaternions ``q`` (n, 4) (wxyz)."""
     w, x, y, z = q.T
