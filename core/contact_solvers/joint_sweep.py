@@ -206,14 +206,10 @@ def _solve_packed(j, b0, b1, neq, pack, eq_index, body_inv_mass, lam, dv_c, dw_c
 def _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta,
                   use_global):  # fmt: skip
     """Joint ``j``'s update in a Gauss–Seidel pass when it is not one packed equality block (:func:`_solve_packed`):
-    it has boxed rows (:func:`_solve_block`), more than ``PACK_ROWS`` equality rows, or its equality rows are in the
-    scene-wide solve. Returns ``(largest change, largest impulse)`` [N·s]."""
+    it has boxed rows (:func:`_solve_block`) or more than ``PACK_ROWS`` equality rows. Returns ``(largest change,
+    largest impulse)`` [N·s]."""
     b0, b1 = joint_body[j, 0], joint_body[j, 1]
     largest = 0.0
-    if rows[12][j] == 0 and rows[10][j] <= PACK_ROWS:  # use_global: the scene-wide solve holds its rows
-        for a in range(rows[10][j]):
-            largest = max(largest, abs(lam[j, rows[9][j, a]]))
-        return 0.0, largest
     passes = joint_passes[j] if joint_passes[j] > 0 else DEFAULT_BLOCK_PASSES
     merit = _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta, use_global)
     for r in range(JOINT_ROWS):
@@ -228,17 +224,10 @@ def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw
     neq, nbox = rows[10][j], rows[12][j]
     if boxed_only:
         neq = 0
-    row_J, row_IJ, row_b, row_lo, row_hi, row_K, box_index = (
-        rows[1],
-        rows[2],
-        rows[3],
-        rows[4],
-        rows[5],
-        rows[7],
-        rows[11],
-    )
+    row_J, row_IJ, row_b, row_lo, row_hi = rows[1], rows[2], rows[3], rows[4], rows[5]
+    row_K, box_index = rows[7], rows[11]
     merit = 0.0
-    for _ in range(passes):
+    for _ in range(passes if nbox > 0 else 1):  # without boxed rows one direct solve is exact
         if neq > 0:
             merit = max(merit, _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
                                                  scratch, delta))  # fmt: skip
@@ -266,7 +255,11 @@ def _blocks_pass(order, start, end, backward, joint_body, joint_passes, body_inv
     largest = 0.0
     for i in range(end - start):
         j = order[end - 1 - i] if backward else order[start + i]
-        if eq_count[j] <= PACK_ROWS and box_count[j] == 0 and not use_global:  # a glued wall's joints
+        if eq_count[j] <= PACK_ROWS and box_count[j] == 0 and use_global:  # a chain's: the scene-wide solve's rows
+            change, big = 0.0, 0.0
+            for a in range(eq_count[j]):
+                big = max(big, abs(lam[j, eq_index[j, a]]))
+        elif eq_count[j] <= PACK_ROWS and box_count[j] == 0:  # a glued wall's joints
             change, big = _solve_packed(j, joint_body[j, 0], joint_body[j, 1], eq_count[j], pack, eq_index,
                                         body_inv_mass, lam, dv_c, dw_c, dv, dw, delta)  # fmt: skip
         else:
