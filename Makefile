@@ -2,7 +2,7 @@
 #
 #   make setup        .venv: Python 3.11 + bpy 5.0.1 + numba + pytest + ruff + test peers + this repo (editable)
 #   make test         ruff check + ruff format --check; pyright over the bpy code against Blender 4.2 and 5.0
-#                     stubs; pytest tests/core tests/addon (mocked bpy)
+#                     stubs; pytest tests/core; tests/addon (mocked bpy) and
 #                     tests/test_packaging.py; pytest tests/blender on bpy 5.0 (.venv), 4.2 LTS
 #                     (.venv-blender42) and 5.2 (.venv-blender52, skipped with a notice without Python 3.13)
 #   make typecheck    the pyright step alone (its first run installs pyright into .venv, the stubs into .typecheck/)
@@ -94,7 +94,7 @@ $(SERIAL) $(1) $(PIP_INSTALL) -e . --no-deps
 endef
 
 .PHONY: help setup setup-blender42 setup-blender52 test lint typecheck test-core test-blender test-blender42 \
-        test-blender52 demo pictures golden bench solver-study validate wheels build clean distclean
+        test-blender52 test-addon demo pictures golden bench solver-study validate wheels build clean distclean
 
 # The command list at the top of this file, down to its first bare "#" line.
 help:
@@ -138,17 +138,18 @@ $(STAMP52): pyproject.toml Makefile
 # ---- tests ----------------------------------------------------------------------------------
 # `make test` runs every step even after a failure, prints a summary and fails if any step failed.
 # It runs two lanes at once, each step after the other within its lane: the machine has two cores and
-# every step is essentially one process. Lane 1: lint, the core and mocked-bpy tier, then Blender 4.2; lane 2: the
-# Blender 5.2 tier (Python 3.13: a kernel cache of its own), then Blender 5.0 (whose zip-install, fuzz and warm-up
-# tests make it the longest tier), then the type check (it balances the lanes: lane 1 carries the core tier's cold
-# compile). The Python 3.11 steps share one kernel cache (numba writes it atomically).
+# every step is essentially one process. Lane 1 carries the core tier's cold compile: lint, the core tier, then
+# Blender 4.2 (its environment set up by lane 2 meanwhile). Lane 2: Blender 4.2's environment, the Blender 5.2 tier
+# (Python 3.13: a kernel cache of its own), the mocked-bpy and packaging tier, the type check, then Blender 5.0
+# (whose zip-install, fuzz and warm-up tests make it the longest tier; the later it starts, the more of the core
+# tier's kernels it finds compiled). The Python 3.11 steps share one kernel cache (numba writes it atomically).
 # Each line is prefixed with its lane; the summary at the end lists every step. `after:STEP` waits until the other
 # lane has run STEP (lane 1's lint sets up .venv, which the 5.0 tier and the type check use: one pip at a time in it).
 # Each lane gets half the cores for numba's parallel loops (NUMBA_NUM_THREADS, unless already set): a parallel loop
 # waits for its slowest thread, and with both lanes running loops on every core a descheduled thread costs a
 # scheduler slice per loop (the soft engine's tests ran over ten times slower beside the other lane).
-LANE1 := lint test-core test-blender42
-LANE2 := test-blender52 after:lint test-blender typecheck
+LANE1 := lint test-core after:setup-blender42 test-blender42
+LANE2 := setup-blender42 test-blender52 after:lint test-addon typecheck test-blender
 TEST_STEPS := $(filter-out after:%,$(LANE1) $(LANE2))
 
 test:
@@ -218,11 +219,14 @@ typecheck: setup $(VENV)/.contact_lab-typecheck $(TYPECHECK_BLENDERS:%=$(TYPECHE
 # Every tier prints its slowest tests (where a lane's time goes).
 PYTEST_TIMES := --durations=15
 
-# Core physics (no Blender), the bridge against a mocked bpy and the packaging checks (Blender's
-# blender_ext.py validator, run as a plain script), in one process.
-# Exit code 5 (nothing collected) fails like any other non-zero code.
+# Core physics (no Blender), in one process. Exit code 5 (nothing collected) fails like any other non-zero code.
 test-core: setup
-	$(PY) -m pytest $(PYTEST_TIMES) tests/core tests/addon tests/test_packaging.py
+	$(PY) -m pytest $(PYTEST_TIMES) tests/core
+
+# The bridge against a mocked bpy and the packaging checks (Blender's blender_ext.py validator, run as a plain
+# script), in one process.
+test-addon: setup
+	$(PY) -m pytest $(PYTEST_TIMES) tests/addon tests/test_packaging.py
 
 # Real Blender 5.0 (bpy module), separate process from the mocked-bpy tier.
 test-blender: setup

@@ -300,8 +300,8 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
         largest = 0.0
         if use_global:
             merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, dv_c, dw_c, dv, dw)
-        change, big = _blocks_pass(order, 0, nj, it % 2 == 1, joint_body, joint_passes, body_inv_mass, rows, lam,
-                                   dv_c, dw_c, dv, dw, scratch, delta, use_global)  # fmt: skip
+        change, big = _blocks_pass(order, np.int64(0), nj, it % 2 == 1, joint_body, joint_passes, body_inv_mass,
+                                   rows, lam, dv_c, dw_c, dv, dw, scratch, delta, use_global)  # fmt: skip
         merit = max(merit, change)
         largest = max(largest, big)
         if it == 0:

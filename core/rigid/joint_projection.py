@@ -148,10 +148,10 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
             joint_cholesky_solve(j, n, rows_of, factors, rhs, delta)
             f = 1.0
             if b0 >= 0:
-                _body_change(b0, 0, body_inv_mass, J, IJ, j, delta, index, n, change0)
+                _body_change(b0, np.int64(0), body_inv_mass, J, IJ, j, delta, index, np.int64(n), change0)
                 f = min(f, _clamp_factor(change0, max_move, max_turn))
             if b1 >= 0:
-                _body_change(b1, 1, body_inv_mass, J, IJ, j, delta, index, n, change1)
+                _body_change(b1, np.int64(1), body_inv_mass, J, IJ, j, delta, index, np.int64(n), change1)
                 f = min(f, _clamp_factor(change1, max_move, max_turn))
             if b0 >= 0:
                 _apply_change(b0, change0, f, dt, pos, quat, vel, omega)

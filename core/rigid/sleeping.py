@@ -16,6 +16,8 @@ union–find with fixed roots.
 
 import math
 
+import numpy as np
+
 from ..enums import BodyKind
 from ..jit import njit_kernel
 from ..math.union_find import union_find_root
@@ -74,8 +76,8 @@ def update_sleep(
         dynamic0 = body_kind[b0] == BodyKind.DYNAMIC
         dynamic1 = body_kind[b1] == BodyKind.DYNAMIC
         if dynamic0 and dynamic1:
-            r0 = union_find_root(island, b0)
-            r1 = union_find_root(island, b1)
+            r0 = union_find_root(island, np.int64(b0))
+            r1 = union_find_root(island, np.int64(b1))
             if r0 != r1:
                 island[max(r0, r1)] = min(r0, r1)  # the smaller index is the root: independent of visit order
         else:
