@@ -226,6 +226,15 @@ class CONTACT_LAB_SceneSettings(bpy.types.PropertyGroup):
         ),
         default=False,
     )
+    merit_history: BoolProperty(
+        name="Convergence History",
+        description=(
+            "Write into the bake report how close each frame's last solve came to the exact contact answer after "
+            "every iteration, to see whether more iterations would help (FCLIB's natural-map error after each "
+            "sweep; the motion is the same, each frame's last step takes up to a third longer)"
+        ),
+        default=False,
+    )
     sleeping: BoolProperty(
         name="Sleeping",
         description=(

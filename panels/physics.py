@@ -90,6 +90,7 @@ class CONTACT_LAB_PT_scene(_ScenePanel, bpy.types.Panel):
             col.prop(settings, "iterations")
             col.prop(settings, "tolerance")
             col.prop(settings, "shock_propagation")
+            col.prop(settings, "merit_history")
             col.prop(settings, "sleeping")
             if settings.sleeping:
                 sub = col.column(align=True)

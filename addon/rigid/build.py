@@ -68,6 +68,7 @@ class SceneExport:
     iterations: int = 100
     tolerance: float = 1e-6
     shock_propagation: bool = False
+    merit_history: bool = False
     sleeping: bool = False
     sleep_time: float = 0.5
     sleep_linear_speed: float = 0.05
@@ -99,6 +100,7 @@ class SceneExport:
             sleep_time=self.sleep_time,
             sleep_linear_speed=self.sleep_linear_speed,
             sleep_angular_speed=self.sleep_angular_speed,
+            merit_history=self.merit_history,
             solver_options={"shock_propagation": True} if self.shock_propagation else {},
         )
 

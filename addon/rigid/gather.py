@@ -49,6 +49,7 @@ SOLVER_SETTINGS = (
     ("iterations", int),
     ("tolerance", float),
     ("shock_propagation", bool),
+    ("merit_history", bool),
     ("sleeping", bool),
     ("sleep_time", float),
     ("sleep_linear_speed", float),

@@ -87,18 +87,22 @@ class RigidBakeJob(BakeJob):
         traj, done = self.trajectory, self.frames_done
         if traj is None:
             return {}
-        return {
-            "frame": [int(f) for f in self.export.frames[:done]],
-            "contact_count": traj.contact_count[:done].tolist(),
-            "solver_iterations": traj.solver_iterations[:done].tolist(),
-            "solver_residual": traj.solver_residual[:done].tolist(),
-            "solver_merit": traj.solver_merit[:done].tolist(),
-            "solver_rejections": traj.solver_rejections[:done].tolist(),
-            "max_penetration": traj.max_penetration[:done].tolist(),
-            "contact_overflow": traj.contact_overflow[:done].tolist(),
-            "solver_capped": traj.solver_capped[:done].tolist(),
-            "converged": traj.converged[:done].tolist(),
-        } | (per_frame_joint_stats(traj, done) if self.input.joints else {})
+        return (
+            {
+                "frame": [int(f) for f in self.export.frames[:done]],
+                "contact_count": traj.contact_count[:done].tolist(),
+                "solver_iterations": traj.solver_iterations[:done].tolist(),
+                "solver_residual": traj.solver_residual[:done].tolist(),
+                "solver_merit": traj.solver_merit[:done].tolist(),
+                "solver_rejections": traj.solver_rejections[:done].tolist(),
+                "max_penetration": traj.max_penetration[:done].tolist(),
+                "contact_overflow": traj.contact_overflow[:done].tolist(),
+                "solver_capped": traj.solver_capped[:done].tolist(),
+                "converged": traj.converged[:done].tolist(),
+            }
+            | (per_frame_joint_stats(traj, done) if self.input.joints else {})
+            | _merit_history(traj, done)
+        )
 
     def _check_finite(self, traj) -> None:
         index = [b.body_index for b in self.export.active_bodies]
@@ -120,6 +124,15 @@ class RigidBakeJob(BakeJob):
             built = prepare_transforms(txn, objects, self.export.frames, [transforms[obj.name] for obj in objects])
             commit_transforms(txn, built)
         self.write_warnings = list(txn.warnings)
+
+
+def _merit_history(traj, done: int) -> dict:
+    """``{"solver_merit_history": [[merit after each sweep] per frame]}`` when the bake recorded it (Convergence
+    History; the initial frame's list is empty), else nothing: a report without it keeps its keys."""
+    history = traj.solver_merit_history[:done]
+    if history.shape[1] == 0:
+        return {}
+    return {"solver_merit_history": [row[np.isfinite(row)].tolist() for row in history]}
 
 
 def _stats_summary(traj, done: int) -> dict:

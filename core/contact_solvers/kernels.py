@@ -22,6 +22,7 @@ from .joint_sweep import (
     uses_global_factor,
     zero_joint_bodies,
 )
+from .merit_history import island_merit_squared, merit_squared
 from .rows import (
     apply_block_impulse,
     apply_row_impulse,
@@ -125,7 +126,7 @@ def _normal_rows_sweep(rows, contact_count, it, row_D, impulse, dv, dw):
 
 @njit_kernel
 def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, normals_first, iterations, tolerance,
-              impulse, spin_impulse, dv, dw, result, conjugate, conjugate_body, joints):  # fmt: skip
+              impulse, spin_impulse, dv, dw, result, conjugate, conjugate_body, joints, merit_history):  # fmt: skip
     """Projected Gauss–Seidel for the box-friction BLCP (course Alg. 6 with eq. 159 bounds), optionally accelerated.
 
     Row by row: ``lambda_n <- max(0, lambda_n - v_n / A_nn)``, then each friction row
@@ -159,6 +160,10 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
     the contacts alone with the joint pass inside the map, would need the contacts' share of the body change kept
     apart in every sweep. Extrapolated limit or motor impulses leave their box only until the next pass projects
     them, and the last sweep is a plain one.
+
+    ``merit_history`` (iterations,) or (0,): when it has room, ``merit_history[s]`` receives the sum of the squared
+    natural-map errors the impulses leave after sweep ``s`` (:mod:`.merit_history`; before the conjugate-gradient
+    step, so it is what a solve stopped after ``s + 1`` sweeps returns).
     """
     contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
     first_row = 1 if normals_first else 0
@@ -211,12 +216,17 @@ def solve_pgs(rows, contact_count, contact_mu4, row_D, row_spin, has_spin, norma
                     apply_spin_impulse(k, b0, b1, new - old, row_spin, dw)
                     merit = max(merit, abs(new - old) / row_spin[k, 3])  # in force-impulse units
         if joints is not None and joint_count > 0:
-            joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, -1, dv, dw)
+            # typed ints, not literals: a literal argument compiles a specialization of its own
+            joint_merit, joint_largest = joint_pass(
+                joints, np.int64(0), joint_count, it, use_global, np.int64(-1), dv, dw
+            )
             merit = max(merit, joint_merit)
             largest = max(largest, joint_largest)
             if accelerate:
                 residual += joint_sweep_residual(joints)
         sweeps = it + 1
+        if it < merit_history.shape[0]:
+            merit_history[it] = merit_squared(rows, contact_count, contact_mu4, impulse, dv, dw)
         if merit <= tolerance * max(largest, 1e-300):
             break
         if accelerate and it + 1 < iterations:
@@ -473,7 +483,7 @@ def _roll_back(rows, island_contacts, start, end, row_spin, has_spin, saved_impu
 @njit_kernel
 def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, contact_mu4, r_row, row_spin,
                        has_spin, iterations, tolerance, nu, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw,
-                       joints, island, joint_start, joint_end):  # fmt: skip
+                       joints, island, joint_start, joint_end, merit_history):  # fmt: skip
     """PROX on the island ``island_contacts[start:end]`` alone; returns ``(sweeps, merit, rejections)``.
 
     Its r back-off ``scale``, its merit window and its convergence test are its own, so a hard island (a heavy
@@ -482,7 +492,8 @@ def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, 
     after each sweep over its contacts, their equality rows by the scene-wide factor restricted to the island when
     the step has one (:func:`.joint_sweep.solve_global_island`: a chain in the island then does not stretch under
     Gauss–Seidel, whose slow, non-monotone merit would also trigger back-offs); a rejected sweep rolls them back
-    with the contacts.
+    with the contacts. ``merit_history``: as :func:`solve_prox_gs` fills it, this island's share (after a rejected
+    sweep, the rolled-back impulses'; after the island's last sweep, its final share for every later sweep).
     """
     count = end - start
     has_joints, use_global = False, False
@@ -510,22 +521,28 @@ def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, 
             largest = max(largest, joint_largest)
         # Convergence is judged on the step normalised by the r back-off: after many rejections a
         # tiny r makes every step tiny, which is not convergence (seed 001 §1.2 pitfall 2).
-        if merit <= tolerance * scale * max(largest, 1e-300):
+        converged = merit <= tolerance * scale * max(largest, 1e-300)
+        if not converged:
+            rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
+            if rejected:
+                # divergence detected: reject the sweep, roll back, shrink r (Alg. 12)
+                rejections += 1
+                if joints is not None and has_joints:
+                    zero_joint_bodies(joints, joint_start, joint_end, dv, dw)
+                _roll_back(
+                    rows, island_contacts, start, end, row_spin, has_spin, saved_impulse, saved_spin, impulse,
+                    spin_impulse, dv, dw,
+                )  # fmt: skip
+                if joints is not None and has_joints:
+                    restore_joint_impulses(joints, joint_start, joint_end, dv, dw)
+                scale *= nu
+                merit = last_merit
+        if it < merit_history.shape[0]:
+            share = island_merit_squared(rows, island_contacts, start, end, contact_mu4, impulse, dv, dw)
+            for later in range(it, merit_history.shape[0] if converged or it + 1 == iterations else it + 1):
+                merit_history[later] += share  # after its last sweep the island's share stays as it is
+        if converged:
             break
-        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
-        if rejected:
-            # divergence detected: reject the sweep, roll back, shrink r (Alg. 12)
-            rejections += 1
-            if joints is not None and has_joints:
-                zero_joint_bodies(joints, joint_start, joint_end, dv, dw)
-            _roll_back(
-                rows, island_contacts, start, end, row_spin, has_spin, saved_impulse, saved_spin, impulse,
-                spin_impulse, dv, dw,
-            )  # fmt: skip
-            if joints is not None and has_joints:
-                restore_joint_impulses(joints, joint_start, joint_end, dv, dw)
-            scale *= nu
-            merit = last_merit
     return sweeps, merit, rejections
 
 
@@ -567,6 +584,7 @@ def solve_prox_gs(
     dw,
     result,
     joints,
+    merit_history,
 ):
     """PROX blocked Gauss–Seidel with adaptive r-factor (course Alg. 12, seed 001 Alg. 2), island by island.
 
@@ -592,7 +610,12 @@ def solve_prox_gs(
     islands (:func:`.islands.contact_joint_islands` fills the bundle's ``order``, ``order_start``), each island's
     joints are solved inside its sweeps, and the joints of no island (no contact in their component) after all
     islands (:func:`_solve_free_joints`).
+
+    ``merit_history`` (iterations,) or (0,): when it has room, ``merit_history[s]`` receives the sum of the squared
+    natural-map errors the contacts' impulses leave after sweep ``s`` (:mod:`.merit_history`), each island's share
+    after its own sweep ``s`` (an island that stopped earlier adds its final share); zeroed here.
     """
+    merit_history[:] = 0.0
     sweeps, merit, rejections = 0, 0.0, 0
     for i in range(island_count):
         first, last = 0, 0
@@ -601,7 +624,7 @@ def solve_prox_gs(
         island_sweeps, island_merit, island_rejections = _solve_prox_island(
             rows, island_contacts, island_start[i], island_start[i + 1], contact_friction_set, contact_mu4, r_row,
             row_spin, has_spin, iterations, tolerance, nu, saved_impulse, saved_spin, impulse, spin_impulse, dv, dw,
-            joints, i, first, last,
+            joints, i, first, last, merit_history,
         )  # fmt: skip
         sweeps = max(sweeps, island_sweeps)
         merit = max(merit, island_merit)

@@ -49,6 +49,7 @@ from ..friction.models import project_friction
 from ..jit import njit_kernel
 from .joint_sweep import joint_pass, uses_global_factor
 from .kernels import _max_abs, store_result, sweep_index
+from .merit_history import merit_squared
 from .rows import apply_contact_impulse, contact_velocity
 
 LOCAL_OK = 0
@@ -535,6 +536,7 @@ def solve_newton_gs(
     result,
     stats,
     joints,
+    merit_history,
 ):
     """Blocked non-smooth Gauss–Seidel with an FB Newton solve per contact (course §3.3, E.1.5).
 
@@ -548,6 +550,9 @@ def solve_newton_gs(
     Joints (``joints``: the bundle of :mod:`.joint_sweep`, or None without joints): every sweep over the
     contacts is followed by one joint pass (:func:`.joint_sweep.joint_pass`) on the same accumulators; the merit
     and the largest impulse of the convergence test cover both.
+
+    ``merit_history`` (iterations,) or (0,): when it has room, ``merit_history[s]`` receives the sum of the squared
+    natural-map errors the impulses leave after sweep ``s`` (:mod:`.merit_history`).
     """
     scratch = newton_scratch()
     c = np.empty(3)
@@ -579,8 +584,14 @@ def solve_newton_gs(
             total += count
             largest = max(largest, count)
         if joints is not None and joint_count > 0:
-            joint_merit, joint_largest = joint_pass(joints, 0, joint_count, it, use_global, -1, dv, dw)
+            # typed ints, not literals: a literal argument compiles a specialization of its own
+            joint_merit, joint_largest = joint_pass(
+                joints, np.int64(0), joint_count, it, use_global, np.int64(-1), dv, dw
+            )
             merit = max(merit, joint_merit)
+        if it < merit_history.shape[0]:
+            merit_history[it] = merit_squared(rows, contact_count, contact_mu4, impulse, dv, dw)
+        if joints is not None and joint_count > 0:
             if merit <= tolerance * max(_max_abs(impulse, contact_count), joint_largest, 1e-300):
                 break
         elif merit <= tolerance * max(_max_abs(impulse, contact_count), 1e-300):

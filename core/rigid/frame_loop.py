@@ -100,7 +100,8 @@ def iter_simulate(
         state_0.body_pos[kinematic_track.body_index] = kinematic_track.pos[0]
         state_0.body_quat[kinematic_track.body_index] = kinematic_track.quat[0]
     rest = _Sleep(model.body_count, settings) if settings.sleeping else None
-    traj = Trajectory(frame_count, model.body_count, model.joint_count)
+    history = settings.merit_history and step_solver.sweeps_contacts
+    traj = Trajectory(frame_count, model.body_count, model.joint_count, step_solver.iterations if history else 0)
     traj.record(0, state_0)
     yield 0, traj
     for frame in range(frame_count - 1):
@@ -110,6 +111,7 @@ def iter_simulate(
                 _set_kinematic_targets(control, kinematic_track, frame, (sub + 1) / substeps)
             start, horizon = _step_start(model, state_0, control, midpoint, dt)
             pipeline.collide(start, contacts, horizon)
+            step_solver.record_merit_history = history and sub == substeps - 1
             if rest is not None:
                 rest.update(model, state_0, contacts, dt, step_solver.joints)
             step_solver.step(start, state_1, control, contacts, dt, horizon)
@@ -121,6 +123,8 @@ def iter_simulate(
             _record_substep(traj, frame + 1, contacts, step_solver)
             if sub == substeps - 1:  # one sample per frame: the merit reads every contact once more
                 traj.solver_merit[frame + 1] = step_solver.contact_merit(contacts)
+                merits = step_solver.last_merit_history
+                traj.solver_merit_history[frame + 1, : merits.shape[0]] = merits
             _check_finite(model, state_0, frame + 1)
         traj.sleeping_bodies[frame + 1] = rest.count if rest is not None else 0
         traj.record(frame + 1, state_0)

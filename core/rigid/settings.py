@@ -44,6 +44,10 @@ class RigidSettings:
     """A body rests below this centre-of-mass speed [m/s]."""
     sleep_angular_speed: float = DEFAULT_SLEEP_ANGULAR_SPEED
     """A body rests below this angular speed [rad/s]."""
+    merit_history: bool = False
+    """Record FCLIB's merit after every sweep of each frame's last contact solve
+    (:attr:`.trajectory.Trajectory.solver_merit_history`): how the solve converged, on the scale of
+    ``solver_merit``. It costs one more pass over the contacts per sweep of that solve; the motion is the same."""
     solver_options: dict = field(default_factory=dict)
     """Further keyword arguments of the solver class (e.g. ``warm_start``, ``r_strategy``)."""
 

@@ -13,7 +13,7 @@ import numpy as np
 class Trajectory:
     """Per-frame body poses and solver statistics; frame 0 is the initial state."""
 
-    def __init__(self, frame_count: int, body_count: int, joint_count: int = 0):
+    def __init__(self, frame_count: int, body_count: int, joint_count: int = 0, sweeps: int = 0):
         self.frame_count = int(frame_count)
         """Number of recorded frames (including the initial one)."""
         self.frames_done = 0
@@ -37,6 +37,10 @@ class Trajectory:
         self.solver_merit = np.zeros(frame_count)
         """FCLIB's merit of the frame's last contact solve (natural-map error, one scale for every solver,
         :meth:`.solvers.base.SolverBase.contact_merit`), shape (frame_count,); 0 without contacts."""
+        self.solver_merit_history = np.full((frame_count, sweeps), np.nan)
+        """FCLIB's merit after each sweep of the frame's last contact solve (each value what the solve would have
+        returned had it stopped after that sweep; NaN past its last sweep), shape (frame_count, sweeps): ``sweeps``
+        is the iteration cap when the settings ask for it (``RigidSettings.merit_history``), else 0."""
         self.solver_rejections = np.zeros(frame_count, np.int64)
         """Rejections over the frame's substeps (PROX: sweeps rolled back; NEWTON: blocks handed to PROX), shape
         (frame_count,); 0 for PGS."""

@@ -237,3 +237,35 @@ def test_shock_propagation_reaches_the_core_and_holds_a_tall_stack(factory_scene
     top = [b.body_index for b in plain.bodies if b.object_name == "Cube9"][0]
     pos = simulate(plain.model, **plain.simulate_kwargs()).body_pos[:, top]
     assert np.abs(pos - pos[0]).max() > held
+
+
+def test_convergence_history_reaches_the_report_and_changes_nothing_else(factory_scene, lab, monkeypatch):
+    """With Convergence History the per-frame report lists FCLIB's merit after each sweep of the frame's last
+    solve, ending at the frame's ``solver_merit`` (reference: that merit, computed independently of the history);
+    without it the report's keys are as they were, and the keys baked are the same either way."""
+    from contact_lab.addon.bake import driver
+
+    scene = factory_scene
+    scene.render.fps, scene.frame_start, scene.frame_end = 24, 1, 6
+    slab = lab.add_cube("Slab", (0.0, 0.0, -0.5), role="PASSIVE")
+    slab.scale = (5.0, 5.0, 1.0)
+    cube = lab.add_cube("Cube", (0.0, 0.0, 0.5))  # resting: every step has contacts
+    jobs = []
+    start_bake = driver.start_bake
+    monkeypatch.setattr(driver, "start_bake", lambda *a, **k: jobs.append(start_bake(*a, **k)) or jobs[-1])
+    s = scene.contact_lab
+    runs = {}
+    for recorded in (True, False):
+        s.merit_history = recorded
+        assert scene_export.export_scene(scene).rigid_settings().merit_history is recorded
+        driver.bake_scene(scene)
+        runs[recorded] = (jobs[-1].per_frame_stats(), lab.keyed_transform(cube)[1])
+    (with_history, moved), (plain, moved_plain) = runs[True], runs[False]
+    assert set(with_history) - set(plain) == {"solver_merit_history"}
+    np.testing.assert_array_equal(moved, moved_plain)
+    history = with_history["solver_merit_history"]
+    assert len(history) == len(with_history["frame"]) == 6 and history[0] == []
+    for merits, merit, sweeps in zip(
+        history[1:], with_history["solver_merit"][1:], with_history["solver_iterations"][1:], strict=True
+    ):
+        assert 1 <= len(merits) <= sweeps and merits[-1] == pytest.approx(merit, rel=1e-9)

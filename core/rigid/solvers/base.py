@@ -40,6 +40,8 @@ class SolverBase:
     """BOX: the solver enforces every contact's set as its box (BLCP); NONE: each contact's own set."""
     supports_spin = False
     """Whether the solver enforces torsional (Coulomb–Contensou) friction rows."""
+    sweeps_contacts = True
+    """Whether the solve sweeps the contacts' impulses (and can record their merit after each sweep)."""
 
     def __init__(
         self,
@@ -110,6 +112,14 @@ class SolverBase:
         """Why the last solve stopped."""
         self.last_correction_sweeps = 0
         """Sweeps of the last step's split-impulse position correction."""
+        self.record_merit_history = False
+        """Set before a step to have it record FCLIB's merit after every sweep (:attr:`last_merit_history`)."""
+        self.last_merit_history = np.zeros(0)
+        """FCLIB's merit after each sweep of the last step's contact solve (its :meth:`contact_merit` had the
+        solve stopped there), shape (sweeps,); empty unless :attr:`record_merit_history` was set or without
+        contacts. The shock-propagation pass after the solve is not in it."""
+        self._merit_history = np.zeros(self.iterations)
+        self._no_merit_history = np.zeros(0)
         self.joints = JointStep(model) if model.joint_count else None
         """The joints' rows, impulses and breaks (:mod:`.joint_step`); None for a scene without joints."""
         self._joint_bundle = None if self.joints is None else self.joints.bundle
@@ -174,7 +184,7 @@ class SolverBase:
             rows, n, contacts.contact_mu4, self._D, self._row_spin, False, self.normals_first, self.iterations,
             self.tolerance,
             self._pseudo_impulse, contacts.contact_spin_impulse, self._pseudo_vel, self._pseudo_omega,
-            self._pseudo_result, self._conjugate, self._conjugate_body, None,
+            self._pseudo_result, self._conjugate, self._conjugate_body, None, self._no_merit_history,
         )  # fmt: skip
         self.last_correction_sweeps = int(self._pseudo_result[0])
 
@@ -235,6 +245,7 @@ class SolverBase:
         self.last_iterations = int(self._result[0])
         self.last_residual = float(self._result[1])
         self.last_rejections = int(self._result[2])
+        self.last_merit_history = self._finish_merit_history(n)
         reached = self.last_iterations < self.iterations or self.last_residual <= self.tolerance * max(
             float(np.abs(contacts.contact_impulse[:n]).max()), 1e-300
         )
@@ -247,6 +258,20 @@ class SolverBase:
             store_spin_impulses(n, contacts.contact_frame, contacts.contact_spin_impulse, self._prev_torque_world)
         if self.split_impulse:
             self._correct_positions(contacts, horizon)
+
+    def _merit_history_out(self) -> np.ndarray:
+        """The array the kernels write the per-sweep merit into: room for every sweep when this step records it,
+        none otherwise (the kernels then skip it)."""
+        return self._merit_history if self.record_merit_history else self._no_merit_history
+
+    def _finish_merit_history(self, n: int) -> np.ndarray:
+        """The kernels' sums of squared natural-map errors as FCLIB's merit per sweep (:mod:`...contact_solvers.
+        merit_history`): root, over ``1 + sqrt(|q|)`` as :meth:`contact_merit` scales it."""
+        if not (self.record_merit_history and self.sweeps_contacts):
+            return np.zeros(0)
+        q = self._b[:n]
+        squared = self._merit_history[: self.last_iterations]
+        return np.sqrt(squared) / (1.0 + float(np.sqrt(np.sqrt((q * q).sum()))))
 
     def contact_merit(self, contacts: Contacts) -> float:
         """FCLIB's merit of the last step's contact solve, read after :meth:`step`: the natural-map error of the
@@ -283,6 +308,7 @@ class SolverBase:
         self.last_residual = 0.0
         self.last_rejections = 0
         self.last_status = SolverStatus.NO_CONTACTS
+        self.last_merit_history = np.zeros(0)
         self._pseudo_vel[:] = 0.0
         self._pseudo_omega[:] = 0.0
 
@@ -293,6 +319,7 @@ class SolverBase:
         sweeps, _ = joints.sweeps(self.model, self._dv, self._dw, self.iterations, self.tolerance)
         self._dv += joints.dv
         self._dw += joints.dw
+        self.last_merit_history = np.zeros(0)
         self.last_iterations = sweeps
         self.last_status = SolverStatus.ABSOLUTE if sweeps < self.iterations else SolverStatus.MAX_ITERATIONS
 

@@ -60,6 +60,7 @@ class SolverNewton(SolverBase):
             self._rows(contacts), n, contacts.contact_friction_set, contacts.contact_mu4, self._D,
             self.iterations, self.tolerance, self.local_iterations, self.local_tolerance,
             contacts.contact_impulse, self._dv, self._dw, self._result, self._stats, self._joint_bundle,
+            self._merit_history_out(),
         )  # fmt: skip
         self.last_local_iterations = int(self._stats[0])
         self.last_local_max_iterations = int(self._stats[1])

@@ -20,6 +20,7 @@ class SolverPenalty(SolverBase):
     """
 
     friction_set = FrictionSet.NONE
+    sweeps_contacts = False  # the springs' impulses are explicit: no sweeps, no merit history
 
     def __init__(
         self,

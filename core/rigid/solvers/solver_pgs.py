@@ -18,5 +18,5 @@ class SolverPGS(SolverBase):
             self._rows(contacts), n, contacts.contact_mu4, self._D, self._row_spin, self.has_spin, self.normals_first,
             self.iterations, self.tolerance,
             contacts.contact_impulse, contacts.contact_spin_impulse, self._dv, self._dw, self._result,
-            self._conjugate, self._conjugate_body, self._joint_bundle,
+            self._conjugate, self._conjugate_body, self._joint_bundle, self._merit_history_out(),
         )  # fmt: skip

@@ -75,5 +75,5 @@ class SolverProx(SolverBase):
             self.iterations, self.tolerance, self.nu,
             self._saved_impulse, self._saved_spin,
             contacts.contact_impulse, contacts.contact_spin_impulse, self._dv, self._dw, self._result,
-            self._joint_bundle,
+            self._joint_bundle, self._merit_history_out(),
         )  # fmt: skip
