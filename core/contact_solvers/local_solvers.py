@@ -94,10 +94,13 @@ def _incremental(problem: LocalProblem, tolerance: float, iterations: int, r: np
     result[0] = pivots
 
 
-def _friction_pivoting(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
-    solved = friction_pivoting(problem.W, problem.q, problem.mu, 3, max_pivots=iterations)
-    r[:] = solved.f
-    result[0] = solved.pivots
+def _friction_pivoting(cone: bool) -> Callable:
+    def run(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray) -> None:
+        solved = friction_pivoting(problem.W, problem.q, problem.mu, 3, max_pivots=iterations, cone=cone)
+        r[:] = solved.f
+        result[0] = solved.pivots
+
+    return run
 
 
 def _block_pivoting(problem: LocalProblem, tolerance: float, iterations: int, r: np.ndarray, result: np.ndarray):
@@ -168,7 +171,14 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "psor-box": (_splitting(FORWARD, PSOR_OMEGA), f"projected SOR, box friction, ω = {PSOR_OMEGA} (may diverge)"),
     "jacobi-box": (_splitting(JACOBI, None), "projected Jacobi, box friction, damped to ω = 1/λ_max(D^-½ W D^-½)"),
     "pivoting-frictionless": (_incremental, "incremental pivoting (Dantzig, Baraff) on the normals alone, exact"),
-    "pivoting-box": (_friction_pivoting, "Baraff's friction pivoting, static friction per tangent (the box), exact"),
+    "pivoting-box": (
+        _friction_pivoting(False),
+        "Baraff's friction pivoting, static friction per tangent (the box), exact",
+    ),
+    "pivoting-cone": (
+        _friction_pivoting(True),
+        "Baraff's friction pivoting in the Coulomb cone (his 3D rule: saturates along the direction it met the cone)",
+    ),
     "lemke-frictionless": (_lemke(False), "Lemke's complementary pivoting on the normals alone, exact"),
     "lemke-polyhedral": (
         _lemke(True),
