@@ -17,9 +17,9 @@ seed's 3D algorithm does: a contact's friction rows are established one after th
 ``|f_T + s df_T|² = μ² (f_n + s df_n)²``; the contact then *saturates* along the direction ``d̂ = f_T / |f_T|`` it
 reached the cone in, recorded on entry (``f_T = μ f_n d̂`` from then on), while ``a_T · d̂ <= 0`` (eq. 21). When that
 product would turn positive the contact leaves the cone, and its friction is driven back to zero (never zeroed at a
-jump, as the seed asks of friction given up) and established again. The answer meets
-eqs. 15, 16 and 21 but depends on the tangent frame: the friction is only partly opposed to the acceleration, which
-is weaker than maximal dissipation (the seed's own remark).
+jump, as the seed asks of friction given up) and established again. The answer meets eqs. 15, 16 and 21 but
+depends on the tangent frame: the friction is only partly opposed to the acceleration, which is weaker than maximal
+dissipation (the seed's own remark).
 
 A step is as long as it can be before some row's state must change (Baraff's ``maxstep``); the row that limits it
 changes state and the drive goes on. With sliding friction ``A`` turns unsymmetric and may admit no solution
@@ -173,8 +173,9 @@ class _Problem:
                 steps.append((max(-a[i] / da[i], 0.0), i, CLAMPED))
         if self.cone:
             steps += self._cone_steps(driver, sign, df, da)
-        for p in np.flatnonzero((self.state == STICKING) & (not self.cone)):
-            steps += self._bound_steps(p, df, [(1.0, UPPER), (-1.0, LOWER)])
+        else:
+            for p in np.flatnonzero(self.state == STICKING):
+                steps += self._bound_steps(p, df, [(1.0, UPPER), (-1.0, LOWER)])
         for p in np.flatnonzero(((self.state == UPPER) & (da > 0.0)) | ((self.state == LOWER) & (da < 0.0))):
             steps.append((max(-a[p] / da[p], 0.0), p, STICKING))
         return min(steps, key=lambda step: (step[0], step[1])) if steps else None
@@ -231,8 +232,8 @@ class _Problem:
                 return int(i), 1.0
             self.state[i] = UNCLAMPED
         unset = np.flatnonzero(~self.is_normal & (self.state == UNSET))
-        pressed = unset[(self.state[self.normal[unset]] == CLAMPED) & (self.f[self.normal[unset]] > tol)]
         if self.cone:  # a contact that left the cone: every row back to zero first, then established
+            pressed = unset[(self.state[self.normal[unset]] == CLAMPED) & (self.f[self.normal[unset]] > tol)]
             for p in pressed[np.abs(self.f[pressed]) > tol]:
                 return int(p), -float(np.sign(self.f[p]))
         for p in unset:

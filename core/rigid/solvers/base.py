@@ -269,9 +269,12 @@ class SolverBase:
         merit_history`): root, over ``1 + sqrt(|q|)`` as :meth:`contact_merit` scales it."""
         if not (self.record_merit_history and self.sweeps_contacts):
             return np.zeros(0)
+        return np.sqrt(self._merit_history[: self.last_iterations]) / self._fclib_scale(n)
+
+    def _fclib_scale(self, n: int) -> float:
+        """FCLIB's ``1 + sqrt(|q|)`` of this step's ``n`` contacts, the merit's denominator."""
         q = self._b[:n]
-        squared = self._merit_history[: self.last_iterations]
-        return np.sqrt(squared) / (1.0 + float(np.sqrt(np.sqrt((q * q).sum()))))
+        return 1.0 + float(np.sqrt(np.sqrt((q * q).sum())))
 
     def contact_merit(self, contacts: Contacts) -> float:
         """FCLIB's merit of the last step's contact solve, read after :meth:`step`: the natural-map error of the
@@ -287,7 +290,7 @@ class SolverBase:
         u = q + np.einsum("kdj,kj->kd", contacts.contact_frame[:n], dv[b1] - dv[b0])
         u += np.einsum("kdj,kj->kd", self._rc1[:n], dw[b1]) - np.einsum("kdj,kj->kd", self._rc0[:n], dw[b0])
         error = natural_map_error(contacts.contact_impulse[:n], u, contacts.contact_mu4[:n, 0])
-        return error / (1.0 + float(np.sqrt(np.sqrt((q * q).sum()))))  # FCLIB's 1 + sqrt(|q|)
+        return error / self._fclib_scale(n)
 
     def local_problem(self, contacts: Contacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The last step's contact problem as FCLIB's local formulation ``u = W r + q``, read after :meth:`step`:
