@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import config
-from ...contact_solvers.fclib import natural_map_error
 from ...contact_solvers.kernels import solve_pgs
+from ...contact_solvers.merit_history import merit_squared
 from ...contact_solvers.rows import accumulate_impulses, accumulate_spin_impulses, assemble_delassus, row_operator
 from ...contact_solvers.shock_propagation import shock_propagation
 from ...enums import FrictionSet, SolverStatus
@@ -285,12 +287,10 @@ class SolverBase:
         n = contacts.contact_count
         if n == 0:
             return 0.0
-        b0, b1 = contacts.contact_body0[:n], contacts.contact_body1[:n]
-        dv, dw, q = self._dv, self._dw, self._b[:n]
-        u = q + np.einsum("kdj,kj->kd", contacts.contact_frame[:n], dv[b1] - dv[b0])
-        u += np.einsum("kdj,kj->kd", self._rc1[:n], dw[b1]) - np.einsum("kdj,kj->kd", self._rc0[:n], dw[b0])
-        error = natural_map_error(contacts.contact_impulse[:n], u, contacts.contact_mu4[:n, 0])
-        return error / self._fclib_scale(n)
+        squared = merit_squared(
+            self._rows(contacts), n, contacts.contact_mu4, contacts.contact_impulse, self._dv, self._dw
+        )  # the kernel that records the per-sweep history (PROX sums it island by island: equal to rounding)
+        return math.sqrt(squared) / self._fclib_scale(n)
 
     def local_problem(self, contacts: Contacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The last step's contact problem as FCLIB's local formulation ``u = W r + q``, read after :meth:`step`:
