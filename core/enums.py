@@ -72,6 +72,9 @@ class RFactorStrategy(IntEnum):
     """One scalar ``r`` for every row, initialised from the Delassus spectral radius."""
     LOCAL = 2
     """``r_i = s / A_ii`` per row; with ``s = 1`` and a box set this is PGS."""
+    BLOCKED = 3
+    """Per contact ``1 / A_nn`` for the normal and the inverse of the 2 × 2 friction block (seed 001 §1.4); the dense
+    study kernels only (:mod:`.contact_solvers.dense`)."""
 
 
 class SolverStatus(IntEnum):

@@ -11,9 +11,12 @@ import math
 
 import numpy as np
 
-from ..friction.models import project_disk
+from ..enums import RFactorStrategy
+from ..friction.models import project_disk, project_ellipse
 from ..jit import njit_kernel
-from .kernels import compute_r_factors, judge_sweep, merit_window, store_result, sweep_index
+from .kernels import CYCLE_MARGIN, compute_r_factors, judge_sweep, merit_window, store_result, sweep_index
+
+LOCAL, BLOCKED = int(RFactorStrategy.LOCAL), int(RFactorStrategy.BLOCKED)
 
 
 @njit_kernel
@@ -60,7 +63,7 @@ def _prox_start(W, q, m, strategy, r_init, out_r):
             for j in range(3):
                 blocks[k, i, j] = W[3 * k + i, 3 * k + j]
     rho = np.empty((m, 3))
-    compute_r_factors(blocks, m, strategy, rho)
+    compute_r_factors(blocks, m, LOCAL if strategy == BLOCKED else strategy, rho)  # BLOCKED: the normals' 1 / A_nn
     _copy_into(r_init, out_r)
     u = np.empty(3 * m)
     _contact_velocity(W, q, out_r, u)
@@ -68,11 +71,16 @@ def _prox_start(W, q, m, strategy, r_init, out_r):
 
 
 @njit_kernel
-def _prox_step(r, u, rho, k, scale, mu_k):
+def _prox_step(W, r, u, rho, k, scale, mu_k, strategy):
     """Contact ``k``'s proximal step ``prox(r_k − scale R_k u_k)`` onto ``{r_n >= 0, ‖r_T‖ <= μ r_n}``:
-    ``(r_n, r_t, r_b)``."""
+    ``(r_n, r_t, r_b)``. BLOCKED steps the friction by the inverse of its 2 × 2 block of ``W``
+    (:func:`_blocked_friction_step`)."""
     i0 = 3 * k
     rn = max(r[i0] - scale * rho[k, 0] * u[i0], 0.0)
+    if strategy == BLOCKED:
+        rt, rb = _blocked_friction_step(W, r, u, i0, scale, mu_k * rn)
+        if not math.isnan(rt):
+            return rn, rt, rb
     rt, rb = project_disk(
         r[i0 + 1] - scale * rho[k, 1] * u[i0 + 1],
         r[i0 + 2] - scale * rho[k, 2] * u[i0 + 2],
@@ -82,12 +90,41 @@ def _prox_step(r, u, rho, k, scale, mu_k):
 
 
 @njit_kernel
+def _blocked_friction_step(W, r, u, i0, scale, radius):
+    """The blocked r-factor's friction step (seed 001 §1.4, ``R_T = (W_TT)⁻¹``): ``y = r_T − scale W_TT⁻¹ u_T``,
+    projected onto the disk of ``radius`` in ``W_TT``'s metric, ``argmin_{|x| <= radius} (x − y)ᵀ W_TT (x − y)``.
+
+    The seed's Euclidean projection would move the fixed point off Coulomb's law wherever ``W_TT`` is not a
+    multiple of the identity (sliding would satisfy ``W_TT⁻¹ u_T ∥ −r_T`` instead of ``u_T ∥ −r_T``); in the
+    block's own metric the proximal step keeps it (any r-factor leaves the solution alone). In ``W_TT``'s
+    eigenbasis (eigenvalues ``l1 >= l2``) the metric projection is the Euclidean one of ``√l_i y_i`` onto the
+    ellipse of semi-axes ``radius √l_i``. Returns NaN for a block without a positive definite inverse (the caller
+    then takes the local step)."""
+    a00, a01, a11 = W[i0 + 1, i0 + 1], W[i0 + 1, i0 + 2], W[i0 + 2, i0 + 2]
+    det = a00 * a11 - a01 * a01
+    if not det > 1e-12 * max(a00 * a11, 1e-300):
+        return math.nan, math.nan
+    ut, ub = u[i0 + 1], u[i0 + 2]
+    yt = r[i0 + 1] - scale * (a11 * ut - a01 * ub) / det
+    yb = r[i0 + 2] - scale * (a00 * ub - a01 * ut) / det
+    if yt * yt + yb * yb <= radius * radius:
+        return yt, yb
+    mean, half = 0.5 * (a00 + a11), math.sqrt((0.5 * (a00 - a11)) ** 2 + a01 * a01)
+    s1, s2 = math.sqrt(mean + half), math.sqrt(max(mean - half, 1e-300))
+    angle = 0.5 * math.atan2(2.0 * a01, a00 - a11)  # the first eigenvector's direction
+    c, s = math.cos(angle), math.sin(angle)
+    z1, z2 = project_ellipse(s1 * (c * yt + s * yb), s2 * (c * yb - s * yt), radius * s1, radius * s2)
+    x1, x2 = z1 / s1, z2 / s2
+    return c * x1 - s * x2, s * x1 + c * x2
+
+
+@njit_kernel
 def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_r, result):
     """PROX GS with adaptive r on ``u = W r + q``.
 
     Args:
         W: Delassus matrix, shape (3m, 3m). q: free velocity, shape (3m,). mu: shape (m,).
-        strategy: :class:`RFactorStrategy` value (1 global, 2 local).
+        strategy: :class:`RFactorStrategy` value (1 global, 2 local, 3 blocked).
         iterations: sweep cap (rejected sweeps count). tolerance: relative merit threshold.
         nu: r back-off factor. r_init: starting impulses, shape (3m,).
         out_r: solution, shape (3m,). result: ``[sweeps, merit, rejections]``.
@@ -107,7 +144,7 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
         for i in range(m):
             k = sweep_index(i, it, m)
             i0 = 3 * k
-            rn, rt, rb = _prox_step(out_r, u, rho, k, scale, mu[k])
+            rn, rt, rb = _prox_step(W, out_r, u, rho, k, scale, mu[k], strategy)
             delta[0] = rn - out_r[i0]
             delta[1] = rt - out_r[i0 + 1]
             delta[2] = rb - out_r[i0 + 2]
@@ -120,7 +157,7 @@ def solve_prox_dense(W, q, mu, strategy, iterations, tolerance, nu, r_init, out_
                     _add_column_change(W, i0 + d, delta[d], u)
         if merit <= tolerance * scale * max(_largest_abs(out_r), 1e-300):
             break
-        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
+        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit, CYCLE_MARGIN)
         if rejected:
             rejections += 1
             _copy_into(saved_r, out_r)
@@ -187,13 +224,13 @@ def solve_prox_jacobi_dense(W, q, mu, strategy, iterations, tolerance, nu, r_ini
         merit = 0.0
         for k in range(m):
             i0 = 3 * k
-            rn, rt, rb = _prox_step(saved_r, u, rho, k, scale, mu[k])
+            rn, rt, rb = _prox_step(W, saved_r, u, rho, k, scale, mu[k], strategy)
             out_r[i0], out_r[i0 + 1], out_r[i0 + 2] = rn, rt, rb
             for d in range(3):
                 merit = max(merit, abs(out_r[i0 + d] - saved_r[i0 + d]))
         if merit <= tolerance * scale * max(_largest_abs(out_r), 1e-300):
             break
-        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit)
+        rejected, accepted, last_merit = judge_sweep(window, accepted, merit, last_merit, CYCLE_MARGIN)
         if rejected:
             rejections += 1
             _copy_into(saved_r, out_r)

@@ -29,8 +29,8 @@ from .pivoting import block_principal_pivoting, incremental_pivoting
 from .staggered import solve_staggered
 from .subspace import solve_pgs_subspace
 
-PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5}
-"""PROX's r back-off factor ν per strategy (the values the FCLIB test problem converges with)."""
+PROX_BACKOFF = {RFactorStrategy.GLOBAL: 0.9, RFactorStrategy.LOCAL: 0.5, RFactorStrategy.BLOCKED: 0.5}
+"""PROX's r back-off factor ν per strategy (the values the FCLIB test problem converges with; BLOCKED the seed's)."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,11 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "prox-local": (_prox(RFactorStrategy.LOCAL), "PROX Gauss–Seidel, an r-factor per row (fewer sweeps)"),
     "prox-jacobi-global": (_prox(RFactorStrategy.GLOBAL, True), "PROX Jacobi, one r-factor (every contact at once)"),
     "prox-jacobi-local": (_prox(RFactorStrategy.LOCAL, True), "PROX Jacobi, an r-factor per row"),
+    "prox-blocked": (
+        _prox(RFactorStrategy.BLOCKED),
+        "PROX Gauss–Seidel, per contact the inverse of its friction block as r-factor (the seed found it worst)",
+    ),
+    "prox-jacobi-blocked": (_prox(RFactorStrategy.BLOCKED, True), "PROX Jacobi with the blocked r-factor"),
     "prox-newton": (_cone_newton(solve_prox_newton), "PROX's fixed-point equation by semismooth Newton (to 1e-8 fast)"),
     "pgs-box": (_pgs, "projected Gauss–Seidel with box friction |r_t| <= μ r_n per tangent (BLCP; not the cone)"),
     "pgs-box-backward": (_splitting(BACKWARD, 1.0), "the same, sweeping the contacts in reverse order"),
@@ -197,6 +202,8 @@ SOLVERS: dict[str, tuple[Callable, str]] = {
     "newton-fb-frictionless": (_fischer_newton, "global Newton on Fischer–Burmeister, the normals alone, Armijo"),
 }
 """Every solver by name: ``(run, what it is in one line)``."""
+NORMALS_ONLY = frozenset(("pivoting-frictionless", "lemke-frictionless", "newton-fb-frictionless"))
+"""The methods that solve the normal rows alone and leave every friction impulse zero."""
 
 
 def solve_local(problem: LocalProblem, name: str, tolerance: float = 1e-8, max_iterations: int = 1000) -> LocalResult:

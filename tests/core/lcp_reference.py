@@ -65,3 +65,45 @@ def random_local_problem(seed: int, contacts: int, mu: float):
     q = rng.normal(size=3 * contacts)
     q[1::3] *= 3.0
     return fclib.LocalProblem(W, q, np.full(contacts, mu))
+
+
+def brute_force_mixed(W, q, mu, lo, hi):
+    """The contacts' box-friction BLCP of :func:`brute_force_box_friction` over the first ``3m`` rows of ``u = W r +
+    q`` together with ``p`` joint rows after them, each an impulse in its box ``[lo, hi]`` (zero velocity inside,
+    ``u >= 0`` at a finite ``lo``, ``u <= 0`` at a finite ``hi``), by enumerating every row's label: ``r`` (3m + p,)."""
+    nc, n = 3 * len(mu), q.shape[0]
+    choices = [(0, 1) if i % 3 == 0 else (0, 1, 2) for i in range(nc)]
+    for i in range(n - nc):  # a bound is a label only where it is finite
+        choices.append((0,) + ((1,) if np.isfinite(lo[i]) else ()) + ((2,) if np.isfinite(hi[i]) else ()))
+    for labels in itertools.product(*choices):
+        M, rhs = np.zeros((n, n)), np.zeros(n)
+        for i, label in enumerate(labels):
+            k = 3 * (i // 3)
+            if label == 0:
+                M[i], rhs[i] = W[i], -q[i]
+            elif i >= nc:
+                M[i, i], rhs[i] = 1.0, (lo if label == 1 else hi)[i - nc]
+            elif i % 3 == 0:
+                M[i, i] = 1.0
+            else:
+                M[i, i], M[i, k] = 1.0, (mu[i // 3] if label == 1 else -mu[i // 3])
+        try:
+            r = np.linalg.solve(M, rhs)
+        except np.linalg.LinAlgError:
+            continue
+        u = W @ r + q
+        ok = True
+        for i, label in enumerate(labels):
+            if i >= nc:
+                ok &= lo[i - nc] - 1e-12 <= r[i] <= hi[i - nc] + 1e-12
+            elif i % 3 == 0:
+                ok &= r[i] >= -1e-12
+            elif label == 0:
+                ok &= abs(r[i]) <= mu[i // 3] * r[3 * (i // 3)] + 1e-12
+            if label == 1:
+                ok &= u[i] >= -1e-12
+            elif label == 2:
+                ok &= u[i] <= 1e-12
+        if ok:
+            return r
+    raise AssertionError("no solution of the mixed problem found")

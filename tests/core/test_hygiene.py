@@ -70,6 +70,8 @@ PLAIN_PYTHON_MODULES = (
     "staggered.py",
     "global_newton.py",
     "impacts.py",
+    "bilateral.py",
+    "solver_dense.py",
 )
 """Core modules without kernels (set-up and driver code) that may use NumPy's BLAS."""
 

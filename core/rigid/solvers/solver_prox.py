@@ -35,6 +35,9 @@ class SolverProx(SolverBase):
         """
         super().__init__(model, **kwargs)
         self.r_strategy = RFactorStrategy(r_strategy)
+        if self.r_strategy not in (RFactorStrategy.GLOBAL, RFactorStrategy.LOCAL):
+            raise ValueError(f"r_strategy {self.r_strategy.name}: the engine's PROX takes GLOBAL or LOCAL (BLOCKED is "
+                             "the study's, 'prox-blocked' of the DENSE solver)")  # fmt: skip
         if nu is None:
             nu = 0.5 if self.r_strategy == RFactorStrategy.GLOBAL else 0.9
         if not 0.0 < nu < 1.0:

@@ -8,7 +8,7 @@ import pytest
 from contact_lab.core import CollisionPipeline, RFactorStrategy, make_solver
 from contact_lab.core.contact_solvers import fclib
 from contact_lab.core.contact_solvers.dense import solve_prox_dense
-from contact_lab.core.contact_solvers.kernels import is_sweep_rejected
+from contact_lab.core.contact_solvers.kernels import CYCLE_MARGIN, is_sweep_rejected
 from contact_lab.core.friction.models import project_disk
 
 FCLIB = Path(__file__).resolve().parents[2] / "data" / "fclib" / "local_problem_test.hdf5"
@@ -26,7 +26,7 @@ def _prox_disk_iteration(A, b, lam0, r0, nu, adaptive, iterations=2000):
         merit = np.abs(new - lam).max()
         if merit < 1e-12:
             return new, r
-        if adaptive and is_sweep_rejected(merit, last):
+        if adaptive and is_sweep_rejected(merit, last, 0.0):
             r *= nu
             continue
         lam, last = new, merit
@@ -59,7 +59,9 @@ def test_divergence_test_catches_exact_two_cycle_erratum_e20():
     lam, r = _prox_disk_iteration(A, b, [0.0, 1.0], 1.0, 0.5, adaptive=True)
     np.testing.assert_allclose(lam, expected, atol=1e-9)
     assert r == pytest.approx(0.5)
-    assert is_sweep_rejected(1.0, 1.0) and not is_sweep_rejected(0.5, 1.0)
+    assert is_sweep_rejected(1.0, 1.0, 0.0) and not is_sweep_rejected(0.5, 1.0, 0.0)
+    # a cycle whose merit drifts down in the last bits: caught with the dense kernels' margin, not without
+    assert is_sweep_rejected(1.0 - 1e-13, 1.0, CYCLE_MARGIN) and not is_sweep_rejected(1.0 - 1e-13, 1.0, 0.0)
 
 
 @pytest.mark.parametrize("strategy", [RFactorStrategy.GLOBAL, RFactorStrategy.LOCAL])
