@@ -23,11 +23,13 @@ SMALLEST_STEP = 1e-10
 """The line search gives up below this step (a stalled Newton direction)."""
 
 
-def min_map_residual(W, q, mu, r) -> tuple[np.ndarray, np.ndarray]:
-    """``(Φ (3m,), branch (3m,))``: the min-map residual and each row's branch (0 inside, 1 at the lower bound,
-    2 at the upper bound; a normal row: 1 where ``min`` takes ``r_n``)."""
+def min_map_residual(W, q, mu, r, scale=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(Φ (3m,), branch (3m,))``: the min-map residual ``Φ_i = r_i − mid(lo_i, r_i − ρ_i u_i, hi_i)`` and each row's
+    branch (0 inside, 1 at the lower bound, 2 at the upper bound; a normal row: 1 where ``min`` takes ``r_n``).
+    ``scale`` (3m,): the r-factors ``ρ`` (course §3.3.5: ``ψ(a, ρ b)`` has the roots of ``ψ(a, b)`` for any
+    ``ρ > 0``); None is 1."""
     u = W @ r + q
-    z = r - u
+    z = r - (u if scale is None else scale * u)
     normal = np.repeat(np.maximum(r[0::3], 0.0), 3)
     bound = np.repeat(mu, 3) * normal
     lo, hi = -bound, bound
@@ -36,10 +38,10 @@ def min_map_residual(W, q, mu, r) -> tuple[np.ndarray, np.ndarray]:
     return r - np.clip(z, lo, hi), branch
 
 
-def _jacobian(W, mu, branch) -> np.ndarray:
-    """A generalized Jacobian of :func:`min_map_residual` for the rows' branches."""
+def _jacobian(W, mu, branch, scale=None) -> np.ndarray:
+    """A generalized Jacobian of :func:`min_map_residual` for the rows' branches (its rows inside: ``ρ_i W_i``)."""
     n = W.shape[0]
-    J = W.copy()
+    J = W.copy() if scale is None else scale[:, None] * W
     for i in np.flatnonzero(branch != 0):
         J[i] = 0.0
         J[i, i] = 1.0
@@ -71,12 +73,21 @@ def _damped_newton(residual, jacobian, x, iterations: int, target: float):
     return x, iterations, bool(np.linalg.norm(phi) <= target)
 
 
-def solve_min_map_newton(W, q, mu, iterations: int = 100, tolerance: float = 1e-12):
-    """``(r, steps, solved)``: the box-friction BLCP of ``u = W r + q`` by Newton on the min-map, from ``r = 0``;
-    ``solved`` once ``‖Φ‖ <= tolerance (1 + ‖q‖)``."""
+def solve_min_map_newton(W, q, mu, iterations: int = 100, tolerance: float = 1e-12, *, precondition: bool = True,
+                         start=None):  # fmt: skip
+    """``(r, steps, solved)``: the box-friction BLCP of ``u = W r + q`` by Newton on the min-map, from ``start``
+    (default ``r = 0``); ``solved`` once ``‖Φ‖ <= tolerance (1 + ‖q‖)``.
+
+    ``precondition``: scale each contact's velocities by ``ρ = 1 / W_nn`` inside the min-map (the course's r-scaling,
+    §3.3.5), so both arguments carry impulses: where the two branches of a row's ``min`` then run parallel (the
+    course's Figure 23, ``c(λ) = λ/4 − 1/8``) the residual is a straight line and one step solves it from any
+    start. False takes ``ρ = 1``, the min-map as written."""
+    m = mu.shape[0]
+    scale = np.repeat(_scales(W, m), 3)[: q.shape[0]] if precondition else None
     target = tolerance * (1.0 + float(np.linalg.norm(q)))
+    x0 = np.zeros(q.shape[0]) if start is None else np.array(start, np.float64)
     return _damped_newton(
-        lambda r: min_map_residual(W, q, mu, r), lambda r, branch: _jacobian(W, mu, branch), np.zeros(q.shape[0]),
+        lambda r: min_map_residual(W, q, mu, r, scale), lambda r, branch: _jacobian(W, mu, branch, scale), x0,
         iterations, target,
     )  # fmt: skip
 

@@ -68,6 +68,20 @@ def test_min_map_newton_equals_block_pivoting_in_a_few_steps(seed):
     assert np.linalg.norm(min_map_residual(W, q, mu, r)[0]) < 1e-11
 
 
+@pytest.mark.parametrize("start", [-5.0, -1.0, 0.0, 0.3, 5.0])
+def test_the_preconditioned_min_map_solves_figure_23_in_one_newton_step_from_anywhere(start):
+    """The course's Figure 23 (§3.3.5): one normal row with ``u = λ/4 − 1/8``, solution ``λ = 1/2``. Scaled by ``ρ =
+    1 / W_nn = 4`` the min-map's two branches run parallel and its residual is the line ``λ − 1/2``: one Newton step
+    from any start. Unscaled, a start below ``−1/6`` lies on the other branch and takes a second step."""
+    W, q, mu = np.diag([0.25, 1.0, 1.0]), np.array([-0.125, 0.0, 0.0]), np.zeros(1)
+    x0 = np.array([start, 0.0, 0.0])
+    r, steps, solved = solve_min_map_newton(W, q, mu, start=x0)
+    assert solved and steps == 1 and r[0] == pytest.approx(0.5, abs=1e-15)
+    _, plain_steps, plain_solved = solve_min_map_newton(W, q, mu, precondition=False, start=x0)
+    print(f"from {start}: preconditioned {steps} step, plain {plain_steps}")
+    assert plain_solved and plain_steps == (2 if start < -1.0 / 6.0 else 1)
+
+
 def test_pivoting_solves_the_box_stack_where_sweeps_stall():
     """The course's claim for pivoting (high accuracy) on FCLIB's singular Boxes Stack: block principal pivoting
     reaches FCLIB's merit 1e-8, which no splitting method reaches in 20 000 sweeps."""
