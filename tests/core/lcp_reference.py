@@ -25,35 +25,7 @@ def brute_force_box_friction(W, q, mu):
     """The box-friction BLCP of ``u = W r + q`` (normals ``0 <= u_n ⊥ r_n >= 0``, each tangent within ``±μ r_n`` with
     zero velocity inside, at ``−μ r_n`` with ``u >= 0``, at ``+μ r_n`` with ``u <= 0``) by enumerating every label
     of every row (2 per normal, 3 per tangent: a few contacts only): ``r`` (3m,)."""
-    n = q.shape[0]
-    choices = [(0, 1) if i % 3 == 0 else (0, 1, 2) for i in range(n)]  # 0 free, 1 lower, 2 upper
-    for labels in itertools.product(*choices):
-        M, rhs = np.zeros((n, n)), np.zeros(n)
-        for i, label in enumerate(labels):
-            k = 3 * (i // 3)
-            if label == 0:
-                M[i], rhs[i] = W[i], -q[i]
-            elif i % 3 == 0:
-                M[i, i] = 1.0
-            else:
-                M[i, i], M[i, k] = 1.0, (mu[i // 3] if label == 1 else -mu[i // 3])
-        try:
-            r = np.linalg.solve(M, rhs)
-        except np.linalg.LinAlgError:
-            continue
-        u = W @ r + q
-        ok = True
-        for i, label in enumerate(labels):
-            bound = mu[i // 3] * r[3 * (i // 3)]
-            if i % 3 == 0:
-                ok &= r[i] >= -1e-12 and (u[i] >= -1e-12 if label == 1 else True)
-            elif label == 0:
-                ok &= abs(r[i]) <= bound + 1e-12
-            else:
-                ok &= (u[i] >= -1e-12) if label == 1 else (u[i] <= 1e-12)
-        if ok:
-            return r
-    raise AssertionError("no box-friction solution found")
+    return brute_force_mixed(W, q, mu, np.zeros(0), np.zeros(0))
 
 
 def random_local_problem(seed: int, contacts: int, mu: float):
