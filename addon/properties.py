@@ -644,7 +644,7 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
         description=(
             "How the lattice meets faces that lie on its cell planes, as a box's do. Fitted: it ends at them. "
             "Padded: one more layer of cells beyond them, which makes the body up to one cell stiffer than its "
-            "mesh (files made before Fitted existed keep it). Soft engine; open meshes, and the IPC engine, always "
+            "mesh (files made before Fitted existed keep it). Open meshes, and IPC with the Mesh surface, always "
             "get the padded lattice"
         ),
         items=(
@@ -652,6 +652,24 @@ class CONTACT_LAB_ObjectSettings(bpy.types.PropertyGroup):
             ("PADDED", "Padded", "One more layer of cells beyond such faces: stiffer, as in older files"),
         ),
         default="FITTED",
+    )
+    ipc_surface: EnumProperty(
+        name="IPC Surface",
+        description=(
+            "What of the mesh collides when the IPC engine bakes it. Split to Lattice: its faces split until no "
+            "edge is longer than two lattice cells, so a coarse mesh (the default cube) rests on its faces. Mesh: its "
+            "own vertices, edges and faces only, so a coarse mesh rests on its corners and sags between them "
+            "(files made before Split to Lattice existed keep it)"
+        ),
+        items=(
+            (
+                "REFINED",
+                "Split to Lattice",
+                "The faces split to the lattice's cells collide (a coarse mesh rests on its faces)",
+            ),
+            ("MESH", "Mesh", "The mesh's own vertices, edges and faces collide, on the padded lattice (older files)"),
+        ),
+        default="REFINED",
     )
     # direction-dependent friction (course ch. 6; read by addon.friction.export) ---------------
     friction_model: EnumProperty(

@@ -9,6 +9,8 @@ Changes of default, by the version that made them:
 
 - 1: *Lattice Resolution* 12 -> 8 (the default cube bakes at an artist's pace).
 - 2: *Lattice Fit* Padded -> Fitted (a box's lattice ends at its faces: as soft as its material).
+- 3: *IPC Surface* Mesh -> Split to Lattice (IPC holds a coarse mesh by its faces, on the lattice its Lattice Fit
+  asks for).
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ from typing import Any
 
 import bpy
 
-SETTINGS_VERSION = 2
+SETTINGS_VERSION = 3
 """The version this add-on stamps on every scene it saves."""
 
-OLD_DEFAULTS: tuple[tuple[int, str, object], ...] = ((1, "lattice_resolution", 12), (2, "lattice_fit", "PADDED"))
+OLD_DEFAULTS: tuple[tuple[int, str, object], ...] = (
+    (1, "lattice_resolution", 12),
+    (2, "lattice_fit", "PADDED"),
+    (3, "ipc_surface", "MESH"),
+)
 """``(version that changed it, Object.contact_lab property, its default before that version)``."""
 
 

@@ -396,6 +396,8 @@ def _draw_soft(layout, context, obj) -> None:
         col.label(text=f"No vertex group '{settings.pin_group}'", icon="ERROR")
     col.prop(settings, "lattice_resolution")
     col.prop(settings, "lattice_fit")
+    if context.scene.contact_lab.engine == "IPC":
+        col.prop(settings, "ipc_surface")
     col.prop(settings, "initial_velocity")
     row = col.row(align=True)
     row.prop(settings, "volume_compressibility", text="Volume Compressibility (1/atm)")

@@ -101,7 +101,7 @@ def build_ipc_scene(inp: IpcSceneInput) -> IpcSceneExport:
     Raises:
         BakeError: the soft world or the IPC world cannot be built.
     """
-    base = build_soft_scene(inp, face_samples=False)  # the barrier acts on the triangles themselves
+    base = build_soft_scene(inp)  # each body's surface as the gather set it (IPC's REFINED or MESH)
     try:
         builder = IpcWorldBuilder.around(base.world)
         builder.add_mesh_colliders(m.collider for m in inp.meshes)

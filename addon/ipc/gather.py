@@ -38,7 +38,7 @@ from ..scene import (
     read_evaluated,
     used_vertices,
 )
-from ..soft.build import SoftColliderExport, SoftSceneInput
+from ..soft.build import MESH, SoftColliderExport, SoftSceneInput
 from ..soft.gather import STATIC_TOLERANCE, _uses_axis_anisotropy, gather_soft_scene
 from .build import (
     IpcSceneExport,
@@ -214,10 +214,11 @@ def gather_ipc_scene(
     touching = [(b.object_name, coincident_vertex_problem(b.object_name, b.vertices, b.triangles)) for b in soft.bodies]
     raise_problems([(name, message) for name, message in touching if message is not None])
     for body in soft.bodies:
-        # IPC collides the mesh's own vertices, edges and triangles: on a fitted lattice a coarse mesh's corners
-        # would be lattice nodes carrying the whole body (the default cube fell flat), on the padded one they lie
-        # inside tets that spread the load
-        body.lattice_fitted = False
+        body.surface = body.ipc_surface
+        if body.surface == MESH:
+            # the mesh's own corners alone: on a fitted lattice a coarse mesh's corners would be lattice nodes
+            # carrying the whole body (the default cube fell flat), on the padded one they lie inside tets
+            body.lattice_fitted = False
     metres = soft.length_scale
     return IpcSceneInput(
         **{f.name: getattr(soft, f.name) for f in fields(SoftSceneInput)},

@@ -15,7 +15,7 @@ from ...core.enums import ShapeType
 from ...core.errors import SoftWorldError
 from ...core.fem.lattice import LatticeMesh, tetrahedralize_lattice
 from ...core.fem.world import ColliderKind, SoftWorld, SoftWorldBuilder
-from ...core.soft.contact_samples import embed_in_lattice, face_sample_points
+from ...core.soft.contact_samples import embed_in_lattice, face_sample_points, refined_surface
 from ..errors import BakeError
 
 SHAPES = {"BOX": ShapeType.BOX, "SPHERE": ShapeType.SPHERE, "CAPSULE": ShapeType.CAPSULE, "PLANE": ShapeType.PLANE}
@@ -208,6 +208,26 @@ class SoftBodyInput:
     """Keyword arguments of ``SoftWorldBuilder.add_soft_body`` known before the lattice (SI units)."""
     lattice_fitted: bool = True
     """The lattice ends at faces lying on its cell planes (False: a layer of cells beyond them, older files)."""
+    surface: str = "SAMPLED"
+    """What collides (:data:`SAMPLED`: the soft engine; IPC's :data:`REFINED` or :data:`MESH`)."""
+    ipc_surface: str = "REFINED"
+    """The object's *IPC Surface*: what collides when the IPC engine bakes it (its gather sets :attr:`surface`)."""
+
+
+SAMPLED = "SAMPLED"
+"""Contact surface of the soft engine, whose penalty contact acts on points: the mesh's vertices and points on its
+edges and faces at most a lattice cell apart (:mod:`contact_lab.core.soft.contact_samples`), so that a coarse mesh
+(the default cube) is held by its faces, not only by its corners."""
+REFINED = "REFINED"
+"""Contact surface of IPC, whose barrier acts on triangles (a point lying on its own face would touch it): the
+mesh's triangles split until no edge is longer than :data:`REFINED_SPACING` lattice cells, every new point embedded
+like the vertices."""
+REFINED_SPACING = 2.0
+"""Longest edge of IPC's split surface, in lattice cells. On the default cube (2 m, resolution 8) the top over the
+third second is within 3 mm of the Soft engine's at 1 and 2 cells and 3.7 cm lower at 3; a frame takes 0.085, 0.032
+and 0.018 s (``tests/benchmarks/bench_default_cube.py``, ``tests/blender/test_ipc_bake.py``)."""
+MESH = "MESH"
+"""Contact surface of IPC in files made before :data:`REFINED`: the mesh's own vertices, edges and triangles."""
 
 
 @dataclass
@@ -258,16 +278,14 @@ def _pin_mask(lattice_tets: np.ndarray, embed_tet: np.ndarray, pinned_render: np
     return mask
 
 
-def build_soft_body(inp: SoftBodyInput, metres: float, *, face_samples: bool = True) -> tuple[dict, SoftBodyExport]:
-    """Lattice, embedding and pins of one soft object (no bpy: runs on the bake's worker thread).
+def build_soft_body(inp: SoftBodyInput, metres: float) -> tuple[dict, SoftBodyExport]:
+    """Lattice, embedding and pins of one soft object (no bpy: runs on the bake's worker thread); its contact
+    surface as ``inp.surface`` says (:data:`SAMPLED`, :data:`REFINED` or :data:`MESH`). The render mesh and its
+    output stay the mesh's vertices whatever collides.
 
     Args:
         inp: the object as read by :func:`read_soft_body`.
         metres: metres per Blender unit.
-        face_samples: also let points on the mesh's edges and faces collide, at most a lattice cell apart
-            (:mod:`contact_lab.core.soft.contact_samples`), so that a coarse mesh (the default cube) is held by
-            its faces, not only by its corners. The soft engine's penalty contact needs them; IPC does not
-            (its barrier acts on the triangles themselves, and a point lying on its own face would touch it).
 
     Returns:
         ``(keyword arguments of SoftWorldBuilder.add_soft_body, the export record with body_index = -1)``.
@@ -279,18 +297,25 @@ def build_soft_body(inp: SoftBodyInput, metres: float, *, face_samples: bool = T
     local = inp.vertices * scale
     lattice = tetrahedralize_lattice(local, inp.triangles, resolution=inp.lattice_resolution, fitted=inp.lattice_fitted)
     point_tet, point_weights = lattice.embed_tet, lattice.embed_weights
-    if face_samples:  # contact points between the vertices (never output: the render mesh stays the vertices)
-        sample_tet, sample_weights = embed_in_lattice(
-            lattice, face_sample_points(local, inp.triangles, lattice.cell_size)
-        )
-        point_tet = np.concatenate([point_tet, sample_tet])
-        point_weights = np.concatenate([point_weights, sample_weights])
+    surface_triangles = np.array(inp.triangles, dtype=np.int64, copy=True)
+    if inp.surface == REFINED:
+        points, surface_triangles = refined_surface(local, inp.triangles, REFINED_SPACING * lattice.cell_size)
+        extra = points[local.shape[0] :]
+    elif inp.surface == SAMPLED:  # contact points between the vertices (never output: the render mesh stays them)
+        extra = face_sample_points(local, inp.triangles, lattice.cell_size)
+    else:
+        extra = np.zeros((0, 3))
+    sample_tet, sample_weights = embed_in_lattice(lattice, extra)
+    if sample_tet.shape[0] < extra.shape[0] and inp.surface == REFINED:  # a point outside the lattice: the mesh's
+        sample_tet, sample_weights = sample_tet[:0], sample_weights[:0]
+        surface_triangles = np.array(inp.triangles, dtype=np.int64, copy=True)
+    point_tet = np.concatenate([point_tet, sample_tet])
+    point_weights = np.concatenate([point_weights, sample_weights])
     placement = linear / scale  # a rotation, or a rotation with shear (parents) / a mirror (det < 0)
     rest_world = (lattice.tet_vertices @ placement.T + matrices[0, :3, 3]) * metres
     tets = np.array(lattice.tet_indices, copy=True)
     weights = np.array(lattice.embed_weights, copy=True)
     point_weights = np.array(point_weights, copy=True)
-    surface_triangles = np.array(inp.triangles, dtype=np.int64, copy=True)
     if np.linalg.det(placement) < 0.0:  # mirrored: swap two corners so every tet stays positively oriented
         tets[:, [2, 3]] = tets[:, [3, 2]]
         weights[:, [2, 3]] = weights[:, [3, 2]]
@@ -319,8 +344,8 @@ def build_soft_body(inp: SoftBodyInput, metres: float, *, face_samples: bool = T
     return kwargs, record
 
 
-def _add_soft_bodies(builder, bodies: list[SoftBodyInput], metres: float, face_samples: bool) -> tuple[list, dict]:
-    """Add every soft body to ``builder`` (``face_samples``: see :func:`build_soft_body`); returns
+def _add_soft_bodies(builder, bodies: list[SoftBodyInput], metres: float) -> tuple[list, dict]:
+    """Add every soft body to ``builder``; returns
     ``(exports, pin tracks)``.
 
     Returns:
@@ -330,7 +355,7 @@ def _add_soft_bodies(builder, bodies: list[SoftBodyInput], metres: float, face_s
     records: list[SoftBodyExport] = []
     pin_tracks = {}
     for inp in bodies:
-        kwargs, record = build_soft_body(inp, metres, face_samples=face_samples)
+        kwargs, record = build_soft_body(inp, metres)
         record.body_index = builder.add_soft_body(record.rest_world, record.tet_indices, **kwargs)
         records.append(record)
         if record.pinned.any():
@@ -351,17 +376,15 @@ def _add_colliders(builder, colliders: list[ColliderInput]) -> tuple[list, dict]
     return records, tracks
 
 
-def build_soft_scene(inp: SoftSceneInput, *, face_samples: bool = True) -> SoftSceneExport:
+def build_soft_scene(inp: SoftSceneInput) -> SoftSceneExport:
     """The core soft world of a gathered scene (lattices, embedding, colliders; no bpy: any thread).
-    ``face_samples``: contact points on the meshes' faces too (the soft engine; IPC passes False), see
-    :func:`build_soft_body`.
 
     Raises:
         BakeError: the core refuses the world (the message names the object).
     """
     builder = SoftWorldBuilder(gravity=inp.gravity)
     try:
-        bodies, pin_tracks = _add_soft_bodies(builder, inp.bodies, inp.length_scale, face_samples)
+        bodies, pin_tracks = _add_soft_bodies(builder, inp.bodies, inp.length_scale)
         colliders, collider_tracks = _add_colliders(builder, inp.colliders)
         world = builder.finalize()
     except SoftWorldError as exc:

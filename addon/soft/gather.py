@@ -280,6 +280,7 @@ def read_soft_body(obj, matrices: np.ndarray, metres: float) -> SoftBodyInput:
         lattice_resolution=int(s.lattice_resolution),
         material=material,
         lattice_fitted=str(s.lattice_fit) == "FITTED",
+        ipc_surface=str(s.ipc_surface),
     )
 
 

@@ -9,6 +9,9 @@ whatever the mesh's own density. They collide only; the render mesh and its outp
 Samples are deterministic (a fixed barycentric grid per triangle and per edge, in the mesh's order), and no
 sample repeats a vertex or another sample: each edge is sampled once (its interior points), each triangle only
 strictly inside. A mesh already finer than the spacing gets none.
+
+IPC's barrier acts on triangles, not points, so for it the same grid makes triangles: :func:`refined_surface`
+splits every face until no edge is longer than a given spacing, a closed surface on the mesh's own faces.
 """
 
 from __future__ import annotations
@@ -96,3 +99,52 @@ def embed_in_lattice(lattice: LatticeMesh, points) -> tuple[np.ndarray, np.ndarr
     embed_points(p, lattice.tet_vertices, lattice.tet_indices, cell_tet_start, origin, h, nx, ny, nz, tet, weights)
     inside = tet >= 0
     return np.ascontiguousarray(tet[inside]), np.ascontiguousarray(weights[inside])
+
+
+MAX_SPLITS = 16
+"""Most parts an edge of the collision surface is split into (a triangle into at most 256)."""
+
+
+def refined_surface(vertices, triangles, spacing: float) -> tuple[np.ndarray, np.ndarray]:
+    """The mesh's triangles split into ``k²`` each, ``k = ceil(longest edge / spacing)`` (at most
+    :data:`MAX_SPLITS`): the collision surface that IPC holds a coarse mesh by (its barrier acts on triangles, so
+    points alone would not do).
+
+    Every triangle is split on the same barycentric grid and a point shared by two triangles (on an edge they share,
+    or a vertex) is one point, so the refined surface is closed wherever the mesh is. The points lie on the mesh's
+    own triangles; its vertices come first, in their order. Returns ``(points (P, 3), triangles (T k², 3))``, wound as
+    the mesh; a mesh already finer than ``spacing`` comes back as it is.
+    """
+    if not (np.isfinite(spacing) and spacing > 0.0):
+        raise ValueError(f"the spacing must be a positive length, got {spacing!r}")
+    v = np.ascontiguousarray(vertices, dtype=FLOAT).reshape(-1, 3)
+    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    if t.shape[0] == 0:
+        return v, t
+    longest = float(_lengths(v[t[:, [1, 2, 0]]] - v[t]).max())
+    k = min(int(np.ceil(longest / spacing - 1e-9)), MAX_SPLITS)
+    if k <= 1:
+        return v, t
+    index: dict[tuple, int] = {}
+    points = list(v)
+
+    def point(a: int, b: int, c: int, i: int, j: int) -> int:
+        """The grid point ``a + i/k (b − a) + j/k (c − a)``, keyed by where it lies so that neighbours share it."""
+        weights = {a: k - i - j, b: i, c: j}
+        key = tuple(sorted((corner, w) for corner, w in weights.items() if w))
+        if len(key) == 1:
+            return key[0][0]
+        if key not in index:
+            index[key] = len(points)
+            points.append(sum(w * v[corner] for corner, w in key) / k)
+        return index[key]
+
+    out = []
+    for a, b, c in t:
+        grid = {(i, j): point(a, b, c, i, j) for i in range(k + 1) for j in range(k + 1 - i)}
+        for i in range(k):
+            for j in range(k - i):
+                out.append((grid[i, j], grid[i + 1, j], grid[i, j + 1]))
+                if i + j < k - 1:
+                    out.append((grid[i + 1, j], grid[i + 1, j + 1], grid[i, j + 1]))
+    return np.array(points, dtype=FLOAT), np.array(out, dtype=np.int64)

@@ -1,7 +1,8 @@
 """The default cube as an artist gets it, baked with the Soft and the IPC engine (issue 13's speed targets).
 
 Run: ``python tests/benchmarks/bench_default_cube.py [--engines soft,ipc] [--frames 24] [--resolution N]
-[--repeat 2] [--cold] [--cuts N]``, with any of the project's environments (``.venv`` = bpy 5.0, ``.venv-blender52``,
+[--repeat 2] [--cold] [--cuts N] [--ipc-surface REFINED|MESH]``, with any of the project's environments (``.venv`` =
+bpy 5.0, ``.venv-blender52``,
 ``.venv-blender42``).
 
 The scene is built in real Blender (``bpy``) exactly as an artist makes it: the factory scene, a Plane (20 m)
@@ -50,7 +51,7 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def build_default_cube_scene(engine: str, frames: int, resolution: int | None, cuts: int = 0):
+def build_default_cube_scene(engine: str, frames: int, resolution: int | None, cuts: int = 0, surface: str = ""):
     """The factory scene with a passive ground plane and the default cube 0.1 m above it, Role Soft."""
     import bpy
     import contact_lab
@@ -70,6 +71,8 @@ def build_default_cube_scene(engine: str, frames: int, resolution: int | None, c
     cube.contact_lab.role = "SOFT"
     if resolution is not None:
         cube.contact_lab.lattice_resolution = resolution
+    if surface:  # IPC Surface: REFINED (the default) or MESH (the mesh's own faces, older files)
+        cube.contact_lab.ipc_surface = surface
     if cuts:  # a finer surface, so that IPC's contact rests on faces rather than the 8 corners
         bpy.ops.object.mode_set(mode="EDIT")
         bpy.ops.mesh.select_all(action="SELECT")
@@ -94,11 +97,12 @@ class StepRecorder:
         cls.step = step
 
 
-def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRecorder, cuts: int = 0) -> dict:
+def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRecorder, cuts: int = 0,
+              surface: str = "") -> dict:  # fmt: skip
     """Build the scene, bake it with the add-on, return the report's figures and the per-step statistics."""
     from contact_lab.addon.bake.driver import bake_scene
 
-    scene = build_default_cube_scene(engine, frames, resolution, cuts)
+    scene = build_default_cube_scene(engine, frames, resolution, cuts, surface)
     load = _load()
     recorder.rows.clear()
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -139,7 +143,8 @@ def bake_once(engine: str, frames: int, resolution: int | None, recorder: StepRe
     return out
 
 
-def run_engine(engine: str, frames: int, resolution: int | None, repeat: int, cuts: int = 0) -> list[dict]:
+def run_engine(engine: str, frames: int, resolution: int | None, repeat: int, cuts: int = 0,
+               surface: str = "") -> list[dict]:  # fmt: skip
     """In this process: one first bake (cache load), then ``repeat`` warm bakes."""
     if engine == "SOFT":
         from contact_lab.core.soft.world_solver import SoftWorldSolver
@@ -151,13 +156,13 @@ def run_engine(engine: str, frames: int, resolution: int | None, repeat: int, cu
         recorder = StepRecorder(IpcSolver, ("newton_iterations", "pcg_iterations"))
     runs = []
     for k in range(1 + repeat):
-        row = bake_once(engine, frames, resolution, recorder, cuts)
+        row = bake_once(engine, frames, resolution, recorder, cuts, surface)
         row["run"] = "first" if k == 0 else "warm"
         runs.append(row)
     # one more bake under tracemalloc (numpy reports its arrays to it), apart from the timed ones: its peak
     # memory per tet is the figure Check Scene's lattice estimate uses
     tracemalloc.start()
-    row = bake_once(engine, frames, resolution, recorder, cuts)
+    row = bake_once(engine, frames, resolution, recorder, cuts, surface)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     runs[-1]["peak_bytes_per_tet"] = peak / max(row["tets"], 1)
@@ -171,6 +176,8 @@ def _child(args, engine: str, cache_dir: str | None = None) -> list[dict]:
         cmd += ["--resolution", str(args.resolution)]
     if args.cuts:
         cmd += ["--cuts", str(args.cuts)]
+    if args.ipc_surface:
+        cmd += ["--ipc-surface", args.ipc_surface]
     env = dict(os.environ)
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
@@ -202,12 +209,15 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=24, help="simulated frames (24 = 1 s at 24 fps)")
     parser.add_argument("--resolution", type=int, default=None, help="Lattice Resolution (default: the add-on's)")
     parser.add_argument("--cuts", type=int, default=0, help="subdivide the cube's faces with N cuts (default: none)")
+    parser.add_argument("--ipc-surface", default="", choices=("", "REFINED", "MESH"),
+                        help="the cube's IPC Surface (default: the add-on's)")  # fmt: skip
     parser.add_argument("--repeat", type=int, default=2, help="warm bakes after the first one")
     parser.add_argument("--cold", action="store_true", help="also bake once with an empty kernel cache")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run_engine(args.child, args.frames, args.resolution, args.repeat, args.cuts)))
+        print(json.dumps(run_engine(args.child, args.frames, args.resolution, args.repeat, args.cuts,
+                                    args.ipc_surface)))  # fmt: skip
         return
     import bpy
 
@@ -216,6 +226,7 @@ def main() -> None:
         f"frames at 24 fps; bpy {bpy.app.version_string}, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs, NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}"
         + (f"; its faces subdivided with {args.cuts} cuts" if args.cuts else "")
+        + (f"; IPC Surface {args.ipc_surface}" if args.ipc_surface else "")
     )
     head = (
         f"{'engine':<6} {'run':<6} {'load (1/5/15 min)':<18} {'tets':>6} {'s/frame':>8} {'steps':>5} "

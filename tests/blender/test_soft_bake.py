@@ -460,10 +460,11 @@ def test_an_active_box_is_thrown_by_its_initial_velocity(lab):
     assert location[2, 2] < 3.0  # and it falls
 
 
-def test_lattice_fit_reaches_the_soft_engine_and_ipc_keeps_the_padded_lattice(lab):
+def test_lattice_fit_reaches_both_engines_and_ipcs_mesh_surface_keeps_the_padded_lattice(lab):
     """A cube's faces lie on the lattice's cell planes: Fitted (the default) fills exactly its cells, Padded adds the
-    layer beyond its faces, and the IPC engine always builds the padded lattice (it collides the mesh's own corners,
-    which a fitted lattice would make lattice nodes carrying the whole body)."""
+    layer beyond its faces. IPC follows Lattice Fit with its default surface (the faces split to the cells); with
+    the Mesh surface it builds the padded lattice (it then collides the mesh's own corners, which a fitted lattice
+    would make lattice nodes carrying the whole body)."""
     scene, cube = build_soft_drop(lab, frame_end=3)
     n = cube.contact_lab.lattice_resolution
     assert cube.contact_lab.lattice_fit == "FITTED"
@@ -474,4 +475,6 @@ def test_lattice_fit_reaches_the_soft_engine_and_ipc_keeps_the_padded_lattice(la
     scene.contact_lab.engine = "IPC"
     from contact_lab.addon.ipc import gather as ipc_export
 
+    assert ipc_export.export_ipc_scene(scene).world.tet_count == 6 * n**3
+    cube.contact_lab.ipc_surface = "MESH"
     assert ipc_export.export_ipc_scene(scene).world.tet_count == 6 * (n + 2) ** 3

@@ -2,7 +2,8 @@
 
 Reference: the value each file was made with. A soft object saved by a version whose default Lattice Resolution
 was 12 (the setting left unset, so the file stores nothing) must bake at 12 after the default became 8, and one
-saved before Lattice Fit existed keeps the padded lattice; a file saved now keeps following today's defaults;
+saved before Lattice Fit existed keeps the padded lattice, one saved before IPC split a mesh's faces keeps IPC on the
+mesh's own faces; a file saved now keeps following today's defaults;
 values set by hand never change.
 """
 
@@ -42,6 +43,25 @@ def test_a_file_saved_before_the_changes_keeps_lattice_resolution_12_and_the_pad
     assert bpy.data.objects["Unset"].contact_lab.lattice_resolution == 12
 
 
+def test_a_file_saved_at_version_2_keeps_ipcs_mesh_surface_and_nothing_else_changes(lab, tmp_path):
+    """Saved after Lattice Fit came and before IPC's split surface: IPC keeps colliding the mesh's own faces (on the
+    padded lattice it then needs), while the Lattice Fit it was saved with stays."""
+    path = str(tmp_path / "made_with_version_2.blend")
+    versioning.unregister()
+    try:
+        _soft_cubes(lab)
+        bpy.context.scene.contact_lab.settings_version = 2
+        bpy.ops.wm.save_as_mainfile(filepath=path)
+    finally:
+        versioning.register()
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    unset = bpy.data.objects["Unset"]
+    assert unset.contact_lab.ipc_surface == "MESH" and unset.contact_lab.is_property_set("ipc_surface")
+    assert unset.contact_lab.lattice_fit == "FITTED" and not unset.contact_lab.is_property_set("lattice_fit")
+    assert unset.contact_lab.lattice_resolution == 8
+
+
 def test_a_file_saved_now_follows_todays_default(lab, tmp_path):
     path = str(tmp_path / "made_now.blend")
     _soft_cubes(lab)
@@ -51,6 +71,7 @@ def test_a_file_saved_now_follows_todays_default(lab, tmp_path):
     unset = bpy.data.objects["Unset"]
     assert unset.contact_lab.lattice_resolution == 8 and not unset.contact_lab.is_property_set("lattice_resolution")
     assert unset.contact_lab.lattice_fit == "FITTED" and not unset.contact_lab.is_property_set("lattice_fit")
+    assert unset.contact_lab.ipc_surface == "REFINED" and not unset.contact_lab.is_property_set("ipc_surface")
     assert bpy.data.objects["Manual"].contact_lab.lattice_resolution == 5
 
 

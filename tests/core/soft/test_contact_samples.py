@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from contact_lab.core.fem.lattice import tetrahedralize_lattice
 from contact_lab.core.fem.primitives import icosphere
-from contact_lab.core.soft.contact_samples import embed_in_lattice, face_sample_points
+from contact_lab.core.soft.contact_samples import MAX_SPLITS, embed_in_lattice, face_sample_points, refined_surface
 
 
 def _box(size=(2.0, 2.0, 2.0)):
@@ -99,3 +99,42 @@ def test_bad_spacing_is_refused():
     v, f = _box()
     with pytest.raises(ValueError, match="spacing"):
         face_sample_points(v, f, 0.0)
+    with pytest.raises(ValueError, match="spacing"):
+        refined_surface(v, f, float("nan"))
+
+
+def _signed_volume(v, f):
+    return float(np.einsum("ij,ij->i", v[f[:, 0]], np.cross(v[f[:, 1]], v[f[:, 2]])).sum() / 6.0)
+
+
+def _area(v, f):
+    return float(0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1).sum())
+
+
+def test_a_refined_box_is_the_same_closed_surface_split_to_the_spacing():
+    """The default cube split for a 0.25 m lattice: its 8 vertices first, every new point on one of its triangles
+    (brute-force distance 0), 12 × 12² triangles with no edge above the spacing, closed (each edge once each way),
+    with the box's area and signed volume; every point embeds in the cube's fitted lattice."""
+    v, f = _box()
+    p, t = refined_surface(v, f, 0.25)
+    assert np.array_equal(p[:8], v) and t.shape == (12 * 12**2, 3)
+    distance = np.min([_point_triangle_distance(p, *v[tri]) for tri in f], axis=0)
+    assert distance.max() < 1e-12
+    edges = np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]])
+    directed = {tuple(e) for e in edges.tolist()}
+    assert len(directed) == len(edges) and {(b, a) for a, b in directed} == directed
+    assert np.linalg.norm(p[edges[:, 1]] - p[edges[:, 0]], axis=1).max() <= 0.25
+    assert _area(p, t) == pytest.approx(_area(v, f), rel=1e-12)
+    assert _signed_volume(p, t) == pytest.approx(_signed_volume(v, f), rel=1e-12)
+    lattice = tetrahedralize_lattice(v, f, resolution=8)
+    tet, _ = embed_in_lattice(lattice, p)
+    assert tet.shape == (len(p),)
+
+
+def test_a_mesh_finer_than_the_spacing_comes_back_as_it_is_and_the_split_is_capped():
+    v, f = icosphere(0.05, 2)
+    p, t = refined_surface(v, f, 0.05)
+    assert np.array_equal(p, v) and np.array_equal(t, f)
+    box, faces = _box()
+    _, capped = refined_surface(box, faces, 1e-6)
+    assert capped.shape == (12 * MAX_SPLITS**2, 3)
