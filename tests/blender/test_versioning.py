@@ -21,17 +21,24 @@ def _soft_cubes(lab):
     return unset, manual
 
 
-def test_a_file_saved_before_the_changes_keeps_lattice_resolution_12_and_the_padded_lattice(lab, tmp_path):
-    path = str(tmp_path / "made_with_version_0.blend")
-    versioning.unregister()  # save as an older Contact Lab did: no settings version stamped
+def _reopened_from_version(lab, tmp_path, version: int) -> str:
+    """The two soft cubes saved as Contact Lab's settings ``version`` did (no newer version stamped), then opened
+    again in a fresh Blender session; returns the file's path."""
+    path = str(tmp_path / f"made_with_version_{version}.blend")
+    versioning.unregister()
     try:
         _soft_cubes(lab)
-        bpy.context.scene.contact_lab.settings_version = 0
+        bpy.context.scene.contact_lab.settings_version = version
         bpy.ops.wm.save_as_mainfile(filepath=path)
     finally:
         versioning.register()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bpy.ops.wm.open_mainfile(filepath=path)
+    return path
+
+
+def test_a_file_saved_before_the_changes_keeps_lattice_resolution_12_and_the_padded_lattice(lab, tmp_path):
+    path = _reopened_from_version(lab, tmp_path, 0)
     unset, manual = bpy.data.objects["Unset"], bpy.data.objects["Manual"]
     assert unset.contact_lab.lattice_resolution == 12 and unset.contact_lab.is_property_set("lattice_resolution")
     assert manual.contact_lab.lattice_resolution == 5
@@ -46,16 +53,7 @@ def test_a_file_saved_before_the_changes_keeps_lattice_resolution_12_and_the_pad
 def test_a_file_saved_at_version_2_keeps_ipcs_mesh_surface_and_nothing_else_changes(lab, tmp_path):
     """Saved after Lattice Fit came and before IPC's split surface: IPC keeps colliding the mesh's own faces (on the
     padded lattice it then needs), while the Lattice Fit it was saved with stays."""
-    path = str(tmp_path / "made_with_version_2.blend")
-    versioning.unregister()
-    try:
-        _soft_cubes(lab)
-        bpy.context.scene.contact_lab.settings_version = 2
-        bpy.ops.wm.save_as_mainfile(filepath=path)
-    finally:
-        versioning.register()
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.ops.wm.open_mainfile(filepath=path)
+    _reopened_from_version(lab, tmp_path, 2)
     unset = bpy.data.objects["Unset"]
     assert unset.contact_lab.ipc_surface == "MESH" and unset.contact_lab.is_property_set("ipc_surface")
     assert unset.contact_lab.lattice_fit == "FITTED" and not unset.contact_lab.is_property_set("lattice_fit")
