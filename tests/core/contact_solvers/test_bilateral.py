@@ -57,7 +57,7 @@ def _solve(name: str, seed: int, mu: float, bounded: bool) -> tuple[float, float
     its folded solve (the Coulomb disk's: a box solution of a sliding contact has one above zero)."""
     problem, expected = _problem(seed, mu, bounded)
     reduction = reduce_bilateral(problem)
-    result = solve_local(reduction.local, name, tolerance=1e-14, max_iterations=100000)
+    result = solve_local(reduction.local, name, tolerance=1e-14, max_iterations=5000)  # seven rows: more is a cycle
     r_c, lam = reduction.recover(result.r)
     return float(np.abs(np.concatenate((r_c, lam)) - expected).max()), result.merit
 
