@@ -186,6 +186,22 @@ class SoftSceneExport(SoftBakeSettings):
         return [c for c in self.colliders if c.kind != ColliderKind.DYNAMIC]
 
 
+SAMPLED = "SAMPLED"
+"""Contact surface of the soft engine, whose penalty contact acts on points: the mesh's vertices and points on its
+edges and faces at most a lattice cell apart (:mod:`contact_lab.core.soft.contact_samples`), so that a coarse mesh
+(the default cube) is held by its faces, not only by its corners."""
+REFINED = "REFINED"
+"""Contact surface of IPC, whose barrier acts on triangles (a point lying on its own face would touch it): the
+mesh's triangles split until no edge is longer than :data:`REFINED_SPACING` lattice cells, every new point embedded
+like the vertices."""
+REFINED_SPACING = 2.0
+"""Longest edge of IPC's split surface, in lattice cells. On the default cube (2 m, resolution 8) the top over the
+third second is within 3 mm of the Soft engine's at 1 and 2 cells and 3.7 cm lower at 3; a frame takes 0.085, 0.032
+and 0.018 s (``tests/benchmarks/bench_default_cube.py``, ``tests/blender/test_ipc_bake.py``)."""
+MESH = "MESH"
+"""Contact surface of IPC in files made before :data:`REFINED`: the mesh's own vertices, edges and triangles."""
+
+
 @dataclass
 class SoftBodyInput:
     """One soft object as read from Blender: everything :func:`build_soft_body` needs, detached from bpy.
@@ -208,26 +224,10 @@ class SoftBodyInput:
     """Keyword arguments of ``SoftWorldBuilder.add_soft_body`` known before the lattice (SI units)."""
     lattice_fitted: bool = True
     """The lattice ends at faces lying on its cell planes (False: a layer of cells beyond them, older files)."""
-    surface: str = "SAMPLED"
+    surface: str = SAMPLED
     """What collides (:data:`SAMPLED`: the soft engine; IPC's :data:`REFINED` or :data:`MESH`)."""
-    ipc_surface: str = "REFINED"
+    ipc_surface: str = REFINED
     """The object's *IPC Surface*: what collides when the IPC engine bakes it (its gather sets :attr:`surface`)."""
-
-
-SAMPLED = "SAMPLED"
-"""Contact surface of the soft engine, whose penalty contact acts on points: the mesh's vertices and points on its
-edges and faces at most a lattice cell apart (:mod:`contact_lab.core.soft.contact_samples`), so that a coarse mesh
-(the default cube) is held by its faces, not only by its corners."""
-REFINED = "REFINED"
-"""Contact surface of IPC, whose barrier acts on triangles (a point lying on its own face would touch it): the
-mesh's triangles split until no edge is longer than :data:`REFINED_SPACING` lattice cells, every new point embedded
-like the vertices."""
-REFINED_SPACING = 2.0
-"""Longest edge of IPC's split surface, in lattice cells. On the default cube (2 m, resolution 8) the top over the
-third second is within 3 mm of the Soft engine's at 1 and 2 cells and 3.7 cm lower at 3; a frame takes 0.085, 0.032
-and 0.018 s (``tests/benchmarks/bench_default_cube.py``, ``tests/blender/test_ipc_bake.py``)."""
-MESH = "MESH"
-"""Contact surface of IPC in files made before :data:`REFINED`: the mesh's own vertices, edges and triangles."""
 
 
 @dataclass
