@@ -34,6 +34,8 @@ def _jacobian(model: Model, contacts: Contacts | None, n: int, rc0, rc1, joint_r
         G[rows, b1, 3:] += rc1[k, d]
         G[rows, b0, :3] -= frame
         G[rows, b0, 3:] -= rc0[k, d]
+    if not jj.shape[0]:  # a scene without joints (``joint_rows`` None) or a step with none active
+        return G
     J = joint_rows[1][jj, rr]  # (p, 3, 3): [linear, angular on body0, angular on body1]
     rows = 3 * n + np.arange(jj.shape[0])
     for side, sign, part in ((1, 1.0, 2), (0, -1.0, 1)):

@@ -6,6 +6,9 @@ import math
 import numpy as np
 import pytest
 from contact_lab.core.contact_solvers.local_solvers import NORMALS_ONLY, SOLVERS
+from contact_lab.core.enums import BodyKind
+from contact_lab.core.rigid.builder import ModelBuilder
+from contact_lab.core.rigid.collision.pipeline import CollisionPipeline
 from contact_lab.core.rigid.frame_loop import simulate
 from contact_lab.core.rigid.solvers import make_solver, solver_dense
 from rigid.test_joints import (
@@ -78,6 +81,27 @@ def test_every_dense_method_swings_the_twenty_link_chain_keeping_its_joints(meth
     print(f"{method}: chain error {traj.joint_error_linear.max():.2e} m, {touching} frames with contacts")
     assert traj.joint_error_linear.max() < 1e-4 and traj.body_pos[:, -1, 2].min() < -1.5
     assert touching >= 10
+
+
+@pytest.mark.parametrize("method", ["pivoting-box", "newton-fb-cone"])
+def test_a_scene_without_joints_rests_on_its_contacts_alone(method):
+    """No joint at all: a 2 kg box resting on the ground; each step its contacts carry its weight, m g h."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -G))
+    floor = b.add_body(kind=BodyKind.KINEMATIC, label="floor")
+    b.add_shape_plane(floor)
+    box = b.add_body(pos=(0.0, 0.0, 0.1), mass=2.0, label="box")
+    b.add_shape_box(box, (0.1, 0.1, 0.1))
+    model = b.finalize()
+    solver = make_solver(model, "DENSE", method=method, tolerance=1e-12)
+    pipeline, contacts, control = CollisionPipeline(model), model.contacts(), model.control()
+    state_0, state_1 = model.state(), model.state()
+    for _ in range(24):
+        pipeline.collide(state_0, contacts, 1.0 / HZ)
+        solver.step(state_0, state_1, control, contacts, 1.0 / HZ)
+        state_0, state_1 = state_1, state_0
+    carried = float(contacts.contact_impulse[: contacts.contact_count, 0].sum())
+    assert carried == pytest.approx(2.0 * G / HZ, rel=1e-6)
+    assert abs(state_0.body_pos[1, 2] - 0.1) < 1e-4
 
 
 def test_the_dense_solver_refuses_an_unknown_method_and_a_problem_too_large(monkeypatch):
