@@ -94,6 +94,48 @@ def _progressed(now, before, tolerance, stall, settled):
 
 
 @njit_kernel
+def _project_joint(j, joints, rows, body_inv_mass, tolerance, max_move, max_turn, dt, pos, quat, vel, omega, scratch,
+                   factors, factored, rows_of, seen):  # fmt: skip
+    """One joint's correction in a pass (module docstring), its errors before it folded into ``seen`` (2,) [m, rad];
+    a joint within ``tolerance`` on every axis is left alone. Returns whether it moved its bodies."""
+    joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
+    kind, J, IJ, row_K = rows[0], rows[1], rows[2], rows[7]
+    g, s, Jg, C, rhs, delta, index, change0, change1 = scratch
+    b0, b1 = joint_body[j, 0], joint_body[j, 1]
+    _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
+    n, axes, worst = 0, 0, 0.0
+    for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
+        k = index[a]
+        seen[0 if k < 3 else 1] = max(seen[0 if k < 3 else 1], abs(C[k]))
+        worst = max(worst, abs(C[k]))
+        if kind[j, k] != 0:  # rows without mass (both sides immovable) stay off
+            index[n] = k
+            rhs[k] = -C[k]
+            axes |= 1 << k
+            n += 1
+    if n == 0 or worst <= tolerance:
+        return False
+    for a in range(n):
+        rows_of[j, a] = index[a]
+    if factored[j] != axes:
+        joint_cholesky_factor(j, n, rows_of, row_K, factors)
+        factored[j] = axes
+    joint_cholesky_solve(j, n, rows_of, factors, rhs, delta)
+    f = 1.0
+    if b0 >= 0:
+        _body_change(b0, np.int64(0), body_inv_mass, J, IJ, j, delta, index, np.int64(n), change0)
+        f = min(f, _clamp_factor(change0, max_move, max_turn))
+    if b1 >= 0:
+        _body_change(b1, np.int64(1), body_inv_mass, J, IJ, j, delta, index, np.int64(n), change1)
+        f = min(f, _clamp_factor(change1, max_move, max_turn))
+    if b0 >= 0:
+        _apply_change(b0, change0, f, dt, pos, quat, vel, omega)
+    if b1 >= 0:
+        _apply_change(b1, change1, f, dt, pos, quat, vel, omega)
+    return True
+
+
+@njit_kernel
 def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance, stall, settled, max_move, max_turn,
                    dt, pos, quat, vel, omega, out_error):  # fmt: skip
     """Up to ``passes`` projection passes (module docstring), stopping once no joint's error exceeds
@@ -103,60 +145,40 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
     ``rows``: this step's :func:`.joint_rows.joint_row_arrays` (the directions and effective masses: each joint's
     block is factored once per call, again only when its set of projected rows changes). ``pos`` (nb, 3),
     ``quat`` (nb, 4), ``vel``, ``omega`` (nb, 3): the new state, changed in place. ``out_error`` (2,): the largest
-    error left, [m, rad]. Returns the passes done.
+    error left, [m, rad]. Returns the passes that moved a body.
+
+    A pass measures each joint's errors as it comes to it (Gauss–Seidel's own order), so the errors that decide the
+    next pass cost no pass of their own; the pass that finds every joint within the tolerance moves nothing and its
+    errors are the final ones.
     """
-    joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
-    kind, J, IJ, row_K = rows[0], rows[1], rows[2], rows[7]
-    nj = joint_body.shape[0]
+    nj = joints[0].shape[0]
+    if passes <= 0:
+        joint_errors(joints, joint_broken, pos, quat, out_error)
+        return 0
     g, s, Jg = geometry_scratch()
+    scratch = (g, s, Jg, np.zeros(JOINT_ROWS), np.zeros(JOINT_ROWS), np.zeros(JOINT_ROWS),
+               np.zeros(JOINT_ROWS, np.int64), np.zeros(6), np.zeros(6))  # fmt: skip
     factors = np.zeros((nj, 6, 6))
     factored = np.full(nj, -1, np.int64)  # the bit set of axes each joint's factor holds
     rows_of = np.zeros((nj, 6), np.int64)  # each joint's projected rows, as the factor's kernels index them
-    C = np.zeros(JOINT_ROWS)
-    rhs = np.zeros(JOINT_ROWS)
-    delta = np.zeros(JOINT_ROWS)
-    index = np.zeros(JOINT_ROWS, np.int64)
-    change0, change1 = np.zeros(6), np.zeros(6)
+    seen = np.zeros(2)
     before = np.full(2, np.inf)
     done = 0
-    for _ in range(passes):
-        joint_errors(joints, joint_broken, pos, quat, out_error)
-        if not (_progressed(out_error[0], before[0], tolerance, stall, settled)
-                or _progressed(out_error[1], before[1], tolerance, stall, settled)):  # fmt: skip
-            return done
-        before[:] = out_error
-        done += 1
+    for _ in range(passes + 1):
+        seen[:] = 0.0
+        moved = False
         for j in range(nj):
-            if joint_broken[j]:
-                continue
-            b0, b1 = joint_body[j, 0], joint_body[j, 1]
-            _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
-            n, axes = 0, 0
-            for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
-                if kind[j, index[a]] != 0:  # rows without mass (both sides immovable) stay off
-                    index[n] = index[a]
-                    rhs[index[n]] = -C[index[n]]
-                    axes |= 1 << index[n]
-                    n += 1
-            if n == 0:
-                continue
-            for a in range(n):
-                rows_of[j, a] = index[a]
-            if factored[j] != axes:
-                joint_cholesky_factor(j, n, rows_of, row_K, factors)
-                factored[j] = axes
-            joint_cholesky_solve(j, n, rows_of, factors, rhs, delta)
-            f = 1.0
-            if b0 >= 0:
-                _body_change(b0, np.int64(0), body_inv_mass, J, IJ, j, delta, index, np.int64(n), change0)
-                f = min(f, _clamp_factor(change0, max_move, max_turn))
-            if b1 >= 0:
-                _body_change(b1, np.int64(1), body_inv_mass, J, IJ, j, delta, index, np.int64(n), change1)
-                f = min(f, _clamp_factor(change1, max_move, max_turn))
-            if b0 >= 0:
-                _apply_change(b0, change0, f, dt, pos, quat, vel, omega)
-            if b1 >= 0:
-                _apply_change(b1, change1, f, dt, pos, quat, vel, omega)
+            if not joint_broken[j]:
+                moved |= _project_joint(j, joints, rows, body_inv_mass, tolerance, max_move, max_turn, dt, pos, quat,
+                                        vel, omega, scratch, factors, factored, rows_of, seen)  # fmt: skip
+        out_error[:] = seen
+        if not moved:
+            return done  # nothing moved: ``seen`` are the errors left
+        done += 1
+        if done == passes or not (_progressed(seen[0], before[0], tolerance, stall, settled)
+                                  or _progressed(seen[1], before[1], tolerance, stall, settled)):  # fmt: skip
+            break
+        before[:] = seen
     joint_errors(joints, joint_broken, pos, quat, out_error)
     return done
 

@@ -30,6 +30,12 @@ from ..position_correction import position_correction_targets
 from ..state import State
 from .joint_step import JointStep
 
+JOINTED_SPLIT_IMPULSE = True
+"""The split impulse's default in a scene with joints. With a Baumgarte bias a body the joints' projection pulled
+into the ground (the bottom course of a glued wall as the wall above settles) is pushed out with real velocity,
+which the joints pass on to their neighbours: a 500-piece wall hit by a ball came apart at 10 sweeps (475 pieces
+loose against 16 with the split impulse, Bullet's 21)."""
+
 
 class SolverBase:
     """Semi-implicit Newton–Euler step with velocity-level contact impulses.
@@ -56,7 +62,7 @@ class SolverBase:
         restitution_threshold: float = config.DEFAULT_RESTITUTION_THRESHOLD,
         warm_start: bool = True,
         warm_start_factor: float = config.DEFAULT_WARM_START_FACTOR,
-        split_impulse: bool = config.DEFAULT_SPLIT_IMPULSE,
+        split_impulse: bool | None = None,
         normals_first: bool = config.DEFAULT_NORMALS_FIRST,
         accelerate: bool = config.DEFAULT_ACCELERATE,
         shock_propagation: bool = config.DEFAULT_SHOCK_PROPAGATION,
@@ -71,7 +77,8 @@ class SolverBase:
         warm_start: start from the previous step's impulses of matching contacts.
         warm_start_factor: fraction of those impulses to start from, in [0, 1].
         split_impulse: remove penetration with pseudo velocities that move positions only
-            (:mod:`..position_correction`) instead of a Baumgarte bias in the velocity solve.
+            (:mod:`..position_correction`) instead of a Baumgarte bias in the velocity solve. None: on in a scene
+            with joints (:data:`JOINTED_SPLIT_IMPULSE`), else ``config.DEFAULT_SPLIT_IMPULSE``.
         normals_first: Gauss–Seidel sweeps (PGS and the split impulse's) update every normal row before any
             friction row.
         accelerate: projected Gauss–Seidel sweeps (PGS and the split impulse's) take conjugate-gradient steps
@@ -94,6 +101,8 @@ class SolverBase:
             raise ValueError("warm_start_factor must lie in [0, 1]")
         self.warm_start = bool(warm_start)
         self.warm_start_factor = float(warm_start_factor)
+        if split_impulse is None:
+            split_impulse = JOINTED_SPLIT_IMPULSE if model.joint_count else config.DEFAULT_SPLIT_IMPULSE
         self.split_impulse = bool(split_impulse)
         self.normals_first = bool(normals_first)
         self.accelerate = bool(accelerate)
