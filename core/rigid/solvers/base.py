@@ -373,4 +373,4 @@ class SolverBase:
             state_out.body_pos, state_out.body_quat,
         )  # fmt: skip
         if self.joints is not None:
-            self.joints.project(m, state_out, control, horizon)
+            self.joints.project(m, state_out, control, horizon, self.iterations)
