@@ -93,7 +93,7 @@ def _progressed(now, before, tolerance, stall, settled):
     return now > tolerance and (now > settled or now < stall * before)
 
 
-@njit_kernel
+@njit_kernel(inline="always")
 def _project_joint(j, joints, rows, body_inv_mass, tolerance, max_move, max_turn, dt, pos, quat, vel, omega, scratch,
                    factors, factored, rows_of, seen):  # fmt: skip
     """One joint's correction in a pass (module docstring), its errors before it folded into ``seen`` (2,) [m, rad];
