@@ -66,6 +66,7 @@ _SAME_POINT = 1.0e-6
 """Candidates closer than this [x pair size] across the normal are one contact."""
 
 _REF_BIAS = 1.0e-6
+"""B's face must be better aligned than A's by this [cos] to become the reference (stable choice on ties)."""
 SMALL_FACET = 0.2
 """A hull face spanning less than this share of its hull's size (``ConvexShape.scale``) is a facet of a finely
 faceted body (an icosphere's): the manifold takes only its corners that touch (``FACET_TOUCH``). Its far corners,
@@ -73,7 +74,6 @@ speculative contacts a facet's length ahead within the margin, stopped a rolling
 icosphere rolled down 20° 5 % slower than its ball). A level-1 icosphere's faces (a rock's) span about half of it."""
 FACET_TOUCH = 1.0e-4
 """A fine facet's corners join the manifold within this share of its hull's size of the deepest point [-]."""
-"""B's face must be better aligned than A's by this [cos] to become the reference (stable choice on ties)."""
 
 
 class ConvexScratch(NamedTuple):
