@@ -8,13 +8,13 @@ import pytest
 from contact_lab.core.contact_solvers.local_solvers import NORMALS_ONLY, SOLVERS
 from contact_lab.core.enums import BodyKind
 from contact_lab.core.rigid.builder import ModelBuilder
-from contact_lab.core.rigid.collision.pipeline import CollisionPipeline
 from contact_lab.core.rigid.frame_loop import simulate
 from contact_lab.core.rigid.solvers import make_solver, solver_dense
 from rigid.test_joints import (
     HZ,
     G,
     _crossing_times,
+    _step,
     check_door_at_its_limit,
     check_hinged_plank,
     check_motor,
@@ -91,14 +91,7 @@ def test_a_scene_without_joints_rests_on_its_contacts_alone(method):
     b.add_shape_plane(floor)
     box = b.add_body(pos=(0.0, 0.0, 0.1), mass=2.0, label="box")
     b.add_shape_box(box, (0.1, 0.1, 0.1))
-    model = b.finalize()
-    solver = make_solver(model, "DENSE", method=method, tolerance=1e-12)
-    pipeline, contacts, control = CollisionPipeline(model), model.contacts(), model.control()
-    state_0, state_1 = model.state(), model.state()
-    for _ in range(24):
-        pipeline.collide(state_0, contacts, 1.0 / HZ)
-        solver.step(state_0, state_1, control, contacts, 1.0 / HZ)
-        state_0, state_1 = state_1, state_0
+    _, state_0, contacts = _step(b.finalize(), 24, "DENSE", method=method, tolerance=1e-12)
     carried = float(contacts.contact_impulse[: contacts.contact_count, 0].sum())
     assert carried == pytest.approx(2.0 * G / HZ, rel=1e-6)
     assert abs(state_0.body_pos[1, 2] - 0.1) < 1e-4

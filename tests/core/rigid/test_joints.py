@@ -26,7 +26,7 @@ Y_HINGE = (math.sqrt(0.5), -math.sqrt(0.5), 0.0, 0.0)
 
 def _step(model, steps, solver="PGS", each=None, **options):
     """Step ``model`` ``steps`` times at 240 Hz with ``solver`` and its ``options``; ``each(k, solver, state)`` after
-    step k (1-based)."""
+    step k (1-based). Returns ``(solver, state, contacts)`` after the last step."""
     s = make_solver(model, solver, **options)
     pipeline, contacts, control = CollisionPipeline(model), model.contacts(), model.control()
     state_0, state_1 = model.state(), model.state()
@@ -36,7 +36,7 @@ def _step(model, steps, solver="PGS", each=None, **options):
         state_0, state_1 = state_1, state_0
         if each is not None:
             each(k, s, state_0)
-    return s, state_0
+    return s, state_0, contacts
 
 
 def _crossing_times(x, rising=True):
@@ -313,18 +313,11 @@ def check_hinged_plank(solver, centre_tolerance, **options):
     b.add_shape_box(plank, half, mu=0.0)
     b.add_joint(JointSpec(JointKind.HINGE, plank, -1, tuple(hinge), Y_HINGE, name="Hinge"))
     model = b.finalize()
-    contacts_seen = []
-    s = make_solver(model, solver, **options)
-    pipeline, contacts, control = CollisionPipeline(model), model.contacts(), model.control()
-    state_0, state_1 = model.state(), model.state()
-    for _ in range(120):
-        pipeline.collide(state_0, contacts, 1.0 / HZ)
-        s.step(state_0, state_1, control, contacts, 1.0 / HZ)
-        state_0, state_1 = state_1, state_0
-        contacts_seen.append(float(contacts.contact_impulse[: contacts.contact_count, 0].sum()))
+    _, state_0, contacts = _step(model, 120, solver, **options)
+    carried = float(contacts.contact_impulse[: contacts.contact_count, 0].sum())
     expected = 3.0 * G / HZ * (centre[0] - hinge[0]) / (foot[0] - hinge[0])
-    print(f"{solver}: contact impulse {contacts_seen[-1]:.6e}, expected {expected:.6e}")
-    assert contacts_seen[-1] == pytest.approx(expected, rel=0.01)
+    print(f"{solver}: contact impulse {carried:.6e}, expected {expected:.6e}")
+    assert carried == pytest.approx(expected, rel=0.01)
     assert np.linalg.norm(state_0.body_vel[1]) < 1e-3
     assert np.linalg.norm(state_0.body_pos[1] - centre) < centre_tolerance
 
@@ -389,7 +382,7 @@ def test_one_block_update_of_an_equality_joint_stops_its_relative_motion_exactly
     b.add_joint(JointSpec(kind, a, c, (0.3, 0.1, -0.05), frame, name="Glue", disable_collisions=True))
     model = b.finalize()
     start = model.state()
-    _, end = _step(model, 1, solver="PGS")
+    _, end, _ = _step(model, 1, solver="PGS")
     R1 = _matrix(start.body_quat[1])
     anchor = start.body_pos[1] + R1 @ model.joint_frame_pos[0, 1]  # the linear rows' point: body 1's anchor
     moves = [end.body_vel[i] + np.cross(end.body_omega[i], anchor - start.body_pos[i]) for i in (0, 1)]
@@ -493,7 +486,7 @@ def test_a_1000_link_point_chain_released_10_degrees_off_vertical_holds_at_240_h
         record["energy"].append(kinetic + mass * G * float(state.body_pos[:, 2].sum()))
 
     start = mass * G * float(model.state().body_pos[:, 2].sum())
-    _, state = _step(model, int(seconds * HZ), each=measure)
+    _, state, _ = _step(model, int(seconds * HZ), each=measure)
     gravity = np.array([0.0, 0.0, -G])
     free = seconds * (gravity - (gravity @ down) * down)  # [m/s]
     lag = np.linalg.norm(state.body_vel[200:] - free, axis=1).max() / np.linalg.norm(free)
