@@ -11,6 +11,7 @@
 #   make bench        every tests/benchmarks/bench_*.py (keyframe writing, rigid solvers vs pybullet)
 #   make solver-study every contact method on the same scenes and FCLIB problems: docs/solver-study-results.md
 #   make golden       bake the five demos again and compare with tests/golden/demo_hashes.json (bit for bit)
+#   make golden-record  bake them and store their fingerprints anew (after a change meant to move a demo)
 #   make validate     validate blender_manifest.toml with Blender's own blender_ext.py
 #   make build        download numba/llvmlite wheels (~300 MB) and build per-platform zips into dist/
 #   make clean        remove build outputs and caches (keeps the virtual environments)
@@ -94,7 +95,7 @@ $(SERIAL) $(1) $(PIP_INSTALL) -e . --no-deps
 endef
 
 .PHONY: help setup setup-blender42 setup-blender52 test lint typecheck test-core test-blender test-blender42 \
-        test-blender52 test-addon demo pictures golden bench solver-study validate wheels build clean distclean
+        test-blender52 test-addon demo pictures golden golden-record bench solver-study validate wheels build clean distclean
 
 # The command list at the top of this file, down to its first bare "#" line.
 help:
@@ -259,6 +260,10 @@ pictures:
 # The demo bakes' fingerprints against tests/golden/demo_hashes.json: a refactor must leave every one unchanged.
 golden: setup
 	$(PY) tests/golden/demo_hashes.py check
+
+# Recorded through make so the bakes use this fingerprint's kernel cache (a hand run may reuse stale kernels).
+golden-record: setup
+	$(PY) tests/golden/demo_hashes.py record
 
 # Every tests/benchmarks/bench_*.py, each in its own process; peers they compare against are
 # installed into .venv on first use (pybullet ships cp311 wheels; mujoco is bench_joints.py's chain reference).

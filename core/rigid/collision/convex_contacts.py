@@ -32,7 +32,16 @@ from ...jit import njit_kernel
 from ...math.vec import axpy3, column3, cross3, dot3, midpoint3, norm3, scale3, sub3, vec3
 from .contact_common import FEATURE_MAX, emit_contact
 from .gjk_epa import SeparationScratch, allocate_separation_scratch, convex_separation
-from .support import FEATURE_COS, FEATURE_SIN, POLY_MAX, edge_feature, face_feature, incident_feature, support_core
+from .support import (
+    CONVEX,
+    FEATURE_COS,
+    FEATURE_SIN,
+    POLY_MAX,
+    edge_feature,
+    face_feature,
+    incident_feature,
+    support_core,
+)
 
 __all__ = [
     "CANDIDATE_MAX",
@@ -317,13 +326,16 @@ def _parallel_edges(pa, pb, ids_b, n, gap_min, margin, S):
 
 
 @njit_kernel
-def is_fine_facet(poly, count, scale):
-    """Whether the polygon ``poly[:count]`` (a face of a shape of size ``scale`` [m]) spans less than
-    ``SMALL_FACET`` of the shape: a facet of a finely faceted hull (an icosphere's)."""
+def is_fine_facet(shape, poly, count):
+    """Whether the polygon ``poly[:count]``, a face of ``shape``, is a facet of a finely faceted hull (an
+    icosphere's): the shape is a hull and the face spans less than ``SMALL_FACET`` of its size ``shape.scale`` [m].
+    Primitives are left out: a long rod's end cap is small against its length but is a whole face."""
+    if shape.kind != CONVEX:
+        return False
     extent = 0.0
     for k in range(1, count):
         extent = max(extent, norm3(sub3((poly[k, 0], poly[k, 1], poly[k, 2]), (poly[0, 0], poly[0, 1], poly[0, 2]))))
-    return count >= 3 and extent < SMALL_FACET * scale
+    return count >= 3 and extent < SMALL_FACET * shape.scale
 
 
 @njit_kernel
@@ -331,9 +343,9 @@ def _manifold_candidates(A, B, hulls, n, gap, margin, S):
     """Clipped contact candidates of A and B along the normal n (A -> B) with exact gap ``gap``; returns the count."""
     na, normal_a, cos_a = face_feature(A, hulls, n, S.poly_a, S.ids_a)
     nb, normal_b, cos_b = face_feature(B, hulls, scale3(n, -1.0), S.poly_b, S.ids_b)
-    if is_fine_facet(S.poly_a, na, A.scale):
+    if is_fine_facet(A, S.poly_a, na):
         margin = min(margin, gap + FACET_TOUCH * A.scale)
-    if is_fine_facet(S.poly_b, nb, B.scale):
+    if is_fine_facet(B, S.poly_b, nb):
         margin = min(margin, gap + FACET_TOUCH * B.scale)
     ref_is_b = nb >= 3 and cos_b > cos_a + _REF_BIAS
     if ref_is_b and cos_b >= FEATURE_COS:
@@ -487,7 +499,7 @@ def collide_plane_convex(po, Rp, B, hulls, margin, pair_index, sgn, scratch, out
         return
     S = scratch
     vertices = incident_feature(B, hulls, down, S.poly_b, S.ids_b)
-    if is_fine_facet(S.poly_b, vertices, B.scale):
+    if is_fine_facet(B, S.poly_b, vertices):
         margin = min(margin, gap + FACET_TOUCH * B.scale)
     count = np.int64(0)  # not a literal 0: Numba would compile emit_manifold once more for it
     for k in range(vertices):

@@ -433,6 +433,19 @@ def test_cylinder_standing_on_plane_gets_rim_contacts_at_the_analytic_depth():
             assert len(gap) == 4
 
 
+def test_a_rod_standing_slightly_tilted_keeps_its_rim_contacts():
+    """A cylinder 20 times longer than its radius, tilted 0.02 rad on its end cap: 3 to 4 rim contacts, as a short
+    one gets. Its cap is small against its length, yet it is a whole face, not a hull's fine facet (the rule that
+    keeps only a facet's touching corners would leave it the one lowest rim point to stand on)."""
+    r, h, depth, tilt = 0.01, 0.2, 0.001, 0.02
+    R = rotation_about([1.0, 0.3, 0.0], tilt)
+    center = np.array([0.0, 0.0, h * np.cos(tilt) + r * np.sin(tilt) - depth])
+    _, _, gap, _ = collide_two(PLANE, [0, 0, 0], [0, 0, 0], I3, CYLINDER, [r, h, 0], center, R)
+    assert 3 <= len(gap) <= 4
+    np.testing.assert_allclose(gap.min(), -depth, atol=1e-14)
+    assert gap.max() > -depth + r * tilt  # the far rim points, up to 2 r tilt higher, are in
+
+
 def test_cylinder_standing_on_box_gets_four_equal_contacts():
     """Give a cylinder standing on a box face four contacts of equal, exact depth on its rim."""
     point, normal, gap, _ = collide_two(BOX, [1, 1, 0.5], [0, 0, 0], I3, CYLINDER, [0.3, 0.4, 0], [0.1, 0.2, 0.89], I3)
