@@ -20,6 +20,7 @@ Run: ``make solver-study`` (writes the docs page and plots; installs matplotlib 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -36,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FCLIB_DATA = ROOT / "tests" / "data" / "fclib"
 DOCS = ROOT / "docs"
 MU, DT, MAX_ITERATIONS, TOLERANCE = 0.75, 0.01, 1000, 1e-3
+RECORD_TOLERANCE = 1e-8
+"""The tolerance tests/data/fclib/outcomes.json was recorded at (with ``MAX_ITERATIONS``)."""
 ENGINE_METHODS = {
     "PGS": ("PGS", {}),
     "PGS + shock propagation": ("PGS", {"shock_propagation": True}),
@@ -153,18 +156,27 @@ def scene_table(steps):
     return lines
 
 
-def dense_runs(problems, tolerance):
-    """``times[method][problem]``: seconds to reach ``tolerance`` (inf where it did not)."""
+def dense_runs(problems, tolerance, record=None):
+    """``(times, changed)``: ``times[method][problem]`` the seconds to reach ``tolerance`` (inf where it did not),
+    and with ``record`` (outcomes.json, ``{problem: {method: outcome}}``, made at this tolerance) the ``(problem,
+    method)`` pairs whose outcome left it: converged where the record says not or the reverse, or an unconverged
+    merit more than 10 times off. This is the record's check for the pairs too long for ``make test``
+    (``test_shipped_problems.LONG``)."""
     warm = fclib.LocalProblem(np.eye(3), np.array([-1.0, 0.5, 0.0]), np.array([0.5]))
     for method in SOLVERS:
         solve_local(warm, method, tolerance, 10)  # compile outside the timing
     times = {method: {} for method in SOLVERS}
+    changed = []
     for name, problem in problems:
         for method in SOLVERS:
             with np.errstate(all="ignore"):
                 result = solve_local(problem, method, tolerance, MAX_ITERATIONS)
             times[method][name] = result.seconds if result.converged else math.inf
-    return times
+            expected = record[name][method] if record is not None else None
+            if expected is not None and (result.converged != expected["converged"] or (
+                    not result.converged and not 0.1 <= result.merit / expected["merit"] <= 10.0)):  # fmt: skip
+                changed.append((name, method))
+    return times, changed
 
 
 def performance_profile(times):
@@ -231,12 +243,16 @@ def main(argv=None) -> int:
     scene_lines = scene_table(args.steps)
     problems = [(p.stem, fclib.read_local(p)) for p in sorted(FCLIB_DATA.glob("*.hdf5"))]
     sections, curves = [], {}
+    record = json.loads((FCLIB_DATA / "outcomes.json").read_text())
+    changed = []
     for tolerance in (1e-4, 1e-8):
-        times = dense_runs(problems, tolerance)
+        times, off_record = dense_runs(problems, tolerance, record if tolerance == RECORD_TOLERANCE else None)
+        changed += off_record
         lines, taus, profile = profile_lines(times, tolerance)
         curves[tolerance] = (taus, profile)
         sections.append(lines)
         print("\n".join(lines), flush=True)
+    print(f"outcomes.json: {len(changed)} (problem, method) outcomes changed" + "".join(f"\n  {c}" for c in changed))
     cradle = cradle_lines()
     print("\n".join(cradle))
     if args.docs:
@@ -252,7 +268,7 @@ def main(argv=None) -> int:
             f"Study time: {(time.perf_counter() - started) / 60:.0f} minutes.", "",
         ]  # fmt: skip
         (DOCS / "solver-study-results.md").write_text("\n".join(body))
-    return 0
+    return 1 if changed else 0
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "fclib"
 OUTCOMES = json.loads((DATA / "outcomes.json").read_text())
 TOLERANCE, MAX_ITERATIONS = 1e-8, 1000
 """As make_problems.py records them."""
+LONG = {("wall_16_bricks", "pivoting-box"), ("wall_16_bricks", "pivoting-cone")}
+"""Outcomes too long for ``make test`` (16 s each: 1 000 pivots, each a least-squares solve on 432 rows);
+``make solver-study`` checks them, with every other outcome, against the record."""
 
 
 def test_at_least_ten_problems_ship_and_every_method_has_an_outcome_on_each():
@@ -26,6 +29,7 @@ def test_at_least_ten_problems_ship_and_every_method_has_an_outcome_on_each():
     for name, outcomes in OUTCOMES.items():
         assert (DATA / f"{name}.hdf5").is_file(), name
         assert set(outcomes) == set(SOLVERS), name
+    assert all(method in OUTCOMES.get(name, {}) for name, method in LONG)  # the pairs left to the study exist
 
 
 @pytest.mark.skipif(
@@ -45,7 +49,7 @@ def test_every_method_does_what_the_record_says(name):
         assert solution is None  # nothing solved it: the file stores no solution
     bake = guesses[0].r  # the impulses of the scene's own PROX, 100 sweeps
     assert np.all(np.isfinite(bake)) and fclib.local_merit(problem, bake) < 1e-2
-    for method in SOLVERS:
+    for method in (m for m in SOLVERS if (name, m) not in LONG):
         with np.errstate(all="ignore"):
             result = solve_local(problem, method, TOLERANCE, MAX_ITERATIONS)
         expected = recorded[method]
