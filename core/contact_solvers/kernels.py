@@ -407,7 +407,7 @@ def _prox_friction(k, b0, b1, friction_set, mu4, ln, zt, zb, r_f, scale, spin, c
         mu_b = mu4[0] if friction_set == 2 else mu4[1]
         lt, lb, l_tau = project_ellipsoid(zt, zb, z_tau, mu4[0] * ln, mu_b * ln, row_spin[k, 0] * ln / ell)
         return lt, lb, l_tau * ell - spin_impulse[k]
-    lt, lb = project_friction(friction_set, mu4, ln, zt, zb)
+    lt, lb = project_friction(friction_set, mu4[0], mu4[1], mu4[2], mu4[3], ln, zt, zb)
     d_tau = 0.0
     if spin:
         ell = row_spin[k, 3]
@@ -418,43 +418,48 @@ def _prox_friction(k, b0, b1, friction_set, mu4, ln, zt, zb, r_f, scale, spin, c
     return lt, lb, d_tau
 
 
-@njit_kernel(inline="always")
-def _prox_block(rows, k, friction_set, mu4, r_row, row_spin, has_spin, scale, impulse, spin_impulse,
-                dv, dw, merit):  # fmt: skip
-    """One PROX block update of contact ``k``; returns the sweep merit updated with its changes [N·s].
+@njit_kernel
+def _prox_sweep(rows, island_contacts, start, count, it, contact_friction_set, contact_mu4, r_row, row_spin, has_spin,
+                scale, impulse, spin_impulse, dv, dw):  # fmt: skip
+    """One PROX sweep over the island ``island_contacts[start:start + count]`` (its order by :func:`sweep_index`);
+    returns its merit, the largest change of an impulse [N·s].
 
-    ``z = lambda - s R v`` with the current velocity ``v = b + J (dv, dw)``; ``lambda_n = max(0, z_n)``, then
-    the friction block is projected with the NEW normal impulse and the accumulators take the change.
+    Per contact ``k``: ``z = lambda - s R v`` with the current velocity ``v = b + J (dv, dw)``; ``lambda_n =
+    max(0, z_n)``, then the friction block is projected with the NEW normal impulse and the accumulators take the
+    change. The block is written out in the loop, with scalars only in its common calls: an array handed to a
+    call or to an inlined helper takes an atomic reference count up and down, which in a helper per contact was
+    more than half of the sweep's time.
     """
-    contact_body0, contact_body1, body_inv_mass, frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
-    b0 = contact_body0[k]
-    b1 = contact_body1[k]
-    zn = impulse[k, 0] - scale * r_row[k, 0] * row_velocity(
-        k, np.int64(0), b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw
-    )
-    zt = impulse[k, 1] - scale * r_row[k, 1] * row_velocity(
-        k, np.int64(1), b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw
-    )
-    zb = impulse[k, 2] - scale * r_row[k, 2] * row_velocity(
-        k, np.int64(2), b0, b1, frame, row_rc0, row_rc1, row_b, dv, dw
-    )
-    ln = max(zn, 0.0)
-    spin = has_spin and row_spin[k, 0] > 0.0
-    lt, lb, d_tau = _prox_friction(
-        k, b0, b1, friction_set, mu4, ln, zt, zb, r_row[k, 1], scale, spin, frame, row_spin, spin_impulse, dw
-    )
-    if d_tau != 0.0:
-        spin_impulse[k] += d_tau
-        apply_spin_impulse(k, b0, b1, d_tau, row_spin, dw)
-        merit = max(merit, abs(d_tau) / row_spin[k, 3])
-    d0 = ln - impulse[k, 0]
-    d1 = lt - impulse[k, 1]
-    d2 = lb - impulse[k, 2]
-    impulse[k, 0] = ln
-    impulse[k, 1] = lt
-    impulse[k, 2] = lb
-    apply_block_impulse(k, b0, b1, d0, d1, d2, body_inv_mass, frame, row_irc0, row_irc1, dv, dw)
-    return max(merit, abs(d0), abs(d1), abs(d2))
+    body0, body1, inv_mass, frame, rc0, rc1, irc0, irc1, row_b = rows
+    merit = 0.0
+    for i in range(count):
+        k = island_contacts[start + sweep_index(i, it, count)]
+        b0 = body0[k]
+        b1 = body1[k]
+        zn = impulse[k, 0] - scale * r_row[k, 0] * row_velocity(k, np.int64(0), b0, b1, frame, rc0, rc1, row_b, dv, dw)
+        zt = impulse[k, 1] - scale * r_row[k, 1] * row_velocity(k, np.int64(1), b0, b1, frame, rc0, rc1, row_b, dv, dw)
+        zb = impulse[k, 2] - scale * r_row[k, 2] * row_velocity(k, np.int64(2), b0, b1, frame, rc0, rc1, row_b, dv, dw)
+        ln = max(zn, 0.0)
+        friction_set = contact_friction_set[k]
+        if has_spin and row_spin[k, 0] > 0.0:
+            lt, lb, d_tau = _prox_friction(k, b0, b1, friction_set, contact_mu4[k], ln, zt, zb, r_row[k, 1], scale,
+                                           True, frame, row_spin, spin_impulse, dw)  # fmt: skip
+            if d_tau != 0.0:
+                spin_impulse[k] += d_tau
+                apply_spin_impulse(k, b0, b1, d_tau, row_spin, dw)
+                merit = max(merit, abs(d_tau) / row_spin[k, 3])
+        else:
+            lt, lb = project_friction(friction_set, contact_mu4[k, 0], contact_mu4[k, 1], contact_mu4[k, 2],
+                                      contact_mu4[k, 3], ln, zt, zb)  # fmt: skip
+        d0 = ln - impulse[k, 0]
+        d1 = lt - impulse[k, 1]
+        d2 = lb - impulse[k, 2]
+        impulse[k, 0] = ln
+        impulse[k, 1] = lt
+        impulse[k, 2] = lb
+        apply_block_impulse(k, b0, b1, d0, d1, d2, inv_mass, frame, irc0, irc1, dv, dw)
+        merit = max(merit, abs(d0), abs(d1), abs(d2))
+    return merit
 
 
 @njit_kernel
@@ -514,13 +519,8 @@ def _solve_prox_island(rows, island_contacts, start, end, contact_friction_set, 
         _copy_impulses(island_contacts, start, end, impulse, spin_impulse, saved_impulse, saved_spin)
         if joints is not None and has_joints:
             save_joint_impulses(joints, joint_start, joint_end)
-        merit = 0.0
-        for i in range(count):
-            k = island_contacts[start + sweep_index(i, it, count)]
-            merit = _prox_block(
-                rows, k, contact_friction_set[k], contact_mu4[k], r_row, row_spin, has_spin, scale,
-                impulse, spin_impulse, dv, dw, merit,
-            )  # fmt: skip
+        merit = _prox_sweep(rows, island_contacts, start, count, it, contact_friction_set, contact_mu4, r_row, row_spin,
+                            has_spin, scale, impulse, spin_impulse, dv, dw)  # fmt: skip
         largest = _island_max_abs(impulse, island_contacts, start, end)
         if joints is not None and has_joints:
             joint_merit, joint_largest = joint_pass(joints, joint_start, joint_end, it, use_global, island, dv, dw)

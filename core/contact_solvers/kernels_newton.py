@@ -280,7 +280,7 @@ def _local_prox(friction_set, mu4, D, c, max_iterations, lam):
         v1 = D[1, 0] * lam[0] + D[1, 1] * lam[1] + D[1, 2] * lam[2] + c[1]
         v2 = D[2, 0] * lam[0] + D[2, 1] * lam[1] + D[2, 2] * lam[2] + c[2]
         ln = max(lam[0] - r * v0, 0.0)
-        lt, lb = project_friction(friction_set, mu4, ln, lam[1] - r * v1, lam[2] - r * v2)
+        lt, lb = project_friction(friction_set, mu4[0], mu4[1], mu4[2], mu4[3], ln, lam[1] - r * v1, lam[2] - r * v2)
         change = max(abs(ln - lam[0]), abs(lt - lam[1]), abs(lb - lam[2]))
         lam[0], lam[1], lam[2] = ln, lt, lb
         if change <= 1e-15 * max(abs(ln), abs(lt), abs(lb), 1e-300):
@@ -425,7 +425,7 @@ def _converged_impulse(friction_set, mode, mu4, x, lam):
         lam[1] = 0.0
         lam[2] = 0.0
     else:
-        lam[1], lam[2] = project_friction(friction_set, mu4, lam[0], lam[1], lam[2])
+        lam[1], lam[2] = project_friction(friction_set, mu4[0], mu4[1], mu4[2], mu4[3], lam[0], lam[1], lam[2])
 
 
 @njit_kernel

@@ -92,7 +92,7 @@ def _sweep_contact(rows, k, level, layer, friction_set, mu4, impulse, dv, dw):
     impulse[k, 0] = normal
     zt = _row_update(rows, k, 1, w0, w1, impulse, dv, dw)
     zb = _row_update(rows, k, 2, w0, w1, impulse, dv, dw)
-    lt, lb = project_friction(friction_set, mu4[k], normal, zt, zb)
+    lt, lb = project_friction(friction_set, mu4[k, 0], mu4[k, 1], mu4[k, 2], mu4[k, 3], normal, zt, zb)
     _push(k, 1, b0, b1, w0, w1, lt - impulse[k, 1], inv_mass, frame, irc0, irc1, dv, dw)
     _push(k, 2, b0, b1, w0, w1, lb - impulse[k, 2], inv_mass, frame, irc0, irc1, dv, dw)
     impulse[k, 1] = lt

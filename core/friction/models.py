@@ -194,20 +194,22 @@ def project_disk(zt, zb, radius):
 
 
 @njit_kernel
-def project_friction(friction_set, mu4, lambda_n, zt, zb):
+def project_friction(friction_set, mu_t, mu_b, mu_neg_t, mu_neg_b, lambda_n, zt, zb):
     """Closest point of the contact's friction set ``F(lambda_n)`` to ``(zt, zb)`` (course eq. 225–226, 310).
 
     ``friction_set`` is a :class:`FrictionSet` value: CONE → disk of radius ``mu lambda_n``; ELLIPSE →
     ellipse with semi-axes ``(mu_t, mu_b) lambda_n`` (bisection, Alg. 13); BOX → clamp each component
-    to its directional bounds (exact for an axis-aligned box). ``mu4 = [+t, +b, -t, -b]``.
+    to its directional bounds (exact for an axis-aligned box). The coefficients are a contact's ``mu4 = [+t, +b,
+    -t, -b]``, passed as scalars: a kernel's inner loop then hands this call no array (each array handed to a call
+    takes an atomic reference count up and down).
     """
     if friction_set == 2:
-        return project_disk(zt, zb, mu4[0] * lambda_n)
+        return project_disk(zt, zb, mu_t * lambda_n)
     if friction_set == 3:
-        return project_ellipse(zt, zb, mu4[0] * lambda_n, mu4[1] * lambda_n)
+        return project_ellipse(zt, zb, mu_t * lambda_n, mu_b * lambda_n)
     return (
-        min(max(zt, -mu4[2] * lambda_n), mu4[0] * lambda_n),
-        min(max(zb, -mu4[3] * lambda_n), mu4[1] * lambda_n),
+        min(max(zt, -mu_neg_t * lambda_n), mu_t * lambda_n),
+        min(max(zb, -mu_neg_b * lambda_n), mu_b * lambda_n),
     )
 
 

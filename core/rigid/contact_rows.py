@@ -273,7 +273,9 @@ def warm_start_impulses(
             ln = factor * max(dot3(contact_frame[k, 0], P), 0.0)
             lt = factor * dot3(contact_frame[k, 1], P)
             lb = factor * dot3(contact_frame[k, 2], P)
-            lt, lb = project_friction(np.int32(1) if box_only else contact_friction_set[k], contact_mu4[k], ln, lt, lb)
+            friction_set = np.int32(1) if box_only else contact_friction_set[k]
+            lt, lb = project_friction(friction_set, contact_mu4[k, 0], contact_mu4[k, 1], contact_mu4[k, 2],
+                                      contact_mu4[k, 3], ln, lt, lb)  # fmt: skip
             impulse[k, 0] = ln
             impulse[k, 1] = lt
             impulse[k, 2] = lb
