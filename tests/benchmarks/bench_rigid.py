@@ -110,7 +110,7 @@ def main() -> None:
     rows = []
     for layers in (5, 10, 20):
         peer = run_pybullet(layers)
-        for solver in ("PGS", "PROX"):
+        for solver in ("PGS", "PROX", "NEWTON"):
             ours = run_ours(layers, solver)
             rows.append(dict(layers=layers, bodies=layers * (layers + 1) // 2, solver=solver, ours=ours, pybullet=peer))
     header = (

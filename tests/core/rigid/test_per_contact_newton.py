@@ -1,11 +1,10 @@
 """Non-smooth Newton (FB) solver: derivatives, course D3, local contact law, whole steps, physics."""
 
 import math
-import time
 
 import numpy as np
 import pytest
-from contact_lab.core import BodyKind, FrictionSet, ModelBuilder, simulate
+from contact_lab.core import FrictionSet, simulate
 from contact_lab.core.contact_solvers.kernels_newton import (
     LOCAL_OK,
     contact_fb_jacobian,
@@ -333,38 +332,3 @@ def test_newton_stack_of_ten_boxes_rests():
     print(f"NEWTON 10-box stack: top drift {drift * 1e3:.3f} mm, max sweeps {traj.solver_iterations.max()}")
     assert drift < 1e-3
     assert traj.contact_count.max() >= 40
-
-
-# --- timing (printed, not asserted) --------------------------------------------------------------------
-
-
-def _pyramid(layers, half=0.25):
-    b = ModelBuilder(gravity=(0, 0, -G))
-    ground = b.add_body(kind=BodyKind.KINEMATIC)
-    b.add_shape_plane(ground, mu=0.6)
-    for row in range(layers):
-        count = layers - row
-        for i in range(count):
-            body = b.add_body(pos=((i - (count - 1) / 2) * 2.02 * half, 0.0, half + 2 * half * row), mass=1.0)
-            b.add_shape_box(body, (half, half, half), mu=0.6)
-    return b.finalize()
-
-
-def test_report_timing_newton_prox_pgs():
-    """Print warm time per step of NEWTON, PROX and PGS on the 10-box stack and a 55-box pyramid."""
-    lines = []
-    for label, model in (("10-box stack", box_stack(10)), ("55-box pyramid", _pyramid(10))):
-        for solver in ("NEWTON", "PROX", "PGS"):
-            simulate(model, frame_count=2, fps=240, substeps=1, solver=solver, iterations=50)  # compile / cache
-            steps = 120
-            t0 = time.perf_counter()
-            traj = simulate(model, frame_count=steps + 1, fps=240, substeps=1, solver=solver, iterations=50)
-            per_step = (time.perf_counter() - t0) / steps
-            top = model.body_count - 1
-            drift = np.linalg.norm(traj.body_pos[-1, top] - traj.body_pos[0, top]) * 1e3
-            lines.append(
-                f"{label:15s} {solver:6s} {per_step * 1e3:7.2f} ms/step, contacts {traj.contact_count.max():3d}, "
-                f"mean sweeps {traj.solver_iterations[1:].mean():5.1f}, top drift {drift:.3f} mm"
-            )
-            assert traj.contact_count.max() > 0
-    print("\n" + "\n".join(lines))
