@@ -67,7 +67,7 @@ def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
                 _apply_row(j, r, b0, b1, x, body_inv_mass, row_J, row_IJ, dv, dw)
 
 
-@njit_kernel(inline="always")
+@njit_kernel
 def _block_velocities(b0, b1, dv_c, dw_c, dv, dw):
     """The velocity changes of a joint's two bodies, ``(v0, w0, v1, w1)`` as twelve numbers [m/s, rad/s]: the sums of
     the held ``(dv_c, dw_c)`` and the joints' own ``(dv, dw)`` (nb, 3); the world's are zero."""
@@ -82,7 +82,7 @@ def _block_velocities(b0, b1, dv_c, dw_c, dv, dw):
     return v0x, v0y, v0z, w0x, w0y, w0z, v1x, v1y, v1z, w1x, w1y, w1z
 
 
-@njit_kernel(inline="always")
+@njit_kernel
 def _add_block_impulse(b0, b1, body_inv_mass, lx, ly, lz, a0x, a0y, a0z, a1x, a1y, a1z, dv, dw):
     """Add a joint block's summed impulse to its bodies' accumulators ``(dv, dw)`` (nb, 3): ``l`` = ``sum J_lin d``
     [N·s], ``a0``, ``a1`` = ``sum I^-1 J_ang d`` of each side [rad/s]; body 1 takes ``+``, body 0 ``-``, the world
@@ -148,66 +148,11 @@ def _solve_equalities(j, b0, b1, neq, body_inv_mass, rows, lam, dv_c, dw_c, dv, 
 
 
 @njit_kernel
-def _solve_packed(j, b0, b1, neq, pack, eq_index, body_inv_mass, lam, dv_c, dw_c, dv, dw, delta):
-    """:func:`_solve_equalities` on joint ``j``'s packed block (:func:`.joint_block.pack_equalities`): the same
-    operations in the same order, read from one contiguous kilobyte. Returns ``(largest change, largest impulse)``
-    [N·s] (the joint has no other active row)."""
-    v0x, v0y, v0z, w0x, w0y, w0z, v1x, v1y, v1z, w1x, w1y, w1z = _block_velocities(b0, b1, dv_c, dw_c, dv, dw)
-    for a in range(neq):
-        o = PACK_J + 9 * a
-        u = (
-            pack[j, o] * (v1x - v0x)
-            + pack[j, o + 1] * (v1y - v0y)
-            + pack[j, o + 2] * (v1z - v0z)
-            + pack[j, o + 6] * w1x
-            + pack[j, o + 7] * w1y
-            + pack[j, o + 8] * w1z
-            - pack[j, o + 3] * w0x
-            - pack[j, o + 4] * w0y
-            - pack[j, o + 5] * w0z
-        )
-        delta[a] = -(pack[j, PACK_B + a] + u + pack[j, PACK_GAMMA + a] * lam[j, eq_index[j, a]])
-    for a in range(neq):  # L L^T delta = rhs, forward then backward (:func:`.joint_block.joint_cholesky_solve`)
-        s = delta[a]
-        o = PACK_L + a * (a + 1) // 2
-        for c in range(a):
-            s -= pack[j, o + c] * delta[c]
-        delta[a] = s / pack[j, o + a]
-    for a in range(neq - 1, -1, -1):
-        s = delta[a]
-        for c in range(a + 1, neq):
-            s -= pack[j, PACK_L + c * (c + 1) // 2 + a] * delta[c]
-        delta[a] = s / pack[j, PACK_L + a * (a + 1) // 2 + a]
-    merit = 0.0
-    largest = 0.0
-    lx = ly = lz = a0x = a0y = a0z = a1x = a1y = a1z = 0.0
-    for a in range(neq):
-        d = delta[a]
-        r = eq_index[j, a]
-        lam[j, r] += d
-        merit = max(merit, abs(d))
-        largest = max(largest, abs(lam[j, r]))
-        o = PACK_J + 9 * a
-        q = PACK_IJ + 6 * a
-        lx += pack[j, o] * d
-        ly += pack[j, o + 1] * d
-        lz += pack[j, o + 2] * d
-        a0x += pack[j, q] * d
-        a0y += pack[j, q + 1] * d
-        a0z += pack[j, q + 2] * d
-        a1x += pack[j, q + 3] * d
-        a1y += pack[j, q + 4] * d
-        a1z += pack[j, q + 5] * d
-    _add_block_impulse(b0, b1, body_inv_mass, lx, ly, lz, a0x, a0y, a0z, a1x, a1y, a1z, dv, dw)
-    return merit, largest
-
-
-@njit_kernel
 def _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch, delta,
                   use_global):  # fmt: skip
-    """Joint ``j``'s update in a Gauss–Seidel pass when it is not one packed equality block (:func:`_solve_packed`):
-    it has boxed rows (:func:`_solve_block`) or more than ``PACK_ROWS`` equality rows. Returns ``(largest change,
-    largest impulse)`` [N·s]."""
+    """Joint ``j``'s update in a Gauss–Seidel pass when it is not one packed equality block (those are solved in
+    :func:`_blocks_pass`): it has boxed rows (:func:`_solve_block`) or more than ``PACK_ROWS`` equality rows.
+    Returns ``(largest change, largest impulse)`` [N·s]."""
     b0, b1 = joint_body[j, 0], joint_body[j, 1]
     largest = 0.0
     passes = joint_passes[j] if joint_passes[j] > 0 else DEFAULT_BLOCK_PASSES
@@ -247,26 +192,62 @@ def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw
 def _blocks_pass(order, start, end, backward, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
                  scratch, delta, use_global):  # fmt: skip
     """One Gauss–Seidel pass over the joint blocks ``order[start:end]`` (backward when asked); returns ``(largest
-    change, largest impulse)`` [N·s]. Pure equality blocks take their packed update (:func:`_solve_packed`), the
-    others :func:`_update_block`."""
+    change, largest impulse)`` [N·s]. A pure equality block (a glued wall's) is solved here from its packed rows
+    (:func:`.joint_block.pack_equalities`, one contiguous kilobyte): ``K delta = -(b + J v + gamma lambda)`` by the
+    stored Cholesky factor, then the bodies take ``M^-1 J^T delta``. The others take :func:`_update_block`. The
+    packed solve is written out in the loop, not called: every array handed to a call per joint took an atomic
+    reference count up and down, which was most of the pass's time."""
     eq_index, eq_count, box_count, pack = rows[9], rows[10], rows[12], rows[13]  # out of the loop: each
     # extraction of an array from a tuple costs a reference count update
     merit = 0.0
     largest = 0.0
     for i in range(end - start):
         j = order[end - 1 - i] if backward else order[start + i]
-        if eq_count[j] <= PACK_ROWS and box_count[j] == 0 and use_global:  # a chain's: the scene-wide solve's rows
-            change, big = 0.0, 0.0
-            for a in range(eq_count[j]):
-                big = max(big, abs(lam[j, eq_index[j, a]]))
-        elif eq_count[j] <= PACK_ROWS and box_count[j] == 0:  # a glued wall's joints
-            change, big = _solve_packed(j, joint_body[j, 0], joint_body[j, 1], eq_count[j], pack, eq_index,
-                                        body_inv_mass, lam, dv_c, dw_c, dv, dw, delta)  # fmt: skip
-        else:
+        neq = eq_count[j]
+        if neq > PACK_ROWS or box_count[j] != 0:
             change, big = _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
                                         scratch, delta, use_global)  # fmt: skip
-        merit = max(merit, change)
-        largest = max(largest, big)
+            merit = max(merit, change)
+            largest = max(largest, big)
+            continue
+        if use_global:  # a chain's: the scene-wide solve's rows
+            for a in range(neq):
+                largest = max(largest, abs(lam[j, eq_index[j, a]]))
+            continue
+        b0, b1 = joint_body[j, 0], joint_body[j, 1]
+        v0x, v0y, v0z, w0x, w0y, w0z, v1x, v1y, v1z, w1x, w1y, w1z = _block_velocities(b0, b1, dv_c, dw_c, dv, dw)
+        for a in range(neq):
+            o = PACK_J + 9 * a
+            u = (
+                pack[j, o] * (v1x - v0x) + pack[j, o + 1] * (v1y - v0y) + pack[j, o + 2] * (v1z - v0z)
+                + pack[j, o + 6] * w1x + pack[j, o + 7] * w1y + pack[j, o + 8] * w1z
+                - pack[j, o + 3] * w0x - pack[j, o + 4] * w0y - pack[j, o + 5] * w0z
+            )  # fmt: skip
+            delta[a] = -(pack[j, PACK_B + a] + u + pack[j, PACK_GAMMA + a] * lam[j, eq_index[j, a]])
+        for a in range(neq):  # L L^T delta = rhs, forward then backward (:func:`.joint_block.joint_cholesky_solve`)
+            t = delta[a]
+            o = PACK_L + a * (a + 1) // 2
+            for c in range(a):
+                t -= pack[j, o + c] * delta[c]
+            delta[a] = t / pack[j, o + a]
+        for a in range(neq - 1, -1, -1):
+            t = delta[a]
+            for c in range(a + 1, neq):
+                t -= pack[j, PACK_L + c * (c + 1) // 2 + a] * delta[c]
+            delta[a] = t / pack[j, PACK_L + a * (a + 1) // 2 + a]
+        lx = ly = lz = a0x = a0y = a0z = a1x = a1y = a1z = 0.0
+        for a in range(neq):
+            d = delta[a]
+            r = eq_index[j, a]
+            lam[j, r] += d
+            merit = max(merit, abs(d))
+            largest = max(largest, abs(lam[j, r]))
+            o = PACK_J + 9 * a
+            q = PACK_IJ + 6 * a
+            lx, ly, lz = lx + pack[j, o] * d, ly + pack[j, o + 1] * d, lz + pack[j, o + 2] * d
+            a0x, a0y, a0z = a0x + pack[j, q] * d, a0y + pack[j, q + 1] * d, a0z + pack[j, q + 2] * d
+            a1x, a1y, a1z = a1x + pack[j, q + 3] * d, a1y + pack[j, q + 4] * d, a1z + pack[j, q + 5] * d
+        _add_block_impulse(b0, b1, body_inv_mass, lx, ly, lz, a0x, a0y, a0z, a1x, a1y, a1z, dv, dw)
     return merit, largest
 
 
