@@ -390,32 +390,26 @@ def _copy_impulses(island_contacts, start, end, src_impulse, src_spin, out_impul
 
 
 @njit_kernel
-def _prox_friction(k, b0, b1, friction_set, mu4, ln, zt, zb, r_f, scale, spin, contact_frame, row_spin,
-                   spin_impulse, dw):  # fmt: skip
-    """Friction part of a PROX block with the new normal impulse ``ln`` [N·s]: ``(lambda_t, lambda_b, d_tau)``.
+def _prox_torsion_friction(k, b0, b1, friction_set, mu4, ln, zt, zb, r_f, scale, contact_frame, row_spin,
+                           spin_impulse, dw):  # fmt: skip
+    """Friction part of a PROX block with a torsional row, with the new normal impulse ``ln`` [N·s]: ``(lambda_t,
+    lambda_b, d_tau)``, ``d_tau`` the spin impulse change [N·m·s].
 
-    ``(zt, zb)`` is the tangential prox argument ``lambda_f - s r_f v_f``. With ``spin`` (a torsional row), the
-    disk and the ellipse become the Coulomb–Contensou ellipsoid with semi-axes ``(mu_t, mu_b, mu_spin / ell)
-    lambda_n`` on ``(t, b, tau / ell)`` (course Alg. 13); texture boxes clamp the spin impulse on its own.
-    ``d_tau`` is the spin impulse change [N·m·s].
+    ``(zt, zb)`` is the tangential prox argument ``lambda_f - s r_f v_f``. The disk and the ellipse become the
+    Coulomb–Contensou ellipsoid with semi-axes ``(mu_t, mu_b, mu_spin / ell) lambda_n`` on ``(t, b, tau / ell)``
+    (course Alg. 13); texture boxes clamp the spin impulse on its own.
     """
-    if spin and friction_set != 1:
-        # Coulomb–Contensou: project (t, b, tau / ell) onto the ellipsoid (course Alg. 13)
-        ell = row_spin[k, 3]
-        v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
+    ell = row_spin[k, 3]
+    v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
+    if friction_set != 1:
         z_tau = spin_impulse[k] / ell - scale * r_f * ell * v_tau
         mu_b = mu4[0] if friction_set == 2 else mu4[1]
         lt, lb, l_tau = project_ellipsoid(zt, zb, z_tau, mu4[0] * ln, mu_b * ln, row_spin[k, 0] * ln / ell)
         return lt, lb, l_tau * ell - spin_impulse[k]
     lt, lb = project_friction(friction_set, mu4[0], mu4[1], mu4[2], mu4[3], ln, zt, zb)
-    d_tau = 0.0
-    if spin:
-        ell = row_spin[k, 3]
-        v_tau = spin_velocity(k, b0, b1, contact_frame, row_spin, dw)
-        limit = row_spin[k, 0] * ln
-        z_tau = spin_impulse[k] - scale * r_f * ell * ell * v_tau
-        d_tau = min(max(z_tau, -limit), limit) - spin_impulse[k]
-    return lt, lb, d_tau
+    limit = row_spin[k, 0] * ln
+    z_tau = spin_impulse[k] - scale * r_f * ell * ell * v_tau
+    return lt, lb, min(max(z_tau, -limit), limit) - spin_impulse[k]
 
 
 @njit_kernel
@@ -442,8 +436,8 @@ def _prox_sweep(rows, island_contacts, start, count, it, contact_friction_set, c
         ln = max(zn, 0.0)
         friction_set = contact_friction_set[k]
         if has_spin and row_spin[k, 0] > 0.0:
-            lt, lb, d_tau = _prox_friction(k, b0, b1, friction_set, contact_mu4[k], ln, zt, zb, r_row[k, 1], scale,
-                                           True, frame, row_spin, spin_impulse, dw)  # fmt: skip
+            lt, lb, d_tau = _prox_torsion_friction(k, b0, b1, friction_set, contact_mu4[k], ln, zt, zb, r_row[k, 1],
+                                                   scale, frame, row_spin, spin_impulse, dw)  # fmt: skip
             if d_tau != 0.0:
                 spin_impulse[k] += d_tau
                 apply_spin_impulse(k, b0, b1, d_tau, row_spin, dw)
