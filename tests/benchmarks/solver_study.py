@@ -172,7 +172,7 @@ def dense_runs(problems, tolerance, record=None):
             with np.errstate(all="ignore"):
                 result = solve_local(problem, method, tolerance, MAX_ITERATIONS)
             times[method][name] = result.seconds if result.converged else math.inf
-            expected = record[name][method] if record is not None else None
+            expected = record.get(name, {}).get(method) if record is not None else None  # FCLIB's own: no record
             if expected is not None and (result.converged != expected["converged"] or (
                     not result.converged and not 0.1 <= result.merit / expected["merit"] <= 10.0)):  # fmt: skip
                 changed.append((name, method))
