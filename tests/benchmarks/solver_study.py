@@ -14,7 +14,7 @@ Three parts, each printed and, with ``--docs``, written into ``docs/solver-study
 3. **Impacts** (seed 004): Newton's cradle by each impact model.
 
 Run: ``make solver-study`` (writes the docs page and plots; installs matplotlib into .venv on first use) or
-``.venv/bin/python tests/benchmarks/solver_study.py [--steps N] [--docs]``. About 15 minutes on 2 cores.
+``.venv/bin/python tests/benchmarks/solver_study.py [--steps N] [--docs]``. About 8 minutes on 2 cores.
 """
 
 from __future__ import annotations
