@@ -15,37 +15,18 @@ import math
 
 import numpy as np
 
-from ..contact_solvers.joint_block import (
-    JOINT_ROWS,
-    envelope_refined_solve,
-    joint_cholesky_factor,
-    joint_cholesky_solve,
-)
+from ..contact_solvers.joint_block import JOINT_ROWS, envelope_refined_solve, joint_cholesky_factor
 from ..jit import njit_kernel
 from .joint_global import factor_global
-from .joint_rows import _position_rows, geometry_scratch, joint_errors, uses_angles
-from .joint_rows import joint_geometry as _geometry
+from .joint_rows import _position_rows, geometry_scratch, joint_errors, joint_geometry, uses_angles
+from .joints import AXIS_LIMITED, AXIS_LOCKED
 
 
 @njit_kernel
-def _body_change(b, side, inv_mass, J, IJ, j, delta, index, n, out):
-    """A body's move ``out`` (6,) = ``(M^-1 J^T delta)`` for one side: (dx [m], dtheta [rad])."""
-    for i in range(6):
-        out[i] = 0.0
-    for a in range(n):
-        r = index[a]
-        for i in range(3):
-            out[i] += inv_mass[b] * J[j, r, 0, i] * delta[r]
-            out[3 + i] += IJ[j, r, side, i] * delta[r]
-    sgn = 1.0 if side == 1 else -1.0
-    for i in range(6):
-        out[i] *= sgn
-
-
-@njit_kernel
-def _clamp_factor(change, max_move, max_turn):
-    lin = math.sqrt(change[0] ** 2 + change[1] ** 2 + change[2] ** 2)
-    ang = math.sqrt(change[3] ** 2 + change[4] ** 2 + change[5] ** 2)
+def _clamp_factor(c0, c1, c2, c3, c4, c5, max_move, max_turn):
+    """The largest scale ``<= 1`` of a body's move ``(dx [m], dtheta [rad])`` within ``max_move`` and ``max_turn``."""
+    lin = math.sqrt(c0**2 + c1**2 + c2**2)
+    ang = math.sqrt(c3**2 + c4**2 + c5**2)
     f = 1.0
     if lin > max_move:
         f = min(f, max_move / lin)
@@ -67,15 +48,18 @@ SHAKE_TURN = 1e-2
 
 
 @njit_kernel
-def _apply_change(b, change, scale, dt, pos, quat, vel, omega):
-    """Move body ``b`` by ``scale * change`` and add the same over ``dt`` to its velocity (SHAKE), the velocity's
-    share clamped to ``SHAKE_MOVE``, ``SHAKE_TURN``."""
-    w0, w1, w2 = scale * change[3], scale * change[4], scale * change[5]
-    follow = scale * _clamp_factor(change, SHAKE_MOVE / max(scale, 1e-300), SHAKE_TURN / max(scale, 1e-300))
+def _apply_change(b, change, at, scale, dt, pos, quat, vel, omega):
+    """Move body ``b`` by ``scale * change[at]`` (``change`` (k, 6): dx [m], dtheta [rad]) and add the same over
+    ``dt`` to its velocity (SHAKE), the velocity's share clamped to ``SHAKE_MOVE``, ``SHAKE_TURN``. The row is
+    indexed in place: a view per call would cost reference-count updates in a per-joint loop."""
+    w0, w1, w2 = scale * change[at, 3], scale * change[at, 4], scale * change[at, 5]
+    limit = max(scale, 1e-300)
+    follow = scale * _clamp_factor(change[at, 0], change[at, 1], change[at, 2], change[at, 3], change[at, 4],
+                                   change[at, 5], SHAKE_MOVE / limit, SHAKE_TURN / limit)  # fmt: skip
     for i in range(3):
-        pos[b, i] += scale * change[i]
-        vel[b, i] += follow * change[i] / dt
-        omega[b, i] += follow * change[3 + i] / dt
+        pos[b, i] += scale * change[at, i]
+        vel[b, i] += follow * change[at, i] / dt
+        omega[b, i] += follow * change[at, 3 + i] / dt
     qw, qx, qy, qz = quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]
     quat[b, 0] = qw + 0.5 * (-w0 * qx - w1 * qy - w2 * qz)
     quat[b, 1] = qx + 0.5 * (w0 * qw + w1 * qz - w2 * qy)
@@ -93,46 +77,87 @@ def _progressed(now, before, tolerance, stall, settled):
     return now > tolerance and (now > settled or now < stall * before)
 
 
-@njit_kernel(inline="always")
-def _project_joint(j, joints, rows, body_inv_mass, tolerance, max_move, max_turn, dt, pos, quat, vel, omega, scratch,
-                   factors, factored, rows_of, seen):  # fmt: skip
-    """One joint's correction in a pass (module docstring), its errors before it folded into ``seen`` (2,) [m, rad];
-    a joint within ``tolerance`` on every axis is left alone. Returns whether it moved its bodies."""
-    joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
-    kind, J, IJ, row_K = rows[0], rows[1], rows[2], rows[7]
-    g, s, Jg, C, rhs, delta, index, change0, change1 = scratch
-    b0, b1 = joint_body[j, 0], joint_body[j, 1]
-    _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
-    n, axes, worst = 0, 0, 0.0
-    for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
-        k = index[a]
-        seen[0 if k < 3 else 1] = max(seen[0 if k < 3 else 1], abs(C[k]))
-        worst = max(worst, abs(C[k]))
-        if kind[j, k] != 0:  # rows without mass (both sides immovable) stay off
-            index[n] = k
-            rhs[k] = -C[k]
-            axes |= 1 << k
-            n += 1
-    if n == 0 or worst <= tolerance:
-        return False
-    for a in range(n):
-        rows_of[j, a] = index[a]
-    if factored[j] != axes:
-        joint_cholesky_factor(j, n, rows_of, row_K, factors)
-        factored[j] = axes
-    joint_cholesky_solve(j, n, rows_of, factors, rhs, delta)
-    f = 1.0
-    if b0 >= 0:
-        _body_change(b0, np.int64(0), body_inv_mass, J, IJ, j, delta, index, np.int64(n), change0)
-        f = min(f, _clamp_factor(change0, max_move, max_turn))
-    if b1 >= 0:
-        _body_change(b1, np.int64(1), body_inv_mass, J, IJ, j, delta, index, np.int64(n), change1)
-        f = min(f, _clamp_factor(change1, max_move, max_turn))
-    if b0 >= 0:
-        _apply_change(b0, change0, f, dt, pos, quat, vel, omega)
-    if b1 >= 0:
-        _apply_change(b1, change1, f, dt, pos, quat, vel, omega)
-    return True
+@njit_kernel
+def _axis_error(f, s, lower, upper):
+    """The error [m | rad] of one axis at coordinate ``s`` with flags ``f``, and whether the projection corrects it:
+    a locked axis always, a limited one outside its limits (:func:`.joint_rows._position_rows`)."""
+    if f & AXIS_LOCKED:
+        return s - lower, True
+    if f & AXIS_LIMITED:
+        if s < lower:
+            return s - lower, True
+        if s > upper:
+            return s - upper, True
+    return 0.0, False
+
+
+@njit_kernel
+def _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, kind, J, IJ, row_K, body_inv_mass,
+                     joint_broken, tolerance, max_move, max_turn, dt, pos, quat, vel, omega, g, s, Jg, rhs, delta,
+                     index, change, factors, factored, rows_of, seen):  # fmt: skip
+    """One Gauss–Seidel pass of :func:`project_joints`: each unbroken joint's errors measured at the current poses
+    (folded into ``seen`` (2,) [m, rad]) and, where one exceeds ``tolerance``, its bodies moved by
+    ``M^-1 J^T K^-1 (-C)`` (module docstring). Returns whether a body moved.
+
+    The joint's block is written out in the loop with every array indexed in place: a helper that takes arrays
+    costs two atomic reference-count updates per array per call (the architecture page's rule for per-item loops).
+    """
+    moved = False
+    for j in range(joint_body.shape[0]):
+        if joint_broken[j]:
+            continue
+        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
+        n, axes, worst = 0, 0, 0.0
+        for k in range(6):
+            err, corrected = _axis_error(flags[j, k], s[k], lower[j, k], upper[j, k])
+            if not corrected:
+                continue
+            seen[0 if k < 3 else 1] = max(seen[0 if k < 3 else 1], abs(err))
+            worst = max(worst, abs(err))
+            if kind[j, k] != 0:  # rows without mass (both sides immovable) stay off
+                index[n] = k
+                rhs[k] = -err
+                axes |= 1 << k
+                n += 1
+        if n == 0 or worst <= tolerance:
+            continue
+        for a in range(n):
+            rows_of[j, a] = index[a]
+        if factored[j] != axes:
+            joint_cholesky_factor(j, n, rows_of, row_K, factors)
+            factored[j] = axes
+        for a in range(n):  # L L^T delta = rhs (:func:`.joint_block.joint_cholesky_solve`, written out)
+            t = rhs[index[a]]
+            for c in range(a):
+                t -= factors[j, a, c] * delta[index[c]]
+            delta[index[a]] = t / factors[j, a, a]
+        for a in range(n - 1, -1, -1):
+            t = delta[index[a]]
+            for c in range(a + 1, n):
+                t -= factors[j, c, a] * delta[index[c]]
+            delta[index[a]] = t / factors[j, a, a]
+        f = 1.0
+        for side in range(2):  # each body's move M^-1 J^T delta, with its side's sign
+            b = joint_body[j, side]
+            if b < 0:
+                continue
+            for i in range(6):
+                change[side, i] = 0.0
+            for a in range(n):
+                r = index[a]
+                for i in range(3):
+                    change[side, i] += body_inv_mass[b] * J[j, r, 0, i] * delta[r]
+                    change[side, 3 + i] += IJ[j, r, side, i] * delta[r]
+            sgn = 1.0 if side == 1 else -1.0
+            for i in range(6):
+                change[side, i] *= sgn
+            f = min(f, _clamp_factor(change[side, 0], change[side, 1], change[side, 2], change[side, 3],
+                                     change[side, 4], change[side, 5], max_move, max_turn))  # fmt: skip
+        for side in range(2):
+            if joint_body[j, side] >= 0:
+                _apply_change(joint_body[j, side], change, side, f, dt, pos, quat, vel, omega)
+        moved = True
+    return moved
 
 
 @njit_kernel
@@ -151,13 +176,15 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
     next pass cost no pass of their own; the pass that finds every joint within the tolerance moves nothing and its
     errors are the final ones.
     """
-    nj = joints[0].shape[0]
+    joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
+    kind, J, IJ, row_K = rows[0], rows[1], rows[2], rows[7]
+    nj = joint_body.shape[0]
     if passes <= 0:
         joint_errors(joints, joint_broken, pos, quat, out_error)
         return 0
     g, s, Jg = geometry_scratch()
-    scratch = (g, s, Jg, np.zeros(JOINT_ROWS), np.zeros(JOINT_ROWS), np.zeros(JOINT_ROWS),
-               np.zeros(JOINT_ROWS, np.int64), np.zeros(6), np.zeros(6))  # fmt: skip
+    rhs, delta, index = np.zeros(JOINT_ROWS), np.zeros(JOINT_ROWS), np.zeros(JOINT_ROWS, np.int64)
+    change = np.zeros((2, 6))
     factors = np.zeros((nj, 6, 6))
     factored = np.full(nj, -1, np.int64)  # the bit set of axes each joint's factor holds
     rows_of = np.zeros((nj, 6), np.int64)  # each joint's projected rows, as the factor's kernels index them
@@ -166,11 +193,9 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
     done = 0
     for _ in range(passes + 1):
         seen[:] = 0.0
-        moved = False
-        for j in range(nj):
-            if not joint_broken[j]:
-                moved |= _project_joint(j, joints, rows, body_inv_mass, tolerance, max_move, max_turn, dt, pos, quat,
-                                        vel, omega, scratch, factors, factored, rows_of, seen)  # fmt: skip
+        moved = _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, kind, J, IJ, row_K,
+                                 body_inv_mass, joint_broken, tolerance, max_move, max_turn, dt, pos, quat, vel, omega,
+                                 g, s, Jg, rhs, delta, index, change, factors, factored, rows_of, seen)  # fmt: skip
         out_error[:] = seen
         if not moved:
             return done  # nothing moved: ``seen`` are the errors left
@@ -222,7 +247,7 @@ def _collect_position_rows(joints, rows, joint_broken, pos, quat, row_joint, row
     for j in range(joint_body.shape[0]):
         if joint_broken[j]:
             continue
-        _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
+        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
         for a in range(_position_rows(j, flags, lower, upper, s, C, index)):
             r = index[a]
             side = 0 if r < 3 else 1
@@ -252,7 +277,7 @@ def _errors_and_rhs(joints, joint_broken, pos, quat, row_joint, row_slot, row_ta
     for j in range(joint_body.shape[0]):
         if joint_broken[j]:
             continue
-        _geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
+        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
         for k in range(_position_rows(j, flags, lower, upper, s, C, index)):
             r = index[k]
             side = 0 if r < 3 else 1
@@ -312,6 +337,8 @@ def project_joints_global(joints, rows, body_inv_mass, joint_broken, passes, tol
         for b in range(pos.shape[0]):
             if change[b, 0] != 0.0 or change[b, 3] != 0.0 or change[b, 1] != 0.0 or change[b, 4] != 0.0 \
                     or change[b, 2] != 0.0 or change[b, 5] != 0.0:  # fmt: skip
-                _apply_change(b, change[b], _clamp_factor(change[b], max_move, max_turn), dt, pos, quat, vel, omega)
+                f = _clamp_factor(change[b, 0], change[b, 1], change[b, 2], change[b, 3], change[b, 4], change[b, 5],
+                                  max_move, max_turn)  # fmt: skip
+                _apply_change(b, change, b, f, dt, pos, quat, vel, omega)
         _errors_and_rhs(joints, joint_broken, pos, quat, row_joint, row_slot, row_target, n, rhs, out_error)
     return done

@@ -46,7 +46,6 @@ from ..contact_solvers.joint_block import (
     pack_equalities,
 )
 from ..jit import njit_kernel
-from ..math.vec import cross_into
 from .joints import AXIS_LIMITED, AXIS_LOCKED, AXIS_MOTOR, AXIS_SPRING, SPRING1
 
 
@@ -77,54 +76,27 @@ _SLOT_FLAGS = np.array([AXIS_LOCKED | AXIS_LIMITED, AXIS_SPRING, AXIS_MOTOR], np
 """The axis flags that give slots 0–5, 6–11 and 12–13 a row (:func:`_slot_rows`)."""
 
 
-@njit_kernel
-def _rotation_into(w, x, y, z, g, slot):
-    """``g[slot]`` (3, 3) = the rotation matrix of the unit quaternion ``(w, x, y, z)``
-    (:func:`...math.quat.quat_to_matrix`, written into the scratch in place)."""
-    g[slot, 0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    g[slot, 0, 1] = 2.0 * (x * y - w * z)
-    g[slot, 0, 2] = 2.0 * (x * z + w * y)
-    g[slot, 1, 0] = 2.0 * (x * y + w * z)
-    g[slot, 1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    g[slot, 1, 2] = 2.0 * (y * z - w * x)
-    g[slot, 2, 0] = 2.0 * (x * z - w * y)
-    g[slot, 2, 1] = 2.0 * (y * z + w * x)
-    g[slot, 2, 2] = 1.0 - 2.0 * (x * x + y * y)
+@njit_kernel(inline="always")
+def _rotation9(w, x, y, z):
+    """The rotation matrix of the unit quaternion ``(w, x, y, z)`` as a row-major 9-tuple
+    (:func:`...math.quat.quat_to_matrix`'s entries, kept in registers)."""
+    return (
+        1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y),
+        2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x),
+        2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y),
+    )  # fmt: skip
 
 
-@njit_kernel
-def _side_frame(j, side, b, body_pos, body_quat, frame_pos, frame_quat, g):
-    """One side's joint frame in the world, into the scratch ``g`` (10, 3, 3): its axes as the columns of
-    ``g[side]``, its anchor ``g[5, side]`` and its body's centre (``g[5, 2]`` for side 0, ``g[6, 0]`` for side 1).
-
-    Every array is indexed in place: a view per call costs a reference count update, and the joint rows of a glued
-    wall spent more time in those than in the arithmetic."""
-    _rotation_into(frame_quat[j, side, 0], frame_quat[j, side, 1], frame_quat[j, side, 2], frame_quat[j, side, 3],
-                   g, 3)  # fmt: skip
-    cs, ci = (5, 2) if side == 0 else (6, 0)
-    if b < 0:
-        for i in range(3):
-            g[cs, ci, i] = 0.0
-            g[5, side, i] = frame_pos[j, side, i]
-            for k in range(3):
-                g[side, i, k] = g[3, i, k]
-        return
-    _rotation_into(body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3], g, 2)
-    for i in range(3):
-        g[cs, ci, i] = body_pos[b, i]
-        g[5, side, i] = body_pos[b, i] + g[2, i, 0] * frame_pos[j, side, 0] + g[2, i, 1] * frame_pos[j, side, 1] \
-            + g[2, i, 2] * frame_pos[j, side, 2]  # fmt: skip
-        for k in range(3):
-            g[side, i, k] = g[2, i, 0] * g[3, 0, k] + g[2, i, 1] * g[3, 1, k] + g[2, i, 2] * g[3, 2, k]
-
-
-@njit_kernel
-def _cross_row(ax, ay, az, g, k, out_J, row, part):
-    """``out_J[row, part] = a × (column k of g[0])``, the cross product of :func:`...math.vec.cross_into`."""
-    bx, by, bz = g[0, 0, k], g[0, 1, k], g[0, 2, k]
-    out_J[row, part, 0] = ay * bz - az * by
-    out_J[row, part, 1] = az * bx - ax * bz
-    out_J[row, part, 2] = ax * by - ay * bx
+@njit_kernel(inline="always")
+def _product9(a, b):
+    """``a b`` of two row-major 9-tuples."""
+    return (
+        a[0] * b[0] + a[1] * b[3] + a[2] * b[6], a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+        a[0] * b[2] + a[1] * b[5] + a[2] * b[8], a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+        a[3] * b[1] + a[4] * b[4] + a[5] * b[7], a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+        a[6] * b[0] + a[7] * b[3] + a[8] * b[6], a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+        a[6] * b[2] + a[7] * b[5] + a[8] * b[8],
+    )  # fmt: skip
 
 
 @njit_kernel
@@ -142,44 +114,62 @@ def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign,
 
     ``g``: scratch (10, 3, 3) from :func:`geometry_scratch`; afterwards ``g[0]``, ``g[1]`` hold the two frames' axes
     (columns), ``g[5, 0]``, ``g[5, 1]`` the anchors and ``g[5, 2]``, ``g[6, 0]`` the bodies' centres.
+
+    The arithmetic stays in scalars and tuples, and the arrays are indexed in place: a helper that takes an array
+    or a view costs two atomic reference-count updates per array per call, and the joint passes of a glued wall
+    once spent more time in those than in the arithmetic.
     """
-    _side_frame(j, 0, joint_body[j, 0], body_pos, body_quat, joint_frame_pos, joint_frame_quat, g)
-    _side_frame(j, 1, joint_body[j, 1], body_pos, body_quat, joint_frame_pos, joint_frame_quat, g)
+    for side in range(2):
+        f = _rotation9(joint_frame_quat[j, side, 0], joint_frame_quat[j, side, 1], joint_frame_quat[j, side, 2],
+                       joint_frame_quat[j, side, 3])  # fmt: skip
+        fx, fy, fz = joint_frame_pos[j, side, 0], joint_frame_pos[j, side, 1], joint_frame_pos[j, side, 2]
+        b = joint_body[j, side]
+        if b < 0:  # the world: the frame is already in world coordinates
+            axes, cx, cy, cz, px, py, pz = f, 0.0, 0.0, 0.0, fx, fy, fz
+        else:
+            r = _rotation9(body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3])
+            axes = _product9(r, f)
+            cx, cy, cz = body_pos[b, 0], body_pos[b, 1], body_pos[b, 2]
+            px = cx + r[0] * fx + r[1] * fy + r[2] * fz
+            py = cy + r[3] * fx + r[4] * fy + r[5] * fz
+            pz = cz + r[6] * fx + r[7] * fy + r[8] * fz
+        for i in range(3):
+            for k in range(3):
+                g[side, i, k] = axes[3 * i + k]
+        g[5, side, 0], g[5, side, 1], g[5, side, 2] = px, py, pz
+        c = 2 if side == 0 else 0
+        g[5 + side, c, 0], g[5 + side, c, 1], g[5 + side, c, 2] = cx, cy, cz
     a0x, a0y, a0z = g[5, 1, 0] - g[5, 2, 0], g[5, 1, 1] - g[5, 2, 1], g[5, 1, 2] - g[5, 2, 2]  # p1 - c0
     a1x, a1y, a1z = g[5, 1, 0] - g[6, 0, 0], g[5, 1, 1] - g[6, 0, 1], g[5, 1, 2] - g[6, 0, 2]  # p1 - c1
-    for k in range(3):
+    for k in range(3):  # linear rows: body0's axis k with the arms to body1's anchor
+        bx, by, bz = g[0, 0, k], g[0, 1, k], g[0, 2, k]
         s = 0.0
         for i in range(3):
             s += (g[5, 1, i] - g[5, 0, i]) * g[0, i, k]
-            out_J[k, 0, i] = g[0, i, k]
         out_s[k] = s
-        _cross_row(a0x, a0y, a0z, g, k, out_J, k, 1)
-        _cross_row(a1x, a1y, a1z, g, k, out_J, k, 2)
-    if not angular:
-        for k in range(3):
-            out_s[k] *= joint_sign[j, k]
-            for r in range(3):
-                for i in range(3):
-                    out_J[k, r, i] *= joint_sign[j, k]
-        return
-    for r in range(3):  # M = A^T B: body1's frame in body0's
-        for c in range(3):
-            g[4, r, c] = g[0, 0, r] * g[1, 0, c] + g[0, 1, r] * g[1, 1, c] + g[0, 2, r] * g[1, 2, c]
-    out_s[3] = math.atan2(-g[4, 1, 2], g[4, 2, 2])
-    out_s[4] = math.asin(min(max(g[4, 0, 2], -1.0), 1.0))
-    out_s[5] = math.atan2(-g[4, 0, 1], g[4, 0, 0])
-    _euler_rate_rows(g, out_J)
-    for k in range(6):
+        out_J[k, 0, 0], out_J[k, 0, 1], out_J[k, 0, 2] = bx, by, bz
+        out_J[k, 1, 0], out_J[k, 1, 1], out_J[k, 1, 2] = a0y * bz - a0z * by, a0z * bx - a0x * bz, a0x * by - a0y * bx
+        out_J[k, 2, 0], out_J[k, 2, 1], out_J[k, 2, 2] = a1y * bz - a1z * by, a1z * bx - a1x * bz, a1x * by - a1y * bx
+    if angular:
+        _euler_rows(g, out_s, out_J)
+    for k in range(6 if angular else 3):
         out_s[k] *= joint_sign[j, k]
         for r in range(3):
             for i in range(3):
                 out_J[k, r, i] *= joint_sign[j, k]
 
 
-@njit_kernel
-def _euler_rate_rows(g, out_J):
-    """Rows 3–5 of ``out_J``: the dual basis of the XYZ Euler axes ``(A x, (B z × A x)/|·|, B z)`` (world), ``A``,
-    ``B`` the frames' axes in ``g[0]``, ``g[1]``."""
+@njit_kernel(inline="always")
+def _euler_rows(g, out_s, out_J):
+    """Coordinates 3–5 of ``out_s``, the XYZ Euler angles of body1's frame in body0's (``M = A^T B``), and rows
+    3–5 of ``out_J``: the dual basis of the Euler axes ``(A x, (B z × A x)/|·|, B z)`` (world), ``A``, ``B`` the
+    frames' axes in ``g[0]``, ``g[1]``."""
+    for r in range(3):
+        for c in range(3):
+            g[4, r, c] = g[0, 0, r] * g[1, 0, c] + g[0, 1, r] * g[1, 1, c] + g[0, 2, r] * g[1, 2, c]
+    out_s[3] = math.atan2(-g[4, 1, 2], g[4, 2, 2])
+    out_s[4] = math.asin(min(max(g[4, 0, 2], -1.0), 1.0))
+    out_s[5] = math.atan2(-g[4, 0, 1], g[4, 0, 0])
     e1x, e1y, e1z = g[0, 0, 0], g[0, 1, 0], g[0, 2, 0]
     e3x, e3y, e3z = g[1, 0, 2], g[1, 1, 2], g[1, 2, 2]
     e2x, e2y, e2z = e3y * e1z - e3z * e1y, e3z * e1x - e3x * e1z, e3x * e1y - e3y * e1x
@@ -207,64 +197,44 @@ def geometry_scratch():
 
 
 @njit_kernel
-def _inv_inertia_row(b, I_world, J, IJ, j, r, side):
-    """``IJ[j, r, side] = I_b^-1 J[j, r, 1 + side]`` (zero for the world)."""
-    for i in range(3):
-        IJ[j, r, side, i] = 0.0
-        if b >= 0:
-            IJ[j, r, side, i] = (
-                I_world[b, i, 0] * J[j, r, 1 + side, 0]
-                + I_world[b, i, 1] * J[j, r, 1 + side, 1]
-                + I_world[b, i, 2] * J[j, r, 1 + side, 2]
-            )
-
-
-@njit_kernel(inline="always")
-def _slot_rows(j, flags, s, lower, upper, k, c, spring1, target, max_force, dt, slot, kind, b, lo, hi, gamma):
-    """Kind, bias and bounds of slot ``slot`` of joint ``j`` (axis ``slot % 6``; slots 12/13 are axes 0/3).
-
-    ``c``: SPRING2's damping [N·s/m] or SPRING1's rate [1/s]; ``max_force`` [N | N·m].
-    """
+def _slot_row(flags, s, lower, upper, k, c, spring1, target, max_force, dt, slot):
+    """``(kind, b, lo, hi, gamma)`` of a joint's slot ``slot`` (axis ``slot % 6``; slots 12/13 are axes 0/3):
+    ``flags`` the axis's flags, ``s`` its coordinate [m | rad], ``k`` its stiffness, ``c`` SPRING2's damping
+    [N·s/m] or SPRING1's rate [1/s], ``max_force`` [N | N·m]."""
     inf = math.inf
-    kind[j, slot], b[j, slot], lo[j, slot], hi[j, slot], gamma[j, slot] = ROW_OFF, 0.0, 0.0, 0.0, 0.0
     if slot < 6:
         if flags & AXIS_LOCKED:
-            kind[j, slot] = ROW_EQUALITY
-        elif flags & AXIS_LIMITED:
-            kind[j, slot] = ROW_BOXED
+            return ROW_EQUALITY, 0.0, 0.0, 0.0, 0.0
+        if flags & AXIS_LIMITED:
             if s - lower <= upper - s:  # the nearer limit: lower, pushes the coordinate up
-                b[j, slot], lo[j, slot], hi[j, slot] = max(s - lower, 0.0) / dt, 0.0, inf
-            else:
-                b[j, slot], lo[j, slot], hi[j, slot] = -max(upper - s, 0.0) / dt, -inf, 0.0
+                return ROW_BOXED, max(s - lower, 0.0) / dt, 0.0, inf, 0.0
+            return ROW_BOXED, -max(upper - s, 0.0) / dt, -inf, 0.0, 0.0
     elif slot < 12:
         if not flags & AXIS_SPRING:
-            return
+            return ROW_OFF, 0.0, 0.0, 0.0, 0.0
         if spring1:
             if k > 0.0:  # drive toward the rate -c k s, the force at most k |s|
-                kind[j, slot], b[j, slot], hi[j, slot] = ROW_BOXED, c * k * s, dt * k * abs(s)
-                lo[j, slot] = -hi[j, slot]
+                hi = dt * k * abs(s)
+                return ROW_BOXED, c * k * s, -hi, hi, 0.0
         elif c > 0.0:  # lambda = -h (k s + c u_end)
-            kind[j, slot], b[j, slot], gamma[j, slot] = ROW_EQUALITY, k * s / c, 1.0 / (dt * c)
+            return ROW_EQUALITY, k * s / c, 0.0, 0.0, 1.0 / (dt * c)
         elif k > 0.0:
-            kind[j, slot] = ROW_BOXED
-            lo[j, slot] = hi[j, slot] = -dt * k * s
+            return ROW_BOXED, 0.0, -dt * k * s, -dt * k * s, 0.0
     elif flags & AXIS_MOTOR:
-        kind[j, slot], b[j, slot] = ROW_BOXED, -target
-        lo[j, slot], hi[j, slot] = -max_force * dt, max_force * dt
+        return ROW_BOXED, -target, -max_force * dt, max_force * dt, 0.0
+    return ROW_OFF, 0.0, 0.0, 0.0, 0.0
 
 
 @njit_kernel
-def _own_anchor_arm(g, sign, out):
-    """The linear motor's angular part on body0, ``sign (p0 - x0) × a`` (into ``out`` (3,)), from the scratch
+def _own_anchor_arm(g, sign, J, j, r):
+    """The linear motor's angular part on body0, ``J[j, r, 1] = sign (p0 - x0) × a``, from the scratch
     :func:`joint_geometry` left in ``g``: a motor locks nothing, so the bodies may drift far apart along other
     axes, and it drives each body at its own anchor as Bullet does (an arm to body1's anchor would turn body0)."""
-    p0, c0, arm, axis = g[5, 0], g[5, 2], g[7, 0], g[7, 2]
-    for i in range(3):
-        arm[i] = p0[i] - c0[i]
-        axis[i] = g[0, i, 0]
-    cross_into(arm, axis, out)
-    for i in range(3):
-        out[i] *= sign
+    rx, ry, rz = g[5, 0, 0] - g[5, 2, 0], g[5, 0, 1] - g[5, 2, 1], g[5, 0, 2] - g[5, 2, 2]
+    ax, ay, az = g[0, 0, 0], g[0, 1, 0], g[0, 2, 0]
+    J[j, r, 1, 0] = (ry * az - rz * ay) * sign
+    J[j, r, 1, 1] = (rz * ax - rx * az) * sign
+    J[j, r, 1, 2] = (rx * ay - ry * ax) * sign
 
 
 @njit_kernel
@@ -279,89 +249,107 @@ def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_i
     """
     joint_body, frame_pos, frame_quat, flags, lower, upper, sign, stiff, damp, spring_type, target, max_imp = joints
     kind, J, IJ, b, lo, hi, gamma, K, L, eq_index, eq_count, box_index, box_count, pack = out
+    _slot_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, stiff, damp, spring_type, target, max_imp,
+               body_pos, body_quat, inv_inertia_world, vel_free, omega_free, joint_broken, dt, kind, J, IJ, b, lo, hi,
+               gamma)  # fmt: skip
+    _block_pass(joint_body, body_inv_mass, joint_broken, kind, J, IJ, b, gamma, K, L, eq_index, eq_count, box_index,
+                box_count, pack)  # fmt: skip
+
+
+@njit_kernel
+def _slot_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, stiff, damp, spring_type, target, max_imp,
+               body_pos, body_quat, inv_inertia_world, vel_free, omega_free, joint_broken, dt, kind, J, IJ, b, lo, hi,
+               gamma):  # fmt: skip
+    """Every unbroken joint's slots (:func:`compute_joint_rows`): kind, bounds and softness, the rows ``J`` and
+    ``IJ = I^-1 ang`` per side, and ``b = J u_free + bias``. Written out in the loop, every array indexed in place
+    (a helper that takes arrays costs reference-count updates per call)."""
     g, s, Jg = geometry_scratch()
     for j in range(joint_body.shape[0]):
-        eq_count[j] = 0
-        box_count[j] = 0
         if joint_broken[j]:
             for r in range(JOINT_ROWS):
                 kind[j, r] = ROW_OFF
             continue
-        b0, b1 = joint_body[j, 0], joint_body[j, 1]
         joint_geometry(j, joint_body, frame_pos, frame_quat, sign, body_pos, body_quat, uses_angles(flags, j), g, s,
                        Jg)  # fmt: skip
         for r in range(JOINT_ROWS):
             axis = r % 6 if r < 12 else 3 * (r - 12)
+            kind[j, r], b[j, r], lo[j, r], hi[j, r], gamma[j, r] = ROW_OFF, 0.0, 0.0, 0.0, 0.0
             if not flags[j, axis] & _SLOT_FLAGS[r // 6]:  # a slot the axis does not use (most of a joint's)
-                kind[j, r], b[j, r], lo[j, r], hi[j, r], gamma[j, r] = ROW_OFF, 0.0, 0.0, 0.0, 0.0
+                continue
+            kind[j, r], b[j, r], lo[j, r], hi[j, r], gamma[j, r] = _slot_row(
+                flags[j, axis], s[axis], lower[j, axis], upper[j, axis], stiff[j, axis], damp[j, axis],
+                spring_type[j] == SPRING1, target[j, axis], max_imp[j, axis], dt, r)  # fmt: skip
+            if kind[j, r] == ROW_OFF:
                 continue
             for p in range(3):
                 for i in range(3):
                     J[j, r, p, i] = Jg[axis, p, i]
-            _slot_rows(j, flags[j, axis], s[axis], lower[j, axis], upper[j, axis], stiff[j, axis], damp[j, axis],
-                       spring_type[j] == SPRING1, target[j, axis], max_imp[j, axis], dt, r, kind, b, lo, hi,
-                       gamma)  # fmt: skip
+            if r == MOTOR_LINEAR_SLOT:
+                _own_anchor_arm(g, sign[j, 0], J, j, r)
+            u = 0.0  # J u_free: lin·(v1 - v0) + ang1·w1 - ang0·w0, the world at rest
+            for side in range(2):
+                bb = joint_body[j, side]
+                for i in range(3):  # IJ = I_b^-1 J_ang (zero for the world)
+                    IJ[j, r, side, i] = 0.0
+                    if bb >= 0:
+                        IJ[j, r, side, i] = inv_inertia_world[bb, i, 0] * J[j, r, 1 + side, 0] \
+                            + inv_inertia_world[bb, i, 1] * J[j, r, 1 + side, 1] \
+                            + inv_inertia_world[bb, i, 2] * J[j, r, 1 + side, 2]  # fmt: skip
+            b0, b1 = joint_body[j, 0], joint_body[j, 1]
+            for i in range(3):
+                if b1 >= 0:
+                    u += J[j, r, 0, i] * vel_free[b1, i] + J[j, r, 2, i] * omega_free[b1, i]
+                if b0 >= 0:
+                    u -= J[j, r, 0, i] * vel_free[b0, i] + J[j, r, 1, i] * omega_free[b0, i]
+            b[j, r] += u
+
+
+@njit_kernel
+def _block_pass(joint_body, body_inv_mass, joint_broken, kind, J, IJ, b, gamma, K, L, eq_index, eq_count, box_index,
+                box_count, pack):  # fmt: skip
+    """Every unbroken joint's effective mass ``K = J M^-1 J^T + diag(gamma)`` over its active rows, the factor of
+    its equality block and, for the sweep's fast path, its packed block (:func:`pack_equalities`); rows without
+    mass (both sides immovable) go off. Written out in the loop, every array indexed in place."""
+    for j in range(joint_body.shape[0]):
+        eq_count[j] = 0
+        box_count[j] = 0
+        if joint_broken[j]:
+            continue
+        b0, b1 = joint_body[j, 0], joint_body[j, 1]
+        m0 = body_inv_mass[b0] if b0 >= 0 else 0.0
+        m1 = body_inv_mass[b1] if b1 >= 0 else 0.0
+        for r in range(JOINT_ROWS):
             if kind[j, r] == ROW_OFF:
                 continue
-            if r == MOTOR_LINEAR_SLOT:
-                _own_anchor_arm(g, sign[j, 0], J[j, r, 1])
-            _inv_inertia_row(b0, inv_inertia_world, J, IJ, j, r, 0)
-            _inv_inertia_row(b1, inv_inertia_world, J, IJ, j, r, 1)
-            b[j, r] += _row_speed_single(J, j, r, b0, b1, vel_free, omega_free)
-        _joint_block(j, b0, b1, body_inv_mass, kind, J, IJ, gamma, K, L, eq_index, eq_count, box_index, box_count)
-        if box_count[j] == 0 and 0 < eq_count[j] <= PACK_ROWS:  # the sweep's fast path (:func:`pack_equalities`)
+            diag = 0.0  # the row's coupling with itself
+            for i in range(3):
+                diag += (m0 + m1) * J[j, r, 0, i] * J[j, r, 0, i] + J[j, r, 1, i] * IJ[j, r, 0, i] \
+                    + J[j, r, 2, i] * IJ[j, r, 1, i]  # fmt: skip
+            diag += gamma[j, r]
+            if not diag > 1e-300:  # both sides immovable: nothing to solve
+                kind[j, r] = ROW_OFF
+            elif kind[j, r] == ROW_EQUALITY:
+                eq_index[j, eq_count[j]] = r
+                eq_count[j] += 1
+            else:
+                box_index[j, box_count[j]] = r
+                box_count[j] += 1
+        m = m0 + m1
+        for r in range(JOINT_ROWS):
+            if kind[j, r] == ROW_OFF:
+                continue
+            for c in range(r + 1):  # K is symmetric: J_r M^-1 J_c^T
+                if kind[j, c] != ROW_OFF:
+                    k = 0.0
+                    for i in range(3):
+                        k += m * J[j, r, 0, i] * J[j, c, 0, i] + J[j, r, 1, i] * IJ[j, c, 0, i] \
+                            + J[j, r, 2, i] * IJ[j, c, 1, i]  # fmt: skip
+                    K[j, r, c] = k
+                    K[j, c, r] = k
+            K[j, r, r] += gamma[j, r]
+        joint_cholesky_factor(j, eq_count[j], eq_index, K, L)
+        if box_count[j] == 0 and 0 < eq_count[j] <= PACK_ROWS:  # the sweep's fast path
             pack_equalities(j, eq_count[j], eq_index, J, IJ, L, b, gamma, pack)
-
-
-@njit_kernel
-def _row_speed_single(J, j, r, b0, b1, vel, omega):
-    """``lin·(v1 - v0) + ang1·w1 - ang0·w0`` of row ``r`` of joint ``j`` with one velocity array per kind (the world
-    at rest)."""
-    u = 0.0
-    for i in range(3):
-        if b1 >= 0:
-            u += J[j, r, 0, i] * vel[b1, i] + J[j, r, 2, i] * omega[b1, i]
-        if b0 >= 0:
-            u -= J[j, r, 0, i] * vel[b0, i] + J[j, r, 1, i] * omega[b0, i]
-    return u
-
-
-@njit_kernel
-def _joint_block(j, b0, b1, body_inv_mass, kind, J, IJ, gamma, K, L, eq_index, eq_count, box_index, box_count):
-    """Effective mass of joint ``j``'s active rows and the factor of its equality block; rows without mass go off."""
-    for r in range(JOINT_ROWS):
-        if kind[j, r] == ROW_OFF:
-            continue
-        m0 = body_inv_mass[b0] if b0 >= 0 else 0.0  # row_coupling of the row with itself, in place
-        m1 = body_inv_mass[b1] if b1 >= 0 else 0.0
-        diag = 0.0
-        for i in range(3):
-            diag += (m0 + m1) * J[j, r, 0, i] * J[j, r, 0, i] + J[j, r, 1, i] * IJ[j, r, 0, i] \
-                + J[j, r, 2, i] * IJ[j, r, 1, i]  # fmt: skip
-        diag += gamma[j, r]
-        if not diag > 1e-300:  # both sides immovable: nothing to solve
-            kind[j, r] = ROW_OFF
-            continue
-        if kind[j, r] == ROW_EQUALITY:
-            eq_index[j, eq_count[j]] = r
-            eq_count[j] += 1
-        else:
-            box_index[j, box_count[j]] = r
-            box_count[j] += 1
-    m = (body_inv_mass[b0] if b0 >= 0 else 0.0) + (body_inv_mass[b1] if b1 >= 0 else 0.0)
-    for r in range(JOINT_ROWS):
-        if kind[j, r] == ROW_OFF:
-            continue
-        for c in range(r + 1):  # K is symmetric: J_r M^-1 J_c^T (written out for the step's speed)
-            if kind[j, c] != ROW_OFF:
-                k = 0.0
-                for i in range(3):
-                    k += m * J[j, r, 0, i] * J[j, c, 0, i] + J[j, r, 1, i] * IJ[j, c, 0, i] \
-                        + J[j, r, 2, i] * IJ[j, c, 1, i]  # fmt: skip
-                K[j, r, c] = k
-                K[j, c, r] = k
-        K[j, r, r] += gamma[j, r]
-    joint_cholesky_factor(j, eq_count[j], eq_index, K, L)
 
 
 def joint_model_arrays(m) -> tuple:
