@@ -95,17 +95,26 @@ def quat_integrate(q, omega, h):
     kinematic map of course eq. 73, i.e. ``Qdot = 1/2 (0, omega) ⊗ Q``; eq. 75
     says to renormalise after every update.
     """
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    ox, oy, oz = omega[0], omega[1], omega[2]
-    dq = np.empty(4)
-    dq[0] = 0.5 * (-x * ox - y * oy - z * oz)
-    dq[1] = 0.5 * (w * ox + z * oy - y * oz)
-    dq[2] = 0.5 * (-z * ox + w * oy + x * oz)
-    dq[3] = 0.5 * (y * ox - x * oy + w * oz)
+    w, x, y, z = quat_step(q[0], q[1], q[2], q[3], omega[0], omega[1], omega[2], h)
     out = np.empty(4)
-    for i in range(4):
-        out[i] = q[i] + h * dq[i]
-    return quat_normalize(out)
+    out[0], out[1], out[2], out[3] = w, x, y, z
+    return out
+
+
+@njit_kernel
+def quat_step(w, x, y, z, ox, oy, oz, h):
+    """:func:`quat_integrate` in scalars: ``(w, x, y, z)`` stepped by the world-frame ``(ox, oy, oz)`` [rad/s] over
+    ``h`` [s] and normalised (the identity for a zero result). A per-body loop calls this one: it allocates
+    nothing and takes no array, so it costs no reference-count updates."""
+    dw = 0.5 * (-x * ox - y * oy - z * oz)
+    dx = 0.5 * (w * ox + z * oy - y * oz)
+    dy = 0.5 * (-z * ox + w * oy + x * oz)
+    dz = 0.5 * (y * ox - x * oy + w * oz)
+    w, x, y, z = w + h * dw, x + h * dx, y + h * dy, z + h * dz
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    if n == 0.0:
+        return 1.0, 0.0, 0.0, 0.0
+    return w / n, x / n, y / n, z / n
 
 
 @njit_kernel

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..jit import njit_kernel
-from ..math.quat import quat_angular_velocity, quat_integrate, quat_normalize, quat_slerp, quat_to_matrix
+from ..math.quat import quat_angular_velocity, quat_normalize, quat_slerp, quat_step, quat_to_matrix
 from ..math.vec import cross_into, mat3_sandwich, mat3_vec_into
 
 
@@ -90,7 +90,6 @@ def integrate_positions(
     their targets. ``pseudo_vel``, ``pseudo_omega`` (nb, 3): the split impulse's position-only velocities
     (:mod:`.position_correction`), zero without it.
     """
-    w = np.empty(3)
     for b in range(body_kind.shape[0]):
         if body_kind[b] != 1:
             out_pos[b] = body_target_pos[b]
@@ -98,8 +97,12 @@ def integrate_positions(
             continue
         for k in range(3):
             out_pos[b, k] = body_pos[b, k] + dt * (body_vel[b, k] + pseudo_vel[b, k])
-            w[k] = body_omega[b, k] + pseudo_omega[b, k]
-        out_quat[b] = quat_integrate(body_quat[b], w, dt)
+        w0 = body_omega[b, 0] + pseudo_omega[b, 0]
+        w1 = body_omega[b, 1] + pseudo_omega[b, 1]
+        w2 = body_omega[b, 2] + pseudo_omega[b, 2]
+        out_quat[b, 0], out_quat[b, 1], out_quat[b, 2], out_quat[b, 3] = quat_step(
+            body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3], w0, w1, w2, dt
+        )
 
 
 @njit_kernel
@@ -141,4 +144,6 @@ def drift_to_midpoint(body_kind, body_pos, body_quat, body_vel, body_omega, body
             continue
         for k in range(3):
             out_pos[b, k] = body_pos[b, k] + half * body_vel[b, k]
-        out_quat[b] = quat_integrate(body_quat[b], body_omega[b], half)
+        out_quat[b, 0], out_quat[b, 1], out_quat[b, 2], out_quat[b, 3] = quat_step(
+            body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3], body_omega[b, 0], body_omega[b, 1],
+            body_omega[b, 2], half)  # fmt: skip
