@@ -245,8 +245,10 @@ def collide_box_capsule(pb, Rb, hb, pc, Rc, rc, hc, margin, pair_index, sgn, out
 
 
 @njit_kernel
-def _clip_polygon(src_pos, src_tag, count, axis, side, limit, plane, dst_pos, dst_tag):
-    """Sutherland-Hodgman: keep the part of a polygon with ``side * x[axis] <= limit (1 + _CLIP_SLOP)``.
+def _clip_polygon(clip_pos, clip_tag, src, count, axis, side, limit, plane):
+    """Sutherland-Hodgman: keep the part of polygon ``clip_pos[src]`` with ``side * x[axis] <= limit (1 +
+    _CLIP_SLOP)``, written into ``clip_pos[1 - src]`` (the double buffer indexed in place: a view per call would
+    cost reference-count updates in the narrow phase's per-pair loop).
 
     Returns the new vertex count (at most count + 1).
 
@@ -254,43 +256,63 @@ def _clip_polygon(src_pos, src_tag, count, axis, side, limit, plane, dst_pos, ds
     plane c; a point created on edge e by plane c gets id ``4 + 4 e + c`` (or a reference-face corner id
     ``20 + corner`` when e is itself a side plane), so ids stay the same while the same features touch.
     """
+    dst = 1 - src
     out = 0
     limit = limit * (1.0 + _CLIP_SLOP)
     tol = 1.0e-12 * (1.0 + abs(limit))
     for i in range(count):
         j = i + 1 if i + 1 < count else 0
-        fi = side * src_pos[i, axis] - limit
-        fj = side * src_pos[j, axis] - limit
-        edge = src_tag[i, 1]
+        fi = side * clip_pos[src, i, axis] - limit
+        fj = side * clip_pos[src, j, axis] - limit
+        edge = clip_tag[src, i, 1]
         in_i = fi <= tol
         in_j = fj <= tol
         if in_i:
-            dst_pos[out] = src_pos[i]
-            dst_tag[out, 0] = src_tag[i, 0]
-            dst_tag[out, 1] = edge
+            for c in range(3):
+                clip_pos[dst, out, c] = clip_pos[src, i, c]
+            clip_tag[dst, out, 0] = clip_tag[src, i, 0]
+            clip_tag[dst, out, 1] = edge
             out += 1
         if in_i != in_j:
             t = clamp(fi / (fi - fj), 0.0, 1.0)
             for c in range(3):
-                dst_pos[out, c] = src_pos[i, c] + t * (src_pos[j, c] - src_pos[i, c])
+                clip_pos[dst, out, c] = clip_pos[src, i, c] + t * (clip_pos[src, j, c] - clip_pos[src, i, c])
             if edge < 4:
-                dst_tag[out, 0] = 4 + 4 * edge + plane
+                clip_tag[dst, out, 0] = 4 + 4 * edge + plane
             else:
                 # Corner of two side planes: bit 0 from the u-plane (0/1), bit 1 from the v-plane (2/3).
                 pu = plane if plane < 2 else edge - 4
                 pv = edge - 4 if plane < 2 else plane
-                dst_tag[out, 0] = 20 + (pu & 1) + 2 * (pv & 1)
+                clip_tag[dst, out, 0] = 20 + (pu & 1) + 2 * (pv & 1)
             # Leaving: walk along the plane to the re-entry point; entering: continue along the edge.
-            dst_tag[out, 1] = 4 + plane if in_i else edge
+            clip_tag[dst, out, 1] = 4 + plane if in_i else edge
             out += 1
     return out
 
 
 @njit_kernel
-def _box_radius_along(R, h, axis):
-    """Half-width [m] of the box (R, h) along the unit ``axis``: ``sum_i h_i |axis . R e_i|`` (course eq. 86)."""
-    r = h[0] * abs(dot3(axis, column3(R, 0))) + h[1] * abs(dot3(axis, column3(R, 1)))
-    r += h[2] * abs(dot3(axis, column3(R, 2)))
+def _columns(R):
+    """The columns of a rotation ``R`` (3, 3) as a tuple of three 3-tuples: the box-box kernels below take a box's
+    axes this way (tuples stay in registers; arrays handed down a call chain cost reference-count updates)."""
+    return column3(R, 0), column3(R, 1), column3(R, 2)
+
+
+@njit_kernel
+def _rotate_columns(C, v):
+    """``R v`` for ``R``'s columns ``C`` (:func:`...math.vec.rotate3`, the same arithmetic)."""
+    return (
+        C[0][0] * v[0] + C[1][0] * v[1] + C[2][0] * v[2],
+        C[0][1] * v[0] + C[1][1] * v[1] + C[2][1] * v[2],
+        C[0][2] * v[0] + C[1][2] * v[1] + C[2][2] * v[2],
+    )
+
+
+@njit_kernel
+def _box_radius_along(C, h, axis):
+    """Half-width [m] of the box (axes ``C``, half extents ``h``) along the unit ``axis``: ``sum_i h_i |axis .
+    R e_i|`` (course eq. 86)."""
+    r = h[0] * abs(dot3(axis, C[0])) + h[1] * abs(dot3(axis, C[1]))
+    r += h[2] * abs(dot3(axis, C[2]))
     return r
 
 
@@ -298,14 +320,15 @@ def _box_radius_along(R, h, axis):
 def _face_axes_separation(R_own, h_own, R_other, h_other, d, margin):
     """Largest separation over the 3 face axes of one box (SAT, course eq. 86).
 
-    ``d`` is the centre offset from box A to box B. Returns ``(separation, axis, sign of d along it)``;
+    ``R_*``: a box's axes as column tuples (:func:`_columns`), ``h_*`` its half extents; ``d`` is the centre offset
+    from box A to box B. Returns ``(separation, axis, sign of d along it)``;
     stops early (returning a separation > margin) as soon as one axis separates the boxes.
     """
     best = -INF
     best_axis = 0
     best_sign = 1.0
     for i in range(3):
-        axis = column3(R_own, i)
+        axis = R_own[i]
         r_other = _box_radius_along(R_other, h_other, axis)
         dl = dot3(d, axis)
         sep = abs(dl) - h_own[i] - r_other
@@ -330,7 +353,7 @@ def _edge_axes_separation(Ra, ha, Rb, hb, d, margin):
     edge_axis = (0.0, 0.0, 1.0)
     for i in range(3):
         for j in range(3):
-            axis = cross3(column3(Ra, i), column3(Rb, j))
+            axis = cross3(Ra[i], Rb[j])
             length = norm3(axis)
             if length < PARALLEL_CROSS:
                 continue
@@ -352,17 +375,17 @@ def _emit_box_edge_edge(out, pair_index, sgn, margin, pa, Ra, ha, pb, Rb, hb, ed
 
     One contact midway between the closest points ``x`` (on a) and ``y`` (on b), ``phi = (y - x) . n`` [m].
     """
-    ca = vec3(pa)
-    cb = vec3(pb)
+    ca = pa
+    cb = pb
     for m in range(3):
         if m != edge_i:
-            col = column3(Ra, m)
+            col = Ra[m]
             ca = axpy3(sign(dot3(col, n)) * ha[m], col, ca)
         if m != edge_j:
-            col = column3(Rb, m)
+            col = Rb[m]
             cb = axpy3(-sign(dot3(col, n)) * hb[m], col, cb)
-    ea = column3(Ra, edge_i)
-    eb = column3(Rb, edge_j)
+    ea = Ra[edge_i]
+    eb = Rb[edge_j]
     p0 = axpy3(-ha[edge_i], ea, ca)
     q0 = axpy3(-hb[edge_j], eb, cb)
     da = scale3(ea, 2.0 * ha[edge_i])
@@ -377,7 +400,8 @@ def _emit_box_edge_edge(out, pair_index, sgn, margin, pa, Ra, ha, pb, Rb, hb, ed
 
 @njit_kernel
 def _incident_face_polygon(pr, Rr, pi, Ri, hi, n_ref, clip_pos, clip_tag):
-    """Write the incident face of box i (outward normal most anti-parallel to ``n_ref``) into ``clip_pos[0]``.
+    """Write the incident face of box i (outward normal most anti-parallel to ``n_ref``) into ``clip_pos[0]``;
+    positions and half extents as tuples, axes as column tuples (:func:`_columns`).
 
     The 4 corners (4, 3) [m] are in the reference box frame, counter-clockwise (+,+), (-,+), (-,-), (+,-);
     corner q gets tag ``(q, q)`` (edge q joins corner q to q + 1).
@@ -385,20 +409,20 @@ def _incident_face_polygon(pr, Rr, pi, Ri, hi, n_ref, clip_pos, clip_tag):
     f = 0
     best_c = -1.0
     for j in range(3):
-        c = abs(dot3(column3(Ri, j), n_ref))
+        c = abs(dot3(Ri[j], n_ref))
         if c > best_c:
             best_c, f = c, j
-    f_sign = -sign(dot3(column3(Ri, f), n_ref))
-    face_center = axpy3(f_sign * hi[f], column3(Ri, f), vec3(pi))
+    f_sign = -sign(dot3(Ri[f], n_ref))
+    face_center = axpy3(f_sign * hi[f], Ri[f], pi)
     u = (f + 1) % 3
     v = (f + 2) % 3
-    cr = vec3(pr)
     for q in range(4):
         su = 1.0 if (q == 0 or q == 3) else -1.0
         sv = 1.0 if q < 2 else -1.0
-        x = axpy3(su * hi[u], column3(Ri, u), face_center)
-        x = axpy3(sv * hi[v], column3(Ri, v), x)
-        xl = rotate_t3(Rr, sub3(x, cr))
+        x = axpy3(su * hi[u], Ri[u], face_center)
+        x = axpy3(sv * hi[v], Ri[v], x)
+        rel = sub3(x, pr)
+        xl = (dot3(Rr[0], rel), dot3(Rr[1], rel), dot3(Rr[2], rel))  # R^T rel (math.vec.rotate_t3)
         for c in range(3):
             clip_pos[0, q, c] = xl[c]
         clip_tag[0, q, 0] = q
@@ -406,27 +430,28 @@ def _incident_face_polygon(pr, Rr, pi, Ri, hi, n_ref, clip_pos, clip_tag):
 
 
 @njit_kernel
-def _in_plane_area(clip, a, b, q, ku, kv):
-    """Twice the signed area of the triangle (a, b, q) of clipped points projected on the reference face."""
-    ax, ay = clip[a, ku], clip[a, kv]
-    return (clip[b, ku] - ax) * (clip[q, kv] - ay) - (clip[b, kv] - ay) * (clip[q, ku] - ax)
+def _in_plane_area(clip, src, a, b, q, ku, kv):
+    """Twice the signed area of the triangle (a, b, q) of the clipped points ``clip[src]`` projected on the
+    reference face."""
+    ax, ay = clip[src, a, ku], clip[src, a, kv]
+    return (clip[src, b, ku] - ax) * (clip[src, q, kv] - ay) - (clip[src, b, kv] - ay) * (clip[src, q, ku] - ax)
 
 
 @njit_kernel
-def _manifold_of_four(clip, count, k, ref_sign, hk, margin):
+def _manifold_of_four(clip, src, count, k, ref_sign, hk, margin):
     """Bit mask of the clipped points to emit: all within margin when at most 4, else 4 that span the patch.
 
     A face-face clip gives up to 8 points; a pair needs 4 to hold a box flat, and more rows only slow the
     solver and share the same load (Bullet and ODE keep 4 too). Kept: the deepest point, the point farthest
     from it in the face plane, then the points of largest triangle area on either side of that diagonal.
-    ``clip`` (8, 3): points in the reference box frame; ``k``, ``ref_sign``, ``hk``: the reference face.
+    ``clip[src]`` (8, 3): points in the reference box frame; ``k``, ``ref_sign``, ``hk``: the reference face.
     """
     deepest, kept = -1, 0
     for q in range(count):
-        gap = ref_sign * clip[q, k] - hk
+        gap = ref_sign * clip[src, q, k] - hk
         if gap <= margin:
             kept += 1
-            if deepest < 0 or gap < ref_sign * clip[deepest, k] - hk:
+            if deepest < 0 or gap < ref_sign * clip[src, deepest, k] - hk:
                 deepest = q
     if kept <= 4:
         return 0xFF
@@ -434,14 +459,14 @@ def _manifold_of_four(clip, count, k, ref_sign, hk, margin):
     kv = (k + 2) % 3
     far, far_d = deepest, -1.0
     for q in range(count):
-        if ref_sign * clip[q, k] - hk <= margin:
-            d = (clip[q, ku] - clip[deepest, ku]) ** 2 + (clip[q, kv] - clip[deepest, kv]) ** 2
+        if ref_sign * clip[src, q, k] - hk <= margin:
+            d = (clip[src, q, ku] - clip[src, deepest, ku]) ** 2 + (clip[src, q, kv] - clip[src, deepest, kv]) ** 2
             if d > far_d:
                 far, far_d = q, d
     left, right, a_left, a_right = -1, -1, 0.0, 0.0
     for q in range(count):
-        if ref_sign * clip[q, k] - hk <= margin:
-            area = _in_plane_area(clip, deepest, far, q, ku, kv)
+        if ref_sign * clip[src, q, k] - hk <= margin:
+            area = _in_plane_area(clip, src, deepest, far, q, ku, kv)
             if area > a_left:
                 left, a_left = q, area
             elif area < a_right:
@@ -463,7 +488,7 @@ def _emit_box_face_face(out, pair_index, sgn, margin, pr, Rr, hr, pi, Ri, hi, k,
     projection, ``phi = ref_sign x_k - hr_k`` [m], normal ``flip * n_ref`` (a -> b). At most 4 contacts
     (:func:`_manifold_of_four`).
     """
-    n_ref = scale3(column3(Rr, k), ref_sign)
+    n_ref = scale3(Rr[k], ref_sign)
     _incident_face_polygon(pr, Rr, pi, Ri, hi, n_ref, clip_pos, clip_tag)
     count = np.int64(4)  # not the literal 4: _clip_polygon would be compiled for Literal[int](4) too
     src = 0
@@ -472,22 +497,19 @@ def _emit_box_face_face(out, pair_index, sgn, margin, pr, Rr, hr, pi, Ri, hi, k,
     for plane in range(4):
         axis = ku if plane < 2 else kv
         side = 1.0 if (plane & 1) == 0 else -1.0
-        count = _clip_polygon(
-            clip_pos[src], clip_tag[src], count, axis, side, hr[axis], plane, clip_pos[1 - src], clip_tag[1 - src]
-        )
+        count = _clip_polygon(clip_pos, clip_tag, src, count, axis, side, hr[axis], plane)
         src = 1 - src
         if count == 0:
             return
     n = scale3(n_ref, flip)
-    cr = vec3(pr)
-    keep = _manifold_of_four(clip_pos[src], count, k, ref_sign, hr[k], margin)
+    keep = _manifold_of_four(clip_pos, src, count, k, ref_sign, hr[k], margin)
     for q in range(count):
         xl = (clip_pos[src, q, 0], clip_pos[src, q, 1], clip_pos[src, q, 2])
         gap = ref_sign * component(xl, k) - hr[k]
         if gap <= margin and (keep >> q) & 1:
             # Midway between the incident point and its projection on the reference plane.
             local = with_component(xl, k, component(xl, k) - 0.5 * gap * ref_sign)
-            point = add3(cr, rotate3(Rr, local))
+            point = add3(pr, _rotate_columns(Rr, local))
             feature = clip_tag[src, q, 0] + _BOX_POINT_IDS * face_code
             emit_contact(out, pair_index, point, n, sgn, gap, feature)
 
@@ -510,27 +532,29 @@ def collide_box_box(pa, Ra, ha, pb, Rb, hb, margin, pair_index, sgn, clip_pos, c
         clip_pos: scratch, shape (2, 8, 3), float64.
         clip_tag: scratch, shape (2, 8, 2), int64.
     """
-    d = sub3(vec3(pb), vec3(pa))
-    scale = max(ha[0], ha[1], ha[2], hb[0], hb[1], hb[2])
-    best_a, axis_a, sign_a = _face_axes_separation(Ra, ha, Rb, hb, d, margin)
+    xa, Ca, sa = vec3(pa), _columns(Ra), vec3(ha)  # tuples from here down: no array changes hands
+    xb, Cb, sb = vec3(pb), _columns(Rb), vec3(hb)
+    d = sub3(xb, xa)
+    scale = max(sa[0], sa[1], sa[2], sb[0], sb[1], sb[2])
+    best_a, axis_a, sign_a = _face_axes_separation(Ca, sa, Cb, sb, d, margin)
     if best_a > margin:
         return
-    best_b, axis_b, sign_b = _face_axes_separation(Rb, hb, Ra, ha, d, margin)
+    best_b, axis_b, sign_b = _face_axes_separation(Cb, sb, Ca, sa, d, margin)
     if best_b > margin:
         return
-    best_e, edge_i, edge_j, edge_axis = _edge_axes_separation(Ra, ha, Rb, hb, d, margin)
+    best_e, edge_i, edge_j, edge_axis = _edge_axes_separation(Ca, sa, Cb, sb, d, margin)
     if best_e > margin:
         return
     ref_is_b = best_b > best_a + _FACE_BIAS * scale
     best_face = best_b if ref_is_b else best_a
     if best_e > best_face + _EDGE_BIAS * scale:
-        _emit_box_edge_edge(out, pair_index, sgn, margin, pa, Ra, ha, pb, Rb, hb, edge_i, edge_j, edge_axis)
+        _emit_box_edge_edge(out, pair_index, sgn, margin, xa, Ca, sa, xb, Cb, sb, edge_i, edge_j, edge_axis)
         return
     # Face case. Reference box r, incident box i; ref_sign * e_k (r frame) is the reference face normal, pointing
     # towards the incident box; flip turns it into the a -> b normal.
     if ref_is_b:
-        _emit_box_face_face(out, pair_index, sgn, margin, pb, Rb, hb, pa, Ra, ha, axis_b, -sign_b, -1.0, 3 + axis_b,
+        _emit_box_face_face(out, pair_index, sgn, margin, xb, Cb, sb, xa, Ca, sa, axis_b, -sign_b, -1.0, 3 + axis_b,
                             clip_pos, clip_tag)  # fmt: skip
     else:
-        _emit_box_face_face(out, pair_index, sgn, margin, pa, Ra, ha, pb, Rb, hb, axis_a, sign_a, 1.0, axis_a,
+        _emit_box_face_face(out, pair_index, sgn, margin, xa, Ca, sa, xb, Cb, sb, axis_a, sign_a, 1.0, axis_a,
                             clip_pos, clip_tag)  # fmt: skip
