@@ -23,7 +23,7 @@ from .joint_block import (
     PACK_GAMMA,
     PACK_IJ,
     PACK_J,
-    PACK_L,
+    PACK_KINV,
     PACK_ROWS,
     envelope_solve,
     joint_cholesky_solve,
@@ -193,8 +193,8 @@ def _blocks_pass(order, start, end, backward, joint_body, joint_passes, body_inv
                  scratch, delta, use_global):  # fmt: skip
     """One Gauss–Seidel pass over the joint blocks ``order[start:end]`` (backward when asked); returns ``(largest
     change, largest impulse)`` [N·s]. A pure equality block (a glued wall's) is solved here from its packed rows
-    (:func:`.joint_block.pack_equalities`, one contiguous kilobyte): ``K delta = -(b + J v + gamma lambda)`` by the
-    stored Cholesky factor, then the bodies take ``M^-1 J^T delta``. The others take :func:`_update_block`. The
+    (:func:`.joint_block.pack_equalities`, one contiguous stretch): ``K delta = -(b + J v + gamma lambda)`` by the
+    stored inverse ``K^-1``, then the bodies take ``M^-1 J^T delta``. The others take :func:`_update_block`. The
     packed solve is written out in the loop, not called: every array handed to a call per joint took an atomic
     reference count up and down, which was most of the pass's time."""
     eq_index, eq_count, box_count, pack = rows[9], rows[10], rows[12], rows[13]  # out of the loop: each
@@ -224,20 +224,14 @@ def _blocks_pass(order, start, end, backward, joint_body, joint_passes, body_inv
                 - pack[j, o + 3] * w0x - pack[j, o + 4] * w0y - pack[j, o + 5] * w0z
             )  # fmt: skip
             delta[a] = -(pack[j, PACK_B + a] + u + pack[j, PACK_GAMMA + a] * lam[j, eq_index[j, a]])
-        for a in range(neq):  # L L^T delta = rhs, forward then backward (:func:`.joint_block.joint_cholesky_solve`)
-            t = delta[a]
-            o = PACK_L + a * (a + 1) // 2
-            for c in range(a):
-                t -= pack[j, o + c] * delta[c]
-            delta[a] = t / pack[j, o + a]
-        for a in range(neq - 1, -1, -1):
-            t = delta[a]
-            for c in range(a + 1, neq):
-                t -= pack[j, PACK_L + c * (c + 1) // 2 + a] * delta[c]
-            delta[a] = t / pack[j, PACK_L + a * (a + 1) // 2 + a]
+        for a in range(neq):  # delta = K^-1 rhs, the solution after the right-hand sides
+            t = 0.0
+            for c in range(neq):
+                t += pack[j, PACK_KINV + PACK_ROWS * a + c] * delta[c]
+            delta[PACK_ROWS + a] = t
         lx = ly = lz = a0x = a0y = a0z = a1x = a1y = a1z = 0.0
         for a in range(neq):
-            d = delta[a]
+            d = delta[PACK_ROWS + a]
             r = eq_index[j, a]
             lam[j, r] += d
             merit = max(merit, abs(d))

@@ -310,6 +310,7 @@ def _block_pass(joint_body, body_inv_mass, joint_broken, kind, J, IJ, b, gamma, 
     """Every unbroken joint's effective mass ``K = J M^-1 J^T + diag(gamma)`` over its active rows, the factor of
     its equality block and, for the sweep's fast path, its packed block (:func:`pack_equalities`); rows without
     mass (both sides immovable) go off. Written out in the loop, every array indexed in place."""
+    inverse = np.zeros((PACK_ROWS, PACK_ROWS))
     for j in range(joint_body.shape[0]):
         eq_count[j] = 0
         box_count[j] = 0
@@ -349,7 +350,7 @@ def _block_pass(joint_body, body_inv_mass, joint_broken, kind, J, IJ, b, gamma, 
             K[j, r, r] += gamma[j, r]
         joint_cholesky_factor(j, eq_count[j], eq_index, K, L)
         if box_count[j] == 0 and 0 < eq_count[j] <= PACK_ROWS:  # the sweep's fast path
-            pack_equalities(j, eq_count[j], eq_index, J, IJ, L, b, gamma, pack)
+            pack_equalities(j, eq_count[j], eq_index, J, IJ, L, b, gamma, pack, inverse)
 
 
 def joint_model_arrays(m) -> tuple:
