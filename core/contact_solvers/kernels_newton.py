@@ -50,7 +50,7 @@ from ..jit import njit_kernel
 from .joint_sweep import joint_pass, uses_global_factor
 from .kernels import _max_abs, store_result, sweep_index
 from .merit_history import merit_squared
-from .rows import apply_contact_impulse, contact_velocity
+from .rows import apply_block_impulse, row_velocity
 
 LOCAL_OK = 0
 """Local Newton status: converged."""
@@ -111,60 +111,212 @@ def solve_fb_affine_scalar(slope, offset, r, x0, iterations, out_history):
     return iterations
 
 
-@njit_kernel
-def solve_small_linear(n, A, rhs, out_x):
-    """Solve ``A x = rhs`` for ``n <= 4`` by Gaussian elimination with partial pivoting, in place.
+W_MU = 0
+"""Workspace of one contact block's local solve (a float64 array; every helper below takes it and scalars, so a
+per-contact call costs one array's reference count, not a dozen): ``[+t, +b, -t, -b]`` coefficients from here."""
+W_D = 4
+"""... the 3x3 Delassus block, row-major (entry ``(i, j)`` at ``W_D + 3 i + j``) [1/kg]."""
+W_C = 13
+"""... the constant velocity ``c`` (3) [m/s]."""
+W_R = 16
+"""... the scale factors ``(r_n, r_t, r_b, r_f)`` (4)."""
+W_X = 20
+"""... the unknowns ``x`` (4)."""
+W_XT = 24
+"""... the trial unknowns (4)."""
+W_DX = 28
+"""... the Newton direction (4)."""
+W_PHI = 32
+"""... the residual at ``x`` (4)."""
+W_PHIT = 36
+"""... the residual at the trial point (4)."""
+W_JAC = 40
+"""... the generalized Jacobian, row-major 4x4 (entry ``(i, j)`` at ``W_JAC + 4 i + j``)."""
+W_V = 56
+"""... the velocity ``v = D lambda + c`` of the last residual (3) [m/s]."""
+W_LT = 59
+"""... the impulse of the last residual (3) [N·s]."""
+W_LAM = 62
+"""... the block's impulse: the start on entry to :func:`_solve_block`, the solution on exit (3) [N·s]."""
+W_HISTORY = 65
+"""... ``|Phi|_inf`` per Newton iteration of the last start, to the end of the workspace [m/s]."""
 
-    ``A`` and ``rhs`` are overwritten. Returns False (and leaves ``out_x`` undefined) when a pivot is
-    below ``1e-14`` times the largest entry of ``A`` (numerically singular).
-    """
+
+@njit_kernel
+def local_workspace(max_iterations):
+    """A workspace for blocks solved with up to ``max_iterations`` Newton iterations per start."""
+    return np.zeros(W_HISTORY + max_iterations + 1)
+
+
+@njit_kernel
+def _solve_direction(w, n):
+    """Solve ``jac dx = rhs`` (``rhs`` in ``W_DX``, the solution into ``W_XT``) for ``n <= 4`` by Gaussian
+    elimination with partial pivoting, in place. Returns False (and leaves the solution undefined) when a pivot is
+    below ``1e-14`` times the largest entry of ``jac`` (numerically singular)."""
     scale = 0.0
     for i in range(n):
         for j in range(n):
-            scale = max(scale, abs(A[i, j]))
+            scale = max(scale, abs(w[W_JAC + 4 * i + j]))
     if not scale > 0.0:
         return False
     for col in range(n):
         p = col
         for i in range(col + 1, n):
-            if abs(A[i, col]) > abs(A[p, col]):
+            if abs(w[W_JAC + 4 * i + col]) > abs(w[W_JAC + 4 * p + col]):
                 p = i
-        if not abs(A[p, col]) > 1e-14 * scale:
+        if not abs(w[W_JAC + 4 * p + col]) > 1e-14 * scale:
             return False
         if p != col:
             for j in range(n):
-                A[col, j], A[p, j] = A[p, j], A[col, j]
-            rhs[col], rhs[p] = rhs[p], rhs[col]
+                w[W_JAC + 4 * col + j], w[W_JAC + 4 * p + j] = w[W_JAC + 4 * p + j], w[W_JAC + 4 * col + j]
+            w[W_DX + col], w[W_DX + p] = w[W_DX + p], w[W_DX + col]
         for i in range(col + 1, n):
-            f = A[i, col] / A[col, col]
+            f = w[W_JAC + 4 * i + col] / w[W_JAC + 4 * col + col]
             if f != 0.0:
                 for j in range(col, n):
-                    A[i, j] -= f * A[col, j]
-                rhs[i] -= f * rhs[col]
+                    w[W_JAC + 4 * i + j] -= f * w[W_JAC + 4 * col + j]
+                w[W_DX + i] -= f * w[W_DX + col]
     for i in range(n - 1, -1, -1):
-        s = rhs[i]
+        t = w[W_DX + i]
         for j in range(i + 1, n):
-            s -= A[i, j] * out_x[j]
-        out_x[i] = s / A[i, i]
+            t -= w[W_JAC + 4 * i + j] * w[W_XT + j]
+        w[W_XT + i] = t / w[W_JAC + 4 * i + i]
     return True
 
 
 @njit_kernel
-def _impulse_from_unknowns(mode, mu_t, mu_b, x, out_lam):
-    # mode 0: x = (lambda_n); 1 (box): x = lambda; 2 (disk/ellipse): x = (lambda_n, u_t, u_b, gamma)
-    out_lam[0] = x[0]
+def _impulse_from_unknowns(w, mode, x_at, lam_at):
+    """The impulse of the unknowns ``w[x_at:]`` into ``w[lam_at:]``. ``mode`` 0: ``x = (lambda_n)``; 1 (box):
+    ``x = lambda``; 2 (disk/ellipse): ``x = (lambda_n, u_t, u_b, gamma)``."""
+    w[lam_at] = w[x_at]
     if mode == 0:
-        out_lam[1] = 0.0
-        out_lam[2] = 0.0
+        w[lam_at + 1] = 0.0
+        w[lam_at + 2] = 0.0
     elif mode == 1:
-        out_lam[1] = x[1]
-        out_lam[2] = x[2]
+        w[lam_at + 1] = w[x_at + 1]
+        w[lam_at + 2] = w[x_at + 2]
     else:
-        out_lam[1] = mu_t * x[0] * x[1]
-        out_lam[2] = mu_b * x[0] * x[2]
+        w[lam_at + 1] = w[W_MU] * w[x_at] * w[x_at + 1]
+        w[lam_at + 2] = w[W_MU + 1] * w[x_at] * w[x_at + 2]
 
 
 @njit_kernel
+def _block_velocity(w, i, lam_at):
+    """Row ``i`` of ``v = D lambda + c`` with ``lambda = w[lam_at:lam_at + 3]`` [m/s]."""
+    return (w[W_D + 3 * i] * w[lam_at] + w[W_D + 3 * i + 1] * w[lam_at + 1] + w[W_D + 3 * i + 2] * w[lam_at + 2]
+            + w[W_C + i])  # fmt: skip
+
+
+@njit_kernel
+def _residual(w, mode, x_at, phi_at):
+    """FB residual ``Phi(x)`` of the block (module docstring) at ``x = w[x_at:]`` into ``w[phi_at:]`` [m/s]; its
+    impulse into ``W_LT`` and velocity into ``W_V``. Returns ``theta = |Phi|^2 / 2``."""
+    mu_t, mu_b = w[W_MU], w[W_MU + 1]
+    _impulse_from_unknowns(w, mode, x_at, np.int64(W_LT))
+    for i in range(3):
+        w[W_V + i] = _block_velocity(w, i, np.int64(W_LT))
+    w[phi_at] = fischer_burmeister(w[W_V], w[W_R] * w[W_LT])
+    theta = 0.5 * w[phi_at] * w[phi_at]
+    if mode == 1:
+        for d in (1, 2):
+            lo = -w[W_MU + d + 1] * w[W_LT]
+            hi = w[W_MU + d - 1] * w[W_LT]
+            inner = fischer_burmeister(w[W_R + d] * (hi - w[W_LT + d]), -w[W_V + d])
+            w[phi_at + d] = fischer_burmeister(w[W_R + d] * (w[W_LT + d] - lo), -inner)
+            theta += 0.5 * w[phi_at + d] * w[phi_at + d]
+    elif mode == 2:
+        gamma = w[x_at + 3]
+        w[phi_at + 1] = mu_t * w[W_V + 1] + gamma * w[x_at + 1]
+        w[phi_at + 2] = mu_b * w[W_V + 2] + gamma * w[x_at + 2]
+        w[phi_at + 3] = fischer_burmeister(gamma, w[W_R + 3] * 0.5 * (1.0 - w[x_at + 1] * w[x_at + 1]
+                                                                          - w[x_at + 2] * w[x_at + 2]))  # fmt: skip
+        for i in (1, 2, 3):
+            theta += 0.5 * w[phi_at + i] * w[phi_at + i]
+    return theta
+
+
+@njit_kernel
+def _jacobian(w, mode):
+    """An element of the generalized Jacobian ``dPhi/dx`` at ``x = w[W_X:]`` into ``W_JAC`` (eq. 185–191,
+    316–319); ``W_LT`` and ``W_V`` must hold the values of :func:`_residual` at the same ``x``."""
+    mu_t, mu_b = w[W_MU], w[W_MU + 1]
+    for i in range(16):
+        w[W_JAC + i] = 0.0
+    a0, b0 = fischer_burmeister_gradient(w[W_V], w[W_R] * w[W_LT])
+    if mode == 0:
+        w[W_JAC] = a0 * w[W_D] + b0 * w[W_R]
+        return
+    if mode == 1:  # x = lambda, dv/dx = D
+        for j in range(3):
+            w[W_JAC + j] = a0 * w[W_D + j]
+        w[W_JAC] += b0 * w[W_R]
+        for d in (1, 2):
+            mlo = w[W_MU + d + 1]
+            mhi = w[W_MU + d - 1]
+            a2, b2 = w[W_R + d] * (mhi * w[W_LT] - w[W_LT + d]), -w[W_V + d]
+            p = fischer_burmeister(a2, b2)
+            al2, be2 = fischer_burmeister_gradient(a2, b2)
+            al1, be1 = fischer_burmeister_gradient(w[W_R + d] * (w[W_LT + d] + mlo * w[W_LT]), -p)
+            for j in range(3):
+                # d(a1) = r (e_d + mu_- e_n); d(a2) = r (mu_+ e_n - e_d); d(b2) = -D[d, :]
+                da1 = 0.0
+                da2 = 0.0
+                if j == d:
+                    da1 += w[W_R + d]
+                    da2 -= w[W_R + d]
+                if j == 0:
+                    da1 += w[W_R + d] * mlo
+                    da2 += w[W_R + d] * mhi
+                dp = al2 * da2 - be2 * w[W_D + 3 * d + j]
+                w[W_JAC + 4 * d + j] = al1 * da1 - be1 * dp
+        return
+    _jacobian_disk(w, mu_t, mu_b, a0, b0)
+
+
+@njit_kernel
+def _jacobian_disk(w, mu_t, mu_b, a0, b0):
+    """:func:`_jacobian` of a disk or ellipse block: ``x = (lambda_n, u_t, u_b, gamma)``, ``dlambda/dx = L``
+    (3x4), ``dv/dx = D L``."""
+    ut, ub, gamma = w[W_X + 1], w[W_X + 2], w[W_X + 3]
+    ln = w[W_X]
+    for i in range(3):
+        g0 = w[W_D + 3 * i] + w[W_D + 3 * i + 1] * mu_t * ut + w[W_D + 3 * i + 2] * mu_b * ub
+        g1 = w[W_D + 3 * i + 1] * mu_t * ln
+        g2 = w[W_D + 3 * i + 2] * mu_b * ln
+        if i == 0:
+            w[W_JAC] = a0 * g0 + b0 * w[W_R]
+            w[W_JAC + 1] = a0 * g1
+            w[W_JAC + 2] = a0 * g2
+        else:
+            s = mu_t if i == 1 else mu_b
+            w[W_JAC + 4 * i] = s * g0
+            w[W_JAC + 4 * i + 1] = s * g1
+            w[W_JAC + 4 * i + 2] = s * g2
+    # Phi_t = v~_t + gamma u_t, Phi_b = v~_b + gamma u_b
+    w[W_JAC + 5] += gamma
+    w[W_JAC + 7] = ut
+    w[W_JAC + 10] += gamma
+    w[W_JAC + 11] = ub
+    # Phi_gamma = psi(gamma, r_f (1 - |u|^2) / 2): d/du = beta r_f (-u)
+    a3, b3 = fischer_burmeister_gradient(gamma, w[W_R + 3] * 0.5 * (1.0 - ut * ut - ub * ub))
+    w[W_JAC + 13] = -b3 * w[W_R + 3] * ut
+    w[W_JAC + 14] = -b3 * w[W_R + 3] * ub
+    w[W_JAC + 15] = a3
+
+
+def _workspace_of(mu4, D, c, r=None, x=None, size=W_HISTORY + 1):
+    """A workspace filled from separate arrays (the public single-block entries below; Python, tests only)."""
+    w = np.zeros(size)
+    w[W_MU : W_MU + 4] = mu4
+    w[W_D : W_D + 9] = np.asarray(D, dtype=np.float64).reshape(9)
+    w[W_C : W_C + 3] = c
+    if r is not None:
+        w[W_R : W_R + 4] = r
+    if x is not None:
+        w[W_X : W_X + len(x)] = x
+    return w
+
+
 def contact_fb_residual(mode, mu4, D, c, r, x, lam, v, out_phi):
     """FB residual ``Phi(x)`` of one contact block (see the module docstring), in [m/s].
 
@@ -172,219 +324,139 @@ def contact_fb_residual(mode, mu4, D, c, r, x, lam, v, out_phi):
         mode: 0 normal only (frictionless), 1 box, 2 disk/ellipse in scaled variables.
         mu4: ``[+t, +b, -t, -b]`` coefficients. D: 3x3 Delassus block. c: constant velocity (3,).
         r: scale factors ``(r_n, r_t, r_b, r_f)`` (4,). x: unknowns (1, 3 or 4 used).
-        lam, v: scratch (3,) receiving the impulse and ``v = D lambda + c``.
+        lam, v: (3,) receiving the impulse and ``v = D lambda + c``.
         out_phi: residual (4,), the first 1 / 3 / 4 entries used.
     Returns:
         ``theta = |Phi|^2 / 2``.
     """
-    mu_t, mu_b = mu4[0], mu4[1]
-    _impulse_from_unknowns(mode, mu_t, mu_b, x, lam)
-    for i in range(3):
-        v[i] = D[i, 0] * lam[0] + D[i, 1] * lam[1] + D[i, 2] * lam[2] + c[i]
-    out_phi[0] = fischer_burmeister(v[0], r[0] * lam[0])
-    theta = 0.5 * out_phi[0] * out_phi[0]
-    if mode == 1:
-        for d in (1, 2):
-            lo = -mu4[d + 1] * lam[0]
-            hi = mu4[d - 1] * lam[0]
-            inner = fischer_burmeister(r[d] * (hi - lam[d]), -v[d])
-            out_phi[d] = fischer_burmeister(r[d] * (lam[d] - lo), -inner)
-            theta += 0.5 * out_phi[d] * out_phi[d]
-    elif mode == 2:
-        gamma = x[3]
-        out_phi[1] = mu_t * v[1] + gamma * x[1]
-        out_phi[2] = mu_b * v[2] + gamma * x[2]
-        out_phi[3] = fischer_burmeister(gamma, r[3] * 0.5 * (1.0 - x[1] * x[1] - x[2] * x[2]))
-        for i in (1, 2, 3):
-            theta += 0.5 * out_phi[i] * out_phi[i]
+    w = _workspace_of(mu4, D, c, r, x)
+    theta = _residual(w, int(mode), W_X, W_PHI)
+    lam[:3] = w[W_LT : W_LT + 3]
+    v[:3] = w[W_V : W_V + 3]
+    out_phi[:4] = w[W_PHI : W_PHI + 4]
     return theta
 
 
-@njit_kernel
 def contact_fb_jacobian(mode, mu4, D, c, r, x, lam, v, out_jac):
-    """An element of the generalized Jacobian ``dPhi/dx`` of :func:`contact_fb_residual` (eq. 185–191, 316–319).
-
-    ``lam`` and ``v`` must hold the values of the residual evaluation at the same ``x``.
-    """
-    mu_t, mu_b = mu4[0], mu4[1]
-    for i in range(4):
-        for j in range(4):
-            out_jac[i, j] = 0.0
-    a0, b0 = fischer_burmeister_gradient(v[0], r[0] * lam[0])
-    if mode == 0:
-        out_jac[0, 0] = a0 * D[0, 0] + b0 * r[0]
-        return
-    if mode == 1:
-        # x = lambda, dv/dx = D
-        for j in range(3):
-            out_jac[0, j] = a0 * D[0, j]
-        out_jac[0, 0] += b0 * r[0]
-        for d in (1, 2):
-            mlo = mu4[d + 1]
-            mhi = mu4[d - 1]
-            a2, b2 = r[d] * (mhi * lam[0] - lam[d]), -v[d]
-            p = fischer_burmeister(a2, b2)
-            al2, be2 = fischer_burmeister_gradient(a2, b2)
-            al1, be1 = fischer_burmeister_gradient(r[d] * (lam[d] + mlo * lam[0]), -p)
-            for j in range(3):
-                # d(a1) = r (e_d + mu_- e_n); d(a2) = r (mu_+ e_n - e_d); d(b2) = -D[d, :]
-                da1 = 0.0
-                da2 = 0.0
-                if j == d:
-                    da1 += r[d]
-                    da2 -= r[d]
-                if j == 0:
-                    da1 += r[d] * mlo
-                    da2 += r[d] * mhi
-                dp = al2 * da2 - be2 * D[d, j]
-                out_jac[d, j] = al1 * da1 - be1 * dp
-        return
-    # mode 2: x = (lambda_n, u_t, u_b, gamma); dlambda/dx = L (3x4), dv/dx = D L
-    ut, ub, gamma = x[1], x[2], x[3]
-    ln = x[0]
-    for i in range(3):
-        g0 = D[i, 0] + D[i, 1] * mu_t * ut + D[i, 2] * mu_b * ub
-        g1 = D[i, 1] * mu_t * ln
-        g2 = D[i, 2] * mu_b * ln
-        if i == 0:
-            out_jac[0, 0] = a0 * g0 + b0 * r[0]
-            out_jac[0, 1] = a0 * g1
-            out_jac[0, 2] = a0 * g2
-        else:
-            s = mu_t if i == 1 else mu_b
-            out_jac[i, 0] = s * g0
-            out_jac[i, 1] = s * g1
-            out_jac[i, 2] = s * g2
-    # Phi_t = v~_t + gamma u_t, Phi_b = v~_b + gamma u_b
-    out_jac[1, 1] += gamma
-    out_jac[1, 3] = ut
-    out_jac[2, 2] += gamma
-    out_jac[2, 3] = ub
-    # Phi_gamma = psi(gamma, r_f (1 - |u|^2) / 2): d/du = beta r_f (-u)
-    a3, b3 = fischer_burmeister_gradient(gamma, r[3] * 0.5 * (1.0 - ut * ut - ub * ub))
-    out_jac[3, 1] = -b3 * r[3] * ut
-    out_jac[3, 2] = -b3 * r[3] * ub
-    out_jac[3, 3] = a3
+    """An element of the generalized Jacobian ``dPhi/dx`` of :func:`contact_fb_residual` (eq. 185–191, 316–319)
+    into ``out_jac`` (4, 4). ``lam`` and ``v`` must hold the values of the residual evaluation at the same ``x``."""
+    w = _workspace_of(mu4, D, c, r, x)
+    w[W_LT : W_LT + 3] = lam[:3]
+    w[W_V : W_V + 3] = v[:3]
+    _jacobian(w, int(mode))
+    out_jac[:4, :4] = w[W_JAC : W_JAC + 16].reshape(4, 4)
 
 
 @njit_kernel
-def _local_prox(friction_set, mu4, D, c, max_iterations, lam):
-    # Fallback: PROX on the block (eq. 201, 214) with r = 1 / (Gershgorin bound of lambda_max(D)),
-    # a contraction for the normal row and the convex friction set.
+def _local_prox(w, friction_set, max_iterations):
+    """Fallback: PROX on the block's impulse ``W_LAM`` (eq. 201, 214) with ``r = 1 / (Gershgorin bound of
+    lambda_max(D))``, a contraction for the normal row and the convex friction set."""
     g = 0.0
     for i in range(3):
-        g = max(g, abs(D[i, 0]) + abs(D[i, 1]) + abs(D[i, 2]))
+        g = max(g, abs(w[W_D + 3 * i]) + abs(w[W_D + 3 * i + 1]) + abs(w[W_D + 3 * i + 2]))
     r = 1.0 / g
     for _ in range(max_iterations):
-        v0 = D[0, 0] * lam[0] + D[0, 1] * lam[1] + D[0, 2] * lam[2] + c[0]
-        v1 = D[1, 0] * lam[0] + D[1, 1] * lam[1] + D[1, 2] * lam[2] + c[1]
-        v2 = D[2, 0] * lam[0] + D[2, 1] * lam[1] + D[2, 2] * lam[2] + c[2]
-        ln = max(lam[0] - r * v0, 0.0)
-        lt, lb = project_friction(friction_set, mu4[0], mu4[1], mu4[2], mu4[3], ln, lam[1] - r * v1, lam[2] - r * v2)
-        change = max(abs(ln - lam[0]), abs(lt - lam[1]), abs(lb - lam[2]))
-        lam[0], lam[1], lam[2] = ln, lt, lb
+        v0 = _block_velocity(w, np.int64(0), np.int64(W_LAM))  # typed ints: a literal compiles a specialization
+        v1 = _block_velocity(w, np.int64(1), np.int64(W_LAM))
+        v2 = _block_velocity(w, np.int64(2), np.int64(W_LAM))
+        ln = max(w[W_LAM] - r * v0, 0.0)
+        lt, lb = project_friction(friction_set, w[W_MU], w[W_MU + 1], w[W_MU + 2], w[W_MU + 3], ln,
+                                  w[W_LAM + 1] - r * v1, w[W_LAM + 2] - r * v2)  # fmt: skip
+        change = max(abs(ln - w[W_LAM]), abs(lt - w[W_LAM + 1]), abs(lb - w[W_LAM + 2]))
+        w[W_LAM], w[W_LAM + 1], w[W_LAM + 2] = ln, lt, lb
         if change <= 1e-15 * max(abs(ln), abs(lt), abs(lb), 1e-300):
             break
 
 
 @njit_kernel
-def _unknowns_from_impulse(mode, mu4, D, c, lam, slide, out_x, v):
-    # Starting unknowns from an impulse. For the disk/ellipse: u = lambda_t / (mu lambda_n) (clipped to
-    # the unit disk) and the slack gamma = |v~|, the scaled sliding speed (eq. 197). With ``slide`` (or
-    # no friction direction yet) u starts at maximal dissipation -v~ / |v~|.
-    mu_t, mu_b = mu4[0], mu4[1]
+def _unknowns_from_impulse(w, mode, slide):
+    """Starting unknowns ``W_X`` from the impulse ``W_LAM`` (its velocity into ``W_V``). For the disk/ellipse:
+    ``u = lambda_t / (mu lambda_n)`` (clipped to the unit disk) and the slack ``gamma = |v~|``, the scaled sliding
+    speed (eq. 197). With ``slide`` (or no friction direction yet) ``u`` starts at maximal dissipation
+    ``-v~ / |v~|``."""
+    mu_t, mu_b = w[W_MU], w[W_MU + 1]
     for i in range(3):
-        v[i] = D[i, 0] * lam[0] + D[i, 1] * lam[1] + D[i, 2] * lam[2] + c[i]
-    out_x[0] = max(lam[0], 0.0)
-    out_x[1] = lam[1]
-    out_x[2] = lam[2]
-    out_x[3] = 0.0
+        w[W_V + i] = _block_velocity(w, i, np.int64(W_LAM))
+    w[W_X] = max(w[W_LAM], 0.0)
+    w[W_X + 1] = w[W_LAM + 1]
+    w[W_X + 2] = w[W_LAM + 2]
+    w[W_X + 3] = 0.0
     if mode != 2:
         return
-    ut = lam[1] / (mu_t * out_x[0]) if out_x[0] > 0.0 and mu_t > 0.0 else 0.0
-    ub = lam[2] / (mu_b * out_x[0]) if out_x[0] > 0.0 and mu_b > 0.0 else 0.0
+    ut = w[W_LAM + 1] / (mu_t * w[W_X]) if w[W_X] > 0.0 and mu_t > 0.0 else 0.0
+    ub = w[W_LAM + 2] / (mu_b * w[W_X]) if w[W_X] > 0.0 and mu_b > 0.0 else 0.0
     norm = math.sqrt(ut * ut + ub * ub)
     if norm > 1.0:
         ut /= norm
         ub /= norm
-    gamma = math.sqrt((mu_t * v[1]) ** 2 + (mu_b * v[2]) ** 2)
+    gamma = math.sqrt((mu_t * w[W_V + 1]) ** 2 + (mu_b * w[W_V + 2]) ** 2)
     if (slide or norm == 0.0) and gamma > 0.0:
-        ut = -mu_t * v[1] / gamma
-        ub = -mu_b * v[2] / gamma
-    out_x[1] = ut
-    out_x[2] = ub
-    out_x[3] = gamma
+        ut = -mu_t * w[W_V + 1] / gamma
+        ub = -mu_b * w[W_V + 2] / gamma
+    w[W_X + 1] = ut
+    w[W_X + 2] = ub
+    w[W_X + 3] = gamma
 
 
 @njit_kernel
-def _newton_iterations(
-    mode, n, mu4, D, c, r, max_iterations, threshold, x, x_trial, dx, phi, phi_trial, jac, v, lam_trial, out_history
-):
-    # Damped semismooth Newton from x; returns (status, iterations). The trial points are projected
-    # onto lambda_n >= 0 and gamma >= 0, which hold at every root: for gamma < 0 the block
-    # mu^2 lambda_n D_tt + gamma I of the Jacobian can be singular and theta has non-root stationary
-    # points. When the projected step gives no sufficient decrease the plain step is tried.
-    theta = contact_fb_residual(mode, mu4, D, c, r, x, lam_trial, v, phi)
+def _line_search(w, mode, n, theta):
+    """Armijo backtracking on ``theta = |Phi|^2 / 2`` along ``W_DX`` from ``W_X`` (``grad theta . dx = -2
+    theta``): the trial point projected onto ``lambda_n, gamma >= 0`` first, the plain one when that gives no
+    sufficient decrease. Returns ``(accepted, theta at the trial point)``; the trial in ``W_XT``, ``W_PHIT``."""
+    t = 1.0
+    while t >= MIN_STEP:
+        for projected in (True, False):
+            for i in range(n):
+                w[W_XT + i] = w[W_X + i] + t * w[W_DX + i]
+            if projected:
+                w[W_XT] = max(w[W_XT], 0.0)
+                if mode == 2:
+                    w[W_XT + 3] = max(w[W_XT + 3], 0.0)
+            theta_trial = _residual(w, mode, np.int64(W_XT), np.int64(W_PHIT))
+            if theta_trial <= (1.0 - 2.0 * ARMIJO_SIGMA * t) * theta:
+                return True, theta_trial
+        t *= 0.5
+    return False, theta
+
+
+@njit_kernel
+def _newton_iterations(w, mode, n, max_iterations, threshold):
+    """Damped semismooth Newton from ``W_X``; returns ``(status, iterations)``. The trial points are projected
+    onto ``lambda_n >= 0`` and ``gamma >= 0``, which hold at every root: for ``gamma < 0`` the block ``mu^2
+    lambda_n D_tt + gamma I`` of the Jacobian can be singular and ``theta`` has non-root stationary points."""
+    theta = _residual(w, mode, np.int64(W_X), np.int64(W_PHI))
     for it in range(max_iterations + 1):
         norm_inf = 0.0
         for i in range(n):
-            norm_inf = max(norm_inf, abs(phi[i]))
-        out_history[it] = norm_inf
+            norm_inf = max(norm_inf, abs(w[W_PHI + i]))
+        w[W_HISTORY + it] = norm_inf
         if norm_inf <= threshold:
             return LOCAL_OK, it
         if it == max_iterations:
             return LOCAL_MAX_ITERATIONS, it
-        contact_fb_jacobian(mode, mu4, D, c, r, x, lam_trial, v, jac)
+        _jacobian(w, mode)
         for i in range(n):
-            dx[i] = -phi[i]
-        if not solve_small_linear(n, jac, dx, x_trial):
+            w[W_DX + i] = -w[W_PHI + i]
+        if not _solve_direction(w, n):
             return LOCAL_SINGULAR, it
         for i in range(n):
-            dx[i] = x_trial[i]
-        # Armijo backtracking on theta = |Phi|^2 / 2: grad theta . dx = -|Phi|^2 = -2 theta
-        t = 1.0
-        accepted = False
-        while t >= MIN_STEP and not accepted:
-            for projected in (True, False):
-                for i in range(n):
-                    x_trial[i] = x[i] + t * dx[i]
-                if projected:
-                    x_trial[0] = max(x_trial[0], 0.0)
-                    if mode == 2:
-                        x_trial[3] = max(x_trial[3], 0.0)
-                theta_trial = contact_fb_residual(mode, mu4, D, c, r, x_trial, lam_trial, v, phi_trial)
-                if theta_trial <= (1.0 - 2.0 * ARMIJO_SIGMA * t) * theta:
-                    accepted = True
-                    break
-            t *= 0.5
+            w[W_DX + i] = w[W_XT + i]
+        accepted, theta_trial = _line_search(w, mode, n, theta)
         if not accepted:
-            # leave lam_trial / v consistent with x for the caller
-            contact_fb_residual(mode, mu4, D, c, r, x, lam_trial, v, phi)
+            _residual(w, mode, np.int64(W_X), np.int64(W_PHI))  # the impulse and velocity of x, for the caller
             return LOCAL_LINE_SEARCH, it
         for i in range(n):
-            x[i] = x_trial[i]
-            phi[i] = phi_trial[i]
+            w[W_X + i] = w[W_XT + i]
+            w[W_PHI + i] = w[W_PHIT + i]
         theta = theta_trial
     return LOCAL_MAX_ITERATIONS, max_iterations
 
 
 @njit_kernel
-def newton_scratch():
-    """Scratch of :func:`solve_contact_newton`, allocated once per solve (never per contact).
-
-    ``(r, x, x_trial, dx, phi, phi_trial)`` (4,) each, ``jac`` (4, 4), ``(v, lam_trial)`` (3,) each.
-    """
-    return (
-        np.empty(4), np.empty(4), np.empty(4), np.empty(4), np.zeros(4), np.zeros(4),
-        np.empty((4, 4)), np.empty(3), np.empty(3),
-    )  # fmt: skip
-
-
-@njit_kernel
-def _block_mode(friction_set, mu4):
-    # (mode, unknown count): 0 frictionless (lambda_n), 2 disk/ellipse (lambda_n, u_t, u_b, gamma), 1 box (lambda).
-    frictionless = mu4[0] == 0.0 and mu4[1] == 0.0 and mu4[2] == 0.0 and mu4[3] == 0.0
-    if frictionless:
+def _block_mode(w, friction_set):
+    """``(mode, unknown count)``: 0 frictionless (lambda_n), 2 disk/ellipse (lambda_n, u_t, u_b, gamma), 1 box
+    (lambda)."""
+    if w[W_MU] == 0.0 and w[W_MU + 1] == 0.0 and w[W_MU + 2] == 0.0 and w[W_MU + 3] == 0.0:
         return 0, 1
     if friction_set == 2 or friction_set == 3:
         return 2, 4
@@ -392,130 +464,140 @@ def _block_mode(friction_set, mu4):
 
 
 @njit_kernel
-def _block_velocity_scale(D, c, lam):
-    """Velocity scale ``max(|c|_inf, |D lam + c|_inf)`` [m/s] of a block at the impulse ``lam`` (3,)."""
+def _block_velocity_scale(w):
+    """Velocity scale ``max(|c|_inf, |D lam + c|_inf)`` [m/s] of the block at its impulse ``W_LAM``."""
     scale = 0.0
     for i in range(3):
-        vi = D[i, 0] * lam[0] + D[i, 1] * lam[1] + D[i, 2] * lam[2] + c[i]
-        scale = max(scale, abs(c[i]), abs(vi))
+        scale = max(scale, abs(w[W_C + i]), abs(_block_velocity(w, i, np.int64(W_LAM))))
     return scale
 
 
 @njit_kernel
-def _start_unknowns(attempt, friction_set, mode, mu4, D, c, lam, x, v):
-    # Newton start of attempt 0 (warm impulse), 1 (sliding guess from lambda = 0), 2 (after 50 PROX projections).
+def _start_unknowns(w, attempt, friction_set, mode):
+    """Newton's start for attempt 0 (the warm impulse), 1 (the sliding guess from ``lambda = 0``), 2 (after 50 PROX
+    projections)."""
     if attempt == 0:
-        _unknowns_from_impulse(mode, mu4, D, c, lam, np.bool_(False), x, v)
+        _unknowns_from_impulse(w, mode, np.bool_(False))
     elif attempt == 1:
-        lam[0] = 0.0
-        lam[1] = 0.0
-        lam[2] = 0.0
-        _unknowns_from_impulse(mode, mu4, D, c, lam, np.bool_(True), x, v)
+        w[W_LAM] = 0.0
+        w[W_LAM + 1] = 0.0
+        w[W_LAM + 2] = 0.0
+        _unknowns_from_impulse(w, mode, np.bool_(True))
     else:
-        _local_prox(friction_set, mu4, D, c, np.int64(50), lam)
-        _unknowns_from_impulse(mode, mu4, D, c, lam, np.bool_(False), x, v)
+        _local_prox(w, friction_set, np.int64(50))
+        _unknowns_from_impulse(w, mode, np.bool_(False))
 
 
 @njit_kernel
-def _converged_impulse(friction_set, mode, mu4, x, lam):
-    # Impulse of a converged root x, with the round-off outside the set (a change below the tolerance) removed.
-    _impulse_from_unknowns(mode, mu4[0], mu4[1], x, lam)
-    lam[0] = max(lam[0], 0.0)
+def _converged_impulse(w, friction_set, mode):
+    """The impulse ``W_LAM`` of a converged root ``W_X``, with the round-off outside the set (a change below the
+    tolerance) removed."""
+    _impulse_from_unknowns(w, mode, np.int64(W_X), np.int64(W_LAM))
+    w[W_LAM] = max(w[W_LAM], 0.0)
     if mode == 0:
-        lam[1] = 0.0
-        lam[2] = 0.0
+        w[W_LAM + 1] = 0.0
+        w[W_LAM + 2] = 0.0
     else:
-        lam[1], lam[2] = project_friction(friction_set, mu4[0], mu4[1], mu4[2], mu4[3], lam[0], lam[1], lam[2])
+        w[W_LAM + 1], w[W_LAM + 2] = project_friction(friction_set, w[W_MU], w[W_MU + 1], w[W_MU + 2], w[W_MU + 3],
+                                                      w[W_LAM], w[W_LAM + 1], w[W_LAM + 2])  # fmt: skip
 
 
 @njit_kernel
-def solve_contact_newton(friction_set, mu4, D, c, max_iterations, tolerance, scratch, lam, out_history):
-    """Semismooth Newton on one contact block ``v = D lambda + c`` (module docstring formulation).
-
-    Newton starts from the warm impulse; if it fails (iteration cap, singular Jacobian, failed line
-    search) it restarts from the sliding guess ``lambda = 0, u = -v~/|v~|``, then from the end point
-    of 50 PROX projections (close to the root, where Newton converges quadratically). If all three
-    fail, the block keeps the PROX iterate after 500 more projections.
-
-    Args:
-        friction_set: :class:`FrictionSet` value (2 disk, 3 ellipse, else box). mu4: ``[+t, +b, -t, -b]``.
-        D: 3x3 SPD Delassus block [1/kg]. c: constant velocity (3,) [m/s].
-        max_iterations: Newton iteration cap per start. tolerance: stop when ``|Phi|_inf <= tolerance * s``
-            with ``s`` the block's velocity scale ``max(|c|_inf, |D lambda_0 + c|_inf)`` [dimensionless].
-        scratch: :func:`newton_scratch`.
-        lam: start (warm) impulse on entry, solution on exit (3,) [N·s]; always feasible on exit.
-        out_history: ``|Phi|_inf`` per iteration of the last start (length >= max_iterations + 1) [m/s].
-
-    Returns:
-        ``(status, iterations, starts)``: status LOCAL_OK or the last failure reason, Newton iterations
-        over all starts, and the number of starts used (1 = the warm start converged).
-    """
-    r, x, x_trial, dx, phi, phi_trial, jac, v, lam_trial = scratch
-    mode, n = _block_mode(friction_set, mu4)
-    # velocity scale of the block: r-factors of the FB arguments (§3.3.5) and the stopping threshold
-    scale = _block_velocity_scale(D, c, lam)
+def _solve_block(w, friction_set, max_iterations, tolerance):
+    """Semismooth Newton on the block ``v = D lambda + c`` held in the workspace ``w`` (``W_MU``, ``W_D``,
+    ``W_C``; the warm impulse in ``W_LAM`` on entry, the solution on exit, always feasible). Newton starts from the
+    warm impulse; if it fails (iteration cap, singular Jacobian, failed line search) it restarts from the sliding
+    guess ``lambda = 0, u = -v~/|v~|``, then from the end point of 50 PROX projections (close to the root, where
+    Newton converges quadratically). If all three fail, the block keeps the PROX iterate after 500 more
+    projections. Stops when ``|Phi|_inf <= tolerance * s``, ``s`` the block's velocity scale ``max(|c|_inf,
+    |D lambda_0 + c|_inf)``. Returns ``(status, iterations over all starts, starts used)``."""
+    mode, n = _block_mode(w, friction_set)
+    scale = _block_velocity_scale(w)  # the r-factors of the FB arguments (§3.3.5) and the stopping threshold
     threshold = tolerance * scale
-    r[0] = D[0, 0]
-    r[1] = D[1, 1]
-    r[2] = D[2, 2]
-    r[3] = max(scale, 1e-300)
+    w[W_R] = w[W_D]
+    w[W_R + 1] = w[W_D + 4]
+    w[W_R + 2] = w[W_D + 8]
+    w[W_R + 3] = max(scale, 1e-300)
     status = LOCAL_MAX_ITERATIONS
     total = 0
     starts = 0
     for attempt in range(3):
         starts = attempt + 1
-        _start_unknowns(attempt, friction_set, mode, mu4, D, c, lam, x, v)
-        status, count = _newton_iterations(
-            mode, n, mu4, D, c, r, max_iterations, threshold,
-            x, x_trial, dx, phi, phi_trial, jac, v, lam_trial, out_history,
-        )  # fmt: skip
+        _start_unknowns(w, attempt, friction_set, mode)
+        status, count = _newton_iterations(w, mode, n, max_iterations, threshold)
         total += count
         if status == LOCAL_OK:
             break
     if status == LOCAL_OK:
-        _converged_impulse(friction_set, mode, mu4, x, lam)
+        _converged_impulse(w, friction_set, mode)
     else:
-        _local_prox(friction_set, mu4, D, c, np.int64(500), lam)
+        _local_prox(w, friction_set, np.int64(500))
     return status, total, starts
 
 
-@njit_kernel
 def solve_contact_local(friction_set, mu4, D, c, lam0, max_iterations, tolerance, out_lam, out_history):
-    """Convenience entry for one block: allocates the scratch and calls :func:`solve_contact_newton`."""
-    for i in range(3):
-        out_lam[i] = lam0[i]
-    # int32 like the engine's contact_friction_set entries: one compiled solve_contact_newton for both
-    return solve_contact_newton(np.int32(friction_set), mu4, D, c, max_iterations, tolerance, newton_scratch(),
-                                out_lam, out_history)  # fmt: skip
+    """One contact block ``v = D lambda + c`` solved from ``lam0`` (:func:`_solve_block`, module docstring).
+
+    Args:
+        friction_set: :class:`FrictionSet` value (2 disk, 3 ellipse, else box). mu4: ``[+t, +b, -t, -b]``.
+        D: 3x3 SPD Delassus block [1/kg]. c: constant velocity (3,) [m/s]. lam0: the start impulse (3,) [N·s].
+        max_iterations: Newton iteration cap per start. tolerance: relative to the block's velocity scale.
+        out_lam: the solution (3,) [N·s]. out_history: ``|Phi|_inf`` per iteration of the last start (length >=
+        max_iterations + 1) [m/s].
+
+    Returns:
+        ``(status, iterations, starts)``: LOCAL_OK or the last failure reason, Newton iterations over all starts,
+        and the number of starts used (1 = the warm start converged).
+    """
+    w = _workspace_of(mu4, D, c, size=W_HISTORY + int(max_iterations) + 1)
+    w[W_LAM : W_LAM + 3] = lam0[:3]
+    # int32 like the engine's contact_friction_set entries: one compiled _solve_block for both
+    status, count, starts = _solve_block(w, np.int32(friction_set), np.int64(max_iterations), float(tolerance))
+    out_lam[:3] = w[W_LAM : W_LAM + 3]
+    out_history[: int(max_iterations) + 1] = w[W_HISTORY:]
+    return status, count, starts
 
 
 @njit_kernel
-def _newton_block(rows, k, friction_set, mu4, D, local_iterations, local_tolerance, scratch, c, lam, d_lambda,
-                  history, impulse, dv, dw, merit):  # fmt: skip
-    """One blocked Gauss–Seidel update of contact ``k`` by :func:`solve_contact_newton`.
-
-    ``c = v - D_k lambda_k`` with the current velocity ``v`` of the accumulators (course §3.3); the accumulators
-    take the impulse change. Returns ``(merit, status, iterations, starts)`` with the sweep merit updated [N·s].
-    ``c``, ``lam``, ``d_lambda`` (3,) and ``history`` (local_iterations + 1,): scratch.
-    """
-    contact_body0, contact_body1, body_inv_mass, contact_frame, row_rc0, row_rc1, row_irc0, row_irc1, row_b = rows
-    b0 = contact_body0[k]
-    b1 = contact_body1[k]
-    v = scratch[7]
-    contact_velocity(k, b0, b1, contact_frame, row_rc0, row_rc1, row_b, dv, dw, v)
-    for d in range(3):
-        lam[d] = impulse[k, d]
-    for d in range(3):
-        c[d] = v[d] - (D[d, 0] * lam[0] + D[d, 1] * lam[1] + D[d, 2] * lam[2])
-    status, count, starts = solve_contact_newton(
-        friction_set, mu4, D, c, local_iterations, local_tolerance, scratch, lam, history
-    )
-    for d in range(3):
-        d_lambda[d] = lam[d] - impulse[k, d]
-        impulse[k, d] = lam[d]
-        merit = max(merit, abs(d_lambda[d]))
-    apply_contact_impulse(k, b0, b1, d_lambda, body_inv_mass, contact_frame, row_irc0, row_irc1, dv, dw)
-    return merit, status, count, starts
+def _newton_sweep(rows, contact_count, it, contact_friction_set, contact_mu4, row_D, local_iterations, local_tolerance,
+                  w, impulse, dv, dw):  # fmt: skip
+    """Sweep ``it`` of :func:`solve_newton_gs` over the contacts (order :func:`.kernels.sweep_index`). Per contact
+    ``k``: ``c = v - D_k lambda_k`` with the current velocity ``v`` of the accumulators, the block solved by
+    :func:`_solve_block` in the workspace ``w``, the accumulators take the change. The block is written out in the
+    loop and the local solve works in one array: each array handed to a call per contact costs an atomic
+    reference count up and down. Returns ``(merit [N·s], failures, restarts, Newton iterations, most in a
+    block)``."""
+    body0, body1, inv_mass, frame, rc0, rc1, irc0, irc1, row_b = rows
+    merit = 0.0
+    failures = restarts = total = largest = 0
+    for i in range(contact_count):
+        k = sweep_index(i, it, contact_count)
+        b0 = body0[k]
+        b1 = body1[k]
+        for a in range(4):
+            w[W_MU + a] = contact_mu4[k, a]
+        for a in range(3):
+            for b in range(3):
+                w[W_D + 3 * a + b] = row_D[k, a, b]
+            w[W_LAM + a] = impulse[k, a]
+        for d in range(3):
+            v = row_velocity(k, np.int64(d), b0, b1, frame, rc0, rc1, row_b, dv, dw)
+            w[W_C + d] = v - (row_D[k, d, 0] * w[W_LAM] + row_D[k, d, 1] * w[W_LAM + 1] + row_D[k, d, 2] * w[W_LAM + 2])
+        status, count, starts = _solve_block(w, contact_friction_set[k], local_iterations, local_tolerance)
+        d0 = w[W_LAM] - impulse[k, 0]
+        d1 = w[W_LAM + 1] - impulse[k, 1]
+        d2 = w[W_LAM + 2] - impulse[k, 2]
+        impulse[k, 0] = w[W_LAM]
+        impulse[k, 1] = w[W_LAM + 1]
+        impulse[k, 2] = w[W_LAM + 2]
+        merit = max(merit, abs(d0), abs(d1), abs(d2))
+        apply_block_impulse(k, b0, b1, d0, d1, d2, inv_mass, frame, irc0, irc1, dv, dw)
+        if status != LOCAL_OK:
+            failures += 1
+        restarts += starts - 1
+        total += count
+        largest = max(largest, count)
+    return merit, failures, restarts, total, largest
 
 
 @njit_kernel
@@ -541,7 +623,7 @@ def solve_newton_gs(
     """Blocked non-smooth Gauss–Seidel with an FB Newton solve per contact (course §3.3, E.1.5).
 
     Per contact ``k`` (symmetric sweeps, :func:`.kernels.sweep_index`): ``c = v - D_k lambda_k`` with the
-    current velocity ``v`` of the accumulators, ``lambda_k <- solve_contact_newton(D_k, c)``, then the
+    current velocity ``v`` of the accumulators, ``lambda_k <- _solve_block(D_k, c)``, then the
     accumulators take the change. Stops when the sweep merit ``||lambda^{k+1} - lambda^k||_inf`` is at
     most ``tolerance * max|lambda|`` (as PGS/PROX). ``rows`` is the operator bundle of
     :func:`.rows.row_operator`, ``row_D`` (c, 3, 3) the Delassus blocks. ``result`` receives ``[sweeps, merit,
@@ -554,11 +636,7 @@ def solve_newton_gs(
     ``merit_history`` (iterations,) or (0,): when it has room, ``merit_history[s]`` receives the sum of the squared
     natural-map errors the impulses leave after sweep ``s`` (:mod:`.merit_history`).
     """
-    scratch = newton_scratch()
-    c = np.empty(3)
-    lam = np.empty(3)
-    d_lambda = np.empty(3)
-    history = np.empty(local_iterations + 1)
+    w = local_workspace(local_iterations)
     failures = 0
     restarts = 0
     total = 0
@@ -571,18 +649,14 @@ def solve_newton_gs(
         use_global = joint_count > 0 and uses_global_factor(joints)
     for it in range(iterations):
         sweeps = it + 1
-        merit = 0.0
-        for i in range(contact_count):
-            k = sweep_index(i, it, contact_count)
-            merit, status, count, starts = _newton_block(
-                rows, k, contact_friction_set[k], contact_mu4[k], row_D[k], local_iterations, local_tolerance,
-                scratch, c, lam, d_lambda, history, impulse, dv, dw, merit,
-            )  # fmt: skip
-            if status != LOCAL_OK:
-                failures += 1
-            restarts += starts - 1
-            total += count
-            largest = max(largest, count)
+        merit, sweep_failures, sweep_restarts, sweep_total, sweep_largest = _newton_sweep(
+            rows, contact_count, it, contact_friction_set, contact_mu4, row_D, local_iterations, local_tolerance, w,
+            impulse, dv, dw,
+        )  # fmt: skip
+        failures += sweep_failures
+        restarts += sweep_restarts
+        total += sweep_total
+        largest = max(largest, sweep_largest)
         if joints is not None and joint_count > 0:
             # typed ints, not literals: a literal argument compiles a specialization of its own
             joint_merit, joint_largest = joint_pass(
