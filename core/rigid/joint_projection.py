@@ -15,7 +15,13 @@ import math
 
 import numpy as np
 
-from ..contact_solvers.joint_block import JOINT_ROWS, envelope_refined_solve, joint_cholesky_factor
+from ..contact_solvers.joint_block import (
+    JOINT_ROWS,
+    PACK_KINV,
+    PACK_ROWS,
+    envelope_refined_solve,
+    joint_cholesky_factor,
+)
 from ..jit import njit_kernel
 from .joint_global import factor_global
 from .joint_rows import _position_rows, geometry_scratch, joint_errors, joint_geometry, uses_angles
@@ -92,16 +98,20 @@ def _axis_error(f, s, lower, upper):
 
 
 @njit_kernel
-def _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, kind, J, IJ, row_K, body_inv_mass,
-                     joint_broken, tolerance, max_move, max_turn, dt, pos, quat, vel, omega, g, s, Jg, rhs, delta,
-                     index, change, factors, factored, rows_of, seen):  # fmt: skip
+def _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, kind, J, IJ, row_K, packed,
+                     body_inv_mass, joint_broken, tolerance, max_move, max_turn, dt, pos, quat, vel, omega, g, s, Jg,
+                     rhs, delta, index, change, factors, factored, rows_of, seen):  # fmt: skip
     """One Gauss–Seidel pass of :func:`project_joints`: each unbroken joint's errors measured at the current poses
     (folded into ``seen`` (2,) [m, rad]) and, where one exceeds ``tolerance``, its bodies moved by
     ``M^-1 J^T K^-1 (-C)`` (module docstring). Returns whether a body moved.
 
-    The joint's block is written out in the loop with every array indexed in place: a helper that takes arrays
-    costs two atomic reference-count updates per array per call (the architecture page's rule for per-item loops).
+    ``packed``: the rows' ``(eq_index, eq_count, box_count, row_pack)``: a joint whose projected rows are its packed
+    equality rows (a glued joint's six) takes its block's stored ``K^-1`` (:func:`..contact_solvers.joint_block.
+    pack_equalities`) instead of a factor and two triangular solves. The joint's block is written out in the loop
+    with every array indexed in place: a helper that takes arrays costs two atomic reference-count updates per
+    array per call (the architecture page's rule for per-item loops).
     """
+    eq_index, eq_count, box_count, pack = packed
     moved = False
     for j in range(joint_body.shape[0]):
         if joint_broken[j]:
@@ -121,21 +131,31 @@ def _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sig
                 n += 1
         if n == 0 or worst <= tolerance:
             continue
-        for a in range(n):
-            rows_of[j, a] = index[a]
-        if factored[j] != axes:
-            joint_cholesky_factor(j, n, rows_of, row_K, factors)
-            factored[j] = axes
-        for a in range(n):  # L L^T delta = rhs (:func:`.joint_block.joint_cholesky_solve`, written out)
-            t = rhs[index[a]]
-            for c in range(a):
-                t -= factors[j, a, c] * delta[index[c]]
-            delta[index[a]] = t / factors[j, a, a]
-        for a in range(n - 1, -1, -1):
-            t = delta[index[a]]
-            for c in range(a + 1, n):
-                t -= factors[j, c, a] * delta[index[c]]
-            delta[index[a]] = t / factors[j, a, a]
+        packed_rows = box_count[j] == 0 and eq_count[j] == n
+        for a in range(n if packed_rows else 0):
+            packed_rows = packed_rows and eq_index[j, a] == index[a]
+        if packed_rows:  # delta = K^-1 rhs, the block's stored inverse
+            for a in range(n):
+                t = 0.0
+                for c in range(n):
+                    t += pack[j, PACK_KINV + PACK_ROWS * a + c] * rhs[index[c]]
+                delta[index[a]] = t
+        else:
+            for a in range(n):
+                rows_of[j, a] = index[a]
+            if factored[j] != axes:
+                joint_cholesky_factor(j, n, rows_of, row_K, factors)
+                factored[j] = axes
+            for a in range(n):  # L L^T delta = rhs (:func:`.joint_block.joint_cholesky_solve`, written out)
+                t = rhs[index[a]]
+                for c in range(a):
+                    t -= factors[j, a, c] * delta[index[c]]
+                delta[index[a]] = t / factors[j, a, a]
+            for a in range(n - 1, -1, -1):
+                t = delta[index[a]]
+                for c in range(a + 1, n):
+                    t -= factors[j, c, a] * delta[index[c]]
+                delta[index[a]] = t / factors[j, a, a]
         f = 1.0
         for side in range(2):  # each body's move M^-1 J^T delta, with its side's sign
             b = joint_body[j, side]
@@ -178,6 +198,7 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
     """
     joint_body, frame_pos, frame_quat, flags, lower, upper, sign = joints[:7]
     kind, J, IJ, row_K = rows[0], rows[1], rows[2], rows[7]
+    packed = (rows[9], rows[10], rows[12], rows[13])
     nj = joint_body.shape[0]
     if passes <= 0:
         joint_errors(joints, joint_broken, pos, quat, out_error)
@@ -194,8 +215,9 @@ def project_joints(joints, rows, body_inv_mass, joint_broken, passes, tolerance,
     for _ in range(passes + 1):
         seen[:] = 0.0
         moved = _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, kind, J, IJ, row_K,
-                                 body_inv_mass, joint_broken, tolerance, max_move, max_turn, dt, pos, quat, vel, omega,
-                                 g, s, Jg, rhs, delta, index, change, factors, factored, rows_of, seen)  # fmt: skip
+                                 packed, body_inv_mass, joint_broken, tolerance, max_move, max_turn, dt, pos, quat,
+                                 vel, omega, g, s, Jg, rhs, delta, index, change, factors, factored, rows_of,
+                                 seen)  # fmt: skip
         out_error[:] = seen
         if not moved:
             return done  # nothing moved: ``seen`` are the errors left
