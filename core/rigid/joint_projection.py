@@ -21,11 +21,11 @@ from ..contact_solvers.joint_block import (
     PACK_ROWS,
     envelope_refined_solve,
     joint_cholesky_factor,
+    joint_cholesky_solve,
 )
 from ..jit import njit_kernel
 from .joint_global import factor_global
-from .joint_rows import _position_rows, geometry_scratch, joint_errors, joint_geometry, uses_angles
-from .joints import AXIS_LIMITED, AXIS_LOCKED
+from .joint_rows import _position_rows, axis_error, geometry_scratch, joint_errors, joint_geometry, uses_angles
 
 
 @njit_kernel
@@ -84,20 +84,6 @@ def _progressed(now, before, tolerance, stall, settled):
 
 
 @njit_kernel
-def _axis_error(f, s, lower, upper):
-    """The error [m | rad] of one axis at coordinate ``s`` with flags ``f``, and whether the projection corrects it:
-    a locked axis always, a limited one outside its limits (:func:`.joint_rows._position_rows`)."""
-    if f & AXIS_LOCKED:
-        return s - lower, True
-    if f & AXIS_LIMITED:
-        if s < lower:
-            return s - lower, True
-        if s > upper:
-            return s - upper, True
-    return 0.0, False
-
-
-@njit_kernel
 def _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, kind, J, IJ, row_K, packed,
                      body_inv_mass, joint_broken, tolerance, max_move, max_turn, dt, pos, quat, vel, omega, g, s, Jg,
                      rhs, delta, index, change, factors, factored, rows_of, seen):  # fmt: skip
@@ -109,7 +95,7 @@ def _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sig
     equality rows (a glued joint's six) takes its block's stored ``K^-1`` (:func:`..contact_solvers.joint_block.
     pack_equalities`) instead of a factor and two triangular solves. The joint's block is written out in the loop
     with every array indexed in place: a helper that takes arrays costs two atomic reference-count updates per
-    array per call (the architecture page's rule for per-item loops).
+    array per call (the architecture page's rule for per-item loops); only the other joints' solve is a call.
     """
     eq_index, eq_count, box_count, pack = packed
     moved = False
@@ -119,7 +105,7 @@ def _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sig
         joint_geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
         n, axes, worst = 0, 0, 0.0
         for k in range(6):
-            err, corrected = _axis_error(flags[j, k], s[k], lower[j, k], upper[j, k])
+            err, corrected = axis_error(flags[j, k], s[k], lower[j, k], upper[j, k])
             if not corrected:
                 continue
             seen[0 if k < 3 else 1] = max(seen[0 if k < 3 else 1], abs(err))
@@ -146,16 +132,7 @@ def _projection_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sig
             if factored[j] != axes:
                 joint_cholesky_factor(j, n, rows_of, row_K, factors)
                 factored[j] = axes
-            for a in range(n):  # L L^T delta = rhs (:func:`.joint_block.joint_cholesky_solve`, written out)
-                t = rhs[index[a]]
-                for c in range(a):
-                    t -= factors[j, a, c] * delta[index[c]]
-                delta[index[a]] = t / factors[j, a, a]
-            for a in range(n - 1, -1, -1):
-                t = delta[index[a]]
-                for c in range(a + 1, n):
-                    t -= factors[j, c, a] * delta[index[c]]
-                delta[index[a]] = t / factors[j, a, a]
+            joint_cholesky_solve(j, n, rows_of, factors, rhs, delta)  # the rarer joints: limits, springs, motors
         f = 1.0
         for side in range(2):  # each body's move M^-1 J^T delta, with its side's sign
             b = joint_body[j, side]

@@ -112,8 +112,9 @@ def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign,
     without ``angular`` (:func:`uses_angles`) only the three linear ones (a chain's POINT joints: the angles' rows
     and their inverse trigonometry are half of the work).
 
-    ``g``: scratch (10, 3, 3) from :func:`geometry_scratch`; afterwards ``g[0]``, ``g[1]`` hold the two frames' axes
-    (columns), ``g[5, 0]``, ``g[5, 1]`` the anchors and ``g[5, 2]``, ``g[6, 0]`` the bodies' centres.
+    ``g``: scratch (7, 3, 3) from :func:`geometry_scratch`; afterwards ``g[0]``, ``g[1]`` hold the two frames' axes
+    (columns), ``g[4]`` body1's axes in body0's frame (with angles), ``g[5, 0]``, ``g[5, 1]`` the anchors and
+    ``g[5, 2]``, ``g[6, 0]`` the bodies' centres.
 
     The arithmetic stays in scalars and tuples, and the arrays are indexed in place: a helper that takes an array
     or a view costs two atomic reference-count updates per array per call, and the joint passes of a glued wall
@@ -192,8 +193,8 @@ def _euler_rows(g, out_s, out_J):
 
 @njit_kernel
 def geometry_scratch():
-    """Scratch of :func:`joint_geometry`: (10, 3, 3) plus the coordinates (6,) and rows (6, 3, 3)."""
-    return np.zeros((10, 3, 3)), np.zeros(6), np.zeros((6, 3, 3))
+    """Scratch of :func:`joint_geometry`: (7, 3, 3) plus the coordinates (6,) and rows (6, 3, 3)."""
+    return np.zeros((7, 3, 3)), np.zeros(6), np.zeros((6, 3, 3))
 
 
 @njit_kernel
@@ -370,22 +371,27 @@ def joint_row_arrays(scratch: dict) -> tuple:
 
 
 @njit_kernel
+def axis_error(f, s, lower, upper):
+    """The error [m | rad] of one axis at coordinate ``s`` with flags ``f``, and whether the projection corrects it:
+    a locked axis always (``s - lower``), a limited one outside its limits (the distance past the limit)."""
+    if f & AXIS_LOCKED:
+        return s - lower, True
+    if f & AXIS_LIMITED:
+        if s < lower:
+            return s - lower, True
+        if s > upper:
+            return s - upper, True
+    return 0.0, False
+
+
+@njit_kernel
 def _position_rows(j, flags, lower, upper, s, C, index):
-    """Rows of joint ``j`` the projection corrects: locked axes and violated limits; their errors into ``C``."""
+    """Rows of joint ``j`` the projection corrects (:func:`axis_error`): locked axes and violated limits; their
+    errors into ``C``."""
     n = 0
     for k in range(6):
-        f = flags[j, k]
-        err = 0.0
-        if f & AXIS_LOCKED:
-            err = s[k] - lower[j, k]
-        elif f & AXIS_LIMITED:
-            if s[k] < lower[j, k]:
-                err = s[k] - lower[j, k]
-            elif s[k] > upper[j, k]:
-                err = s[k] - upper[j, k]
-            else:
-                continue
-        else:
+        err, corrected = axis_error(flags[j, k], s[k], lower[j, k], upper[j, k])
+        if not corrected:
             continue
         C[k] = err
         index[n] = k
