@@ -24,6 +24,7 @@ from ..contact_solvers.joint_block import (
     joint_cholesky_solve,
 )
 from ..jit import njit_kernel
+from ..math.quat import quat_step
 from .joint_global import factor_global
 from .joint_rows import _position_rows, axis_error, geometry_scratch, joint_errors, joint_geometry, uses_angles
 
@@ -66,14 +67,9 @@ def _apply_change(b, change, at, scale, dt, pos, quat, vel, omega):
         pos[b, i] += scale * change[at, i]
         vel[b, i] += follow * change[at, i] / dt
         omega[b, i] += follow * change[at, 3 + i] / dt
-    qw, qx, qy, qz = quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]
-    quat[b, 0] = qw + 0.5 * (-w0 * qx - w1 * qy - w2 * qz)
-    quat[b, 1] = qx + 0.5 * (w0 * qw + w1 * qz - w2 * qy)
-    quat[b, 2] = qy + 0.5 * (-w0 * qz + w1 * qw + w2 * qx)
-    quat[b, 3] = qz + 0.5 * (w0 * qy - w1 * qx + w2 * qw)
-    n = math.sqrt(quat[b, 0] ** 2 + quat[b, 1] ** 2 + quat[b, 2] ** 2 + quat[b, 3] ** 2)
-    for i in range(4):
-        quat[b, i] /= n
+    quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3] = quat_step(
+        quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3], w0, w1, w2, 1.0
+    )  # the turn (w0, w1, w2) [rad] applied as one unit step
 
 
 @njit_kernel
