@@ -73,7 +73,7 @@ def joint_scratch(joint_count: int) -> dict:
 MOTOR_LINEAR_SLOT = 12
 """The slot of the motor along X (13: about X)."""
 _SLOT_FLAGS = np.array([AXIS_LOCKED | AXIS_LIMITED, AXIS_SPRING, AXIS_MOTOR], np.int64)
-"""The axis flags that give slots 0–5, 6–11 and 12–13 a row (:func:`_slot_rows`)."""
+"""The axis flags that give slots 0–5, 6–11 and 12–13 a row (:func:`_slot_row`)."""
 
 
 @njit_kernel(inline="always")
