@@ -1,16 +1,20 @@
-"""The soft world's Newton operator, applied matrix-free, its group block-Jacobi preconditioner and PCG.
+"""The soft world's Newton operator, applied matrix-free, and the diagonal group blocks its preconditioner uses.
 
 ``A = CSR + h^2 (contact + friction + volume rank-one)``. The CSR holds ``M + h^2 (K_elastic + K_damping)``
 and the dynamic boxes' consistent mass; the contact (:mod:`.kernels_penalty`), friction
 (:mod:`.kernels_friction`) and volume terms are applied matrix-free. Rows of pinned nodes are identity (the
 coefficients of pinned nodes are zeroed). Vectors are flat (3N,).
+
+The preconditioner's groups are one soft node (3x3) or the four nodes of a dynamic box (12x12); each group's
+diagonal block is factored here, and :mod:`.kernels_sgs` solves with them.
 """
+
+import math
 
 import numpy as np
 
 from ..jit import njit_kernel
 from ..linalg.csr import csr_matvec_node_blocks, csr_matvec_node_blocks_parallel
-from ..linalg.pcg import NEGATIVE_CURVATURE, preconditioned_cg
 from .contact_elements import ELEMENT_NODES
 
 PARALLEL_MATVEC_ROWS = 30000
@@ -27,11 +31,18 @@ def operator_apply(csr, terms, h2, p, out):
     (B,) the penalty's ``W''(V)`` (0 without penalty): the rank-one term ``W'' g g^T``.
     """
     indptr, indices, data = csr
-    el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
     if indptr.shape[0] > PARALLEL_MATVEC_ROWS:
         csr_matvec_node_blocks_parallel(indptr, indices, data, p, out)
     else:
         csr_matvec_node_blocks(indptr, indices, data, p, out)
+    add_matrix_free(terms, h2, p, out)
+
+
+@njit_kernel
+def add_matrix_free(terms, h2, p, out):
+    """``out += h^2 (contact + friction + volume rank-one) p``: the part of ``A`` outside the CSR (``terms`` as
+    :func:`operator_apply` takes them)."""
+    el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
     for e in range(el_count_arr[0]):
         s = el_stiff[e]
         if s > 0.0:
@@ -79,36 +90,6 @@ def operator_apply(csr, terms, h2, p, out):
 
 
 @njit_kernel
-def _invert_spd_block(B, size, out):
-    """Gauss–Jordan inverse of the leading ``size x size`` block of ``B`` into ``out``; falls back to
-    the inverse diagonal when a pivot is not positive. ``B`` is destroyed."""
-    for i in range(size):
-        for j in range(size):
-            out[i, j] = 1.0 if i == j else 0.0
-    diag = np.empty(size)
-    for i in range(size):
-        diag[i] = B[i, i]
-    for col in range(size):
-        piv = B[col, col]
-        if not piv > 0.0:
-            for i in range(size):
-                for j in range(size):
-                    out[i, j] = (1.0 / diag[i] if diag[i] > 0.0 else 1.0) if i == j else 0.0
-            return
-        inv = 1.0 / piv
-        for j in range(size):
-            B[col, j] *= inv
-            out[col, j] *= inv
-        for r in range(size):
-            if r != col:
-                f = B[r, col]
-                if f != 0.0:
-                    for j in range(size):
-                        B[r, j] -= f * B[col, j]
-                        out[r, j] -= f * out[col, j]
-
-
-@njit_kernel
 def _group_local_index(node_group, group_nodes, group_size):
     """Position (0..3) of every node inside its preconditioner group, (N,) int64."""
     local = np.full(node_group.shape[0], -1, dtype=np.int64)
@@ -139,9 +120,63 @@ def group_matrix_blocks(csr, node_group, group_nodes, group_size, out_blocks):
 
 
 @njit_kernel
-def _add_terms_and_invert(blocks, terms, h2, node_group, group_nodes, group_size, local, out_inv):
-    """Add the contact/friction/volume terms whose two nodes share a group to ``blocks`` (destroyed) and
-    invert every group's block into ``out_inv``."""
+def _factor_block(B, csr_block, size, scratch, out, o):
+    """Group block ``B`` (its leading ``size x size``) factored into the packed rows of ``out`` (4, total) from
+    ``o``, each ``size x size`` row-major: ``R``, the lower Cholesky factor (``B = R R^T``), ``R^-1``, ``B^-1 =
+    R^-T R^-1`` and ``csr_block - 2 R R^T`` (what the solve of :mod:`.kernels_sgs` adds per group). A block that is
+    not positive definite (a Newton matrix before its PSD projection can have one) takes its diagonal instead, a
+    non-positive entry 1. ``scratch`` (2, 12, 12) holds ``R`` and ``R^-1`` on the way."""
+    R, inv = scratch[0], scratch[1]
+    for i in range(size):
+        for j in range(size):
+            R[i, j] = 0.0
+            inv[i, j] = 0.0
+    definite = True
+    for j in range(size):
+        d = B[j, j]
+        for k in range(j):
+            d -= R[j, k] * R[j, k]
+        if not d > 0.0:
+            definite = False
+            break
+        R[j, j] = math.sqrt(d)
+        for i in range(j + 1, size):
+            t = B[i, j]
+            for k in range(j):
+                t -= R[i, k] * R[j, k]
+            R[i, j] = t / R[j, j]
+    if not definite:
+        for i in range(size):
+            for j in range(size):
+                R[i, j] = 0.0
+            R[i, i] = math.sqrt(B[i, i]) if B[i, i] > 0.0 else 1.0
+    for j in range(size):  # R^-1 column by column (lower triangular)
+        inv[j, j] = 1.0 / R[j, j]
+        for i in range(j + 1, size):
+            t = 0.0
+            for k in range(j, i):
+                t -= R[i, k] * inv[k, j]
+            inv[i, j] = t / R[i, i]
+    for i in range(size):
+        for j in range(size):
+            at = o + i * size + j
+            out[0, at] = R[i, j]
+            out[1, at] = inv[i, j]
+            t = 0.0
+            for k in range(max(i, j), size):
+                t += inv[k, i] * inv[k, j]
+            out[2, at] = t
+            t = 0.0
+            for k in range(min(i, j) + 1):
+                t += R[i, k] * R[j, k]
+            out[3, at] = csr_block[i, j] - 2.0 * t
+
+
+@njit_kernel
+def _add_terms_and_factor(csr_blocks, blocks, terms, h2, node_group, group_nodes, group_size, local, offset, out):
+    """Add the contact/friction/volume terms whose two nodes share a group to ``blocks`` (a copy of the CSR's
+    ``csr_blocks``) and factor every group's block into the packed ``out`` (:func:`_factor_block`; group ``g``'s
+    entries from ``offset[g]``)."""
     el_count_arr, el_nodes, el_coef, el_g, el_stiff, el_fcoef, el_tangent, el_h2, node_free, node_body, vg, vc = terms
     for e in range(el_count_arr[0]):
         for k in range(ELEMENT_NODES):
@@ -170,25 +205,29 @@ def _add_terms_and_invert(blocks, terms, h2, node_group, group_nodes, group_size
                 for i in range(3):
                     for j in range(3):
                         blocks[grp, 3 * local[n] + i, 3 * local[n] + j] += h2 * vc[b] * vg[n, i] * vg[n, j]
+    scratch = np.zeros((2, 12, 12))
     for grp in range(group_nodes.shape[0]):
-        _invert_spd_block(blocks[grp], 3 * group_size[grp], out_inv[grp])
+        _factor_block(blocks[grp], csr_blocks[grp], 3 * group_size[grp], scratch, out, offset[grp])
 
 
 @njit_kernel
-def build_group_preconditioner(csr, terms, h2, node_group, group_nodes, group_size, out_inv):
-    """Inverse of each group's diagonal block of ``A`` into ``out_inv`` (G, 12, 12).
+def build_group_preconditioner(csr, terms, h2, node_group, group_nodes, group_size, offset, out):
+    """Each group's diagonal block ``D_g`` of ``A``, factored into ``out`` (4, offset[-1]), packed group after group
+    from ``offset[g]``: ``R_g``, ``R_g^-1``, ``D_g^-1`` with ``D_g = R_g R_g^T``, and the CSR's own block minus
+    ``2 D_g`` (:func:`_factor_block`).
 
     A group is one soft node (3x3) or the four nodes of a dynamic box (12x12). The block gathers the
     CSR entries and the contact/friction/volume terms whose two nodes are in the same group.
     """
-    blocks = np.empty((group_nodes.shape[0], 12, 12))
-    group_matrix_blocks(csr, node_group, group_nodes, group_size, blocks)
+    csr_blocks = np.empty((group_nodes.shape[0], 12, 12))
+    group_matrix_blocks(csr, node_group, group_nodes, group_size, csr_blocks)
+    blocks = csr_blocks.copy()
     local = _group_local_index(node_group, group_nodes, group_size)
-    _add_terms_and_invert(blocks, terms, h2, node_group, group_nodes, group_size, local, out_inv)
+    _add_terms_and_factor(csr_blocks, blocks, terms, h2, node_group, group_nodes, group_size, local, offset, out)
 
 
 @njit_kernel
-def build_group_preconditioner_from(matrix_blocks, terms, h2, node_group, group_nodes, group_size, work, out_inv):
+def build_group_preconditioner_from(matrix_blocks, terms, h2, node_group, group_nodes, group_size, offset, work, out):
     """:func:`build_group_preconditioner` from the CSR part's blocks (``matrix_blocks`` (G, 12, 12), from
     :func:`group_matrix_blocks`, kept while the CSR matrix is): only the matrix-free terms are added anew.
     ``work`` (G, 12, 12) is scratch."""
@@ -198,45 +237,4 @@ def build_group_preconditioner_from(matrix_blocks, terms, h2, node_group, group_
             for j in range(size):
                 work[grp, i, j] = matrix_blocks[grp, i, j]
     local = _group_local_index(node_group, group_nodes, group_size)
-    _add_terms_and_invert(work, terms, h2, node_group, group_nodes, group_size, local, out_inv)
-
-
-@njit_kernel
-def apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, out):
-    """``out = P^-1 r`` with the group inverses of :func:`build_group_preconditioner`."""
-    for grp in range(group_nodes.shape[0]):
-        size = 3 * group_size[grp]
-        for i in range(size):
-            acc = 0.0
-            for j in range(size):
-                acc += inv[grp, i, j] * r[3 * group_nodes[grp, j // 3] + j % 3]
-            out[3 * group_nodes[grp, i // 3] + i % 3] = acc
-
-
-@njit_kernel
-def _apply_world_operator(operator_data, v, out):
-    # The operator of the shared PCG: operator_data = (csr, terms, h2).
-    csr, terms, h2 = operator_data
-    operator_apply(csr, terms, h2, v, out)
-
-
-@njit_kernel
-def _apply_world_preconditioner(precond, r, out):
-    # The preconditioner of the shared PCG: precond = (node_group, group_nodes, group_size, inv).
-    node_group, group_nodes, group_size, inv = precond
-    apply_group_preconditioner(node_group, group_nodes, group_size, inv, r, out)
-
-
-@njit_kernel
-def world_pcg(csr, terms, h2, precond, rhs, x, tolerance, max_iterations, work):
-    """Preconditioned CG (:func:`~..linalg.pcg.preconditioned_cg`) for ``A x = rhs`` (``x`` holds the start and
-    the result; ``work`` (4, n)).
-
-    ``precond = (node_group, group_nodes, group_size, inv)``. Returns ``(iterations, relative residual,
-    indefinite)``; stops at ``||rhs - A x|| <= tolerance ||rhs||`` or when ``p^T A p <= 0`` (then
-    ``indefinite`` is True and ``x`` holds the last iterate, still a descent direction if A is SPD on
-    the explored subspace).
-    """
-    it, res, outcome = preconditioned_cg(_apply_world_operator, (csr, terms, h2), _apply_world_preconditioner,
-                                         precond, rhs, x, False, tolerance, max_iterations, work)  # fmt: skip
-    return it, res, outcome == NEGATIVE_CURVATURE
+    _add_terms_and_factor(matrix_blocks, work, terms, h2, node_group, group_nodes, group_size, local, offset, out)

@@ -61,13 +61,9 @@ from .kernels_friction import (
     friction_gradient,
     friction_setup,
 )
-from .kernels_operator import (
-    build_group_preconditioner,
-    build_group_preconditioner_from,
-    group_matrix_blocks,
-    world_pcg,
-)
+from .kernels_operator import build_group_preconditioner, build_group_preconditioner_from, group_matrix_blocks
 from .kernels_penalty import contact_energy, contact_gradient, contact_normal_forces
+from .kernels_sgs import coupling_pattern, gather_coupling, group_layout, world_pcg
 from .kernels_world import affine_inertia, damping_csr_energy_gradient, project_blocks_psd
 from .newton import armijo_line_search, linear_forcing, negligible_step, residual_scale, target_forcing
 from .solver_settings import SoftSettings, SoftWorldStats, check_settings, resolved_contact_thickness
@@ -168,10 +164,16 @@ class SoftWorldSolver:
             self.group_nodes[g] = w.affine_nodes[a]
             self.group_size[g] = 4
             self.node_group[w.affine_nodes[a]] = g
-        self._inv = np.zeros((G, 12, 12))
         self._matrix_blocks = np.zeros((G, 12, 12))
         """The CSR matrix's part of every group's block (refreshed with the matrix)."""
         self._block_work = np.zeros((G, 12, 12))
+        pat = self.pattern
+        self._coupling = coupling_pattern(pat.indptr, pat.indices, self.node_group, self.group_nodes, self.group_size)
+        """The preconditioner's couplings between groups (lower, higher), their values refreshed with the matrix."""
+        self._sgs_work = np.zeros((5, 3 * w.node_count))
+        self._group_layout = group_layout(self.group_nodes, self.group_size)
+        self._packed = np.zeros((4, int(self._group_layout[2][-1])))
+        """Each group's diagonal block factored, packed: ``R``, ``R^-1``, ``D^-1`` (``D = R R^T``), ``D_csr - 2 D``."""
 
     def _init_vectors(self) -> None:
         """Per-node vectors (N, 3) / flat (3N,) of the step, the BDF2 history and the volume-penalty scratch."""
@@ -404,6 +406,8 @@ class SoftWorldSolver:
             assemble_blocks(self._affine_blocks, self.tet_scatter[w.affine_tet], data)
         group_matrix_blocks((pat.indptr, pat.indices, data), self.node_group, self.group_nodes, self.group_size,
                             self._matrix_blocks)  # fmt: skip
+        for coupling in self._coupling:
+            gather_coupling(data, coupling[3], coupling[4])
 
     # -------------------------------------------------------------------------------------------
 
@@ -560,8 +564,9 @@ class SoftWorldSolver:
         csr, precond = self._operator()
         terms = self._terms()
         build_group_preconditioner(
-            csr, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size, self._inv
-        )
+            csr, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size, self._group_layout[2],
+            self._packed,
+        )  # fmt: skip
         impulse = np.zeros(3 * m)
         if m:
             v.reshape(-1)[:] = u_free + self._dual_correction(u_free, m, h, csr, terms, precond, impulse, stats)
@@ -601,7 +606,7 @@ class SoftWorldSolver:
         rhs = np.zeros(u_free.shape[0])
         contact_jacobian_transpose_apply(impulse, m, *frame, rhs)
         y = np.zeros(u_free.shape[0])
-        iters, _, _ = world_pcg(csr, terms, self._beta**2, precond, rhs, y, 1e-10, s.pcg_max_iterations,
+        iters, _, _ = world_pcg(terms, self._beta**2, precond, rhs, y, 1e-10, s.pcg_max_iterations,
                                 self._pcg_work)  # fmt: skip
         stats.pcg_iterations += iters
         return y
@@ -619,7 +624,7 @@ class SoftWorldSolver:
             contact_jacobian_transpose_apply(unit, m, *frame, rhs)
             unit[row] = 0.0
             y[:] = 0.0
-            iters, _, _ = world_pcg(csr, terms, self._beta**2, precond, rhs, y, 1e-10, self.settings.pcg_max_iterations,
+            iters, _, _ = world_pcg(terms, self._beta**2, precond, rhs, y, 1e-10, self.settings.pcg_max_iterations,
                                     self._pcg_work)  # fmt: skip
             stats.pcg_iterations += iters
             contact_jacobian_apply(y, m, *frame, column)
@@ -841,9 +846,10 @@ class SoftWorldSolver:
             stats.energy_history.append(phi)
 
     def _operator(self):
-        """``(csr, preconditioner)`` arguments of :func:`~.kernels_operator.world_pcg` for the current matrix."""
+        """``(csr, preconditioner)`` of the current matrix: the CSR, and what :func:`~.kernels_sgs.world_pcg` takes."""
         pat = self.pattern
-        return (pat.indptr, pat.indices, self._data), (self.node_group, self.group_nodes, self.group_size, self._inv)
+        precond = (*self._group_layout, self._packed, *self._coupling, self._sgs_work)
+        return (pat.indptr, pat.indices, self._data), precond
 
     def _solve_newton_system(self, v, h, forcing: float, stats: SoftWorldStats) -> None:
         """``dv = A^-1 rhs`` by PCG to the relative tolerance ``forcing``; when PCG meets negative curvature of
@@ -854,10 +860,10 @@ class SoftWorldSolver:
             terms = self._terms()
             build_group_preconditioner_from(
                 self._matrix_blocks, terms, self._beta**2, self.node_group, self.group_nodes, self.group_size,
-                self._block_work, self._inv,
+                self._group_layout[2], self._block_work, self._packed,
             )  # fmt: skip
             self._dv[:] = 0.0
-            iters, _, indefinite = world_pcg(csr, terms, self._beta**2, precond, self._rhs, self._dv, forcing,
+            iters, _, indefinite = world_pcg(terms, self._beta**2, precond, self._rhs, self._dv, forcing,
                                              self.settings.pcg_max_iterations, self._pcg_work)  # fmt: skip
             stats.pcg_iterations += iters
             if not indefinite or self._project or self._matrix_state != MATRIX_ITERATE:

@@ -64,13 +64,15 @@ def test_cached_preconditioner_blocks_give_the_preconditioner_built_from_scratch
     v[:, 2] -= 0.05  # into the contact layer
     solver._residual(v, H, True, False)
     assert solver.el_count > 0 and np.any(solver.el_stiff[: solver.el_count] > 0.0)
-    csr, (node_group, group_nodes, group_size, _) = solver._operator()
+    csr, _ = solver._operator()
+    node_group, group_nodes, group_size = solver.node_group, solver.group_nodes, solver.group_size
     terms = solver._terms()
-    direct = np.zeros_like(solver._inv)
-    cached = np.zeros_like(solver._inv)
-    build_group_preconditioner(csr, terms, solver._beta**2, node_group, group_nodes, group_size, direct)
+    offset = solver._group_layout[2]
+    direct = np.zeros_like(solver._packed)
+    cached = np.zeros_like(solver._packed)
+    build_group_preconditioner(csr, terms, solver._beta**2, node_group, group_nodes, group_size, offset, direct)
     build_group_preconditioner_from(solver._matrix_blocks, terms, solver._beta**2, node_group, group_nodes, group_size,
-                                    solver._block_work, cached)  # fmt: skip
+                                    offset, solver._block_work, cached)  # fmt: skip
     assert np.any(group_size == 4)
     assert cached.tobytes() == direct.tobytes()
 
