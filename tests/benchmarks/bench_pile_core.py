@@ -16,7 +16,8 @@ dispatcher on this interpreter.
 
 Run: ``python tests/benchmarks/bench_pile_core.py`` (defaults: 1000 boxes, 5 s, PGS). Options: ``--bodies``,
 ``--shape box|rock``, ``--seconds``, ``--solvers PGS PROX PGS-plain`` (PGS-plain: PGS without its
-conjugate-gradient steps), ``--phases``, ``--cprofile N``, ``--dispatch``,
+conjugate-gradient steps), ``--options JSON`` (repeatable: a run with these ``core.simulate`` solver options, e.g.
+``'{"solver": "PROX", "penetration_slop": 0}'``), ``--phases``, ``--cprofile N``, ``--dispatch``,
 ``--bpy`` (import bpy first, as inside Blender), ``--empty-cache`` (compile into a new cache directory: the cold
 start then prints the compile time of each part: import, the contact-free path, PGS's contact kernels, PROX's,
 the rocks'), ``--json PATH``. ``NUMBA_NUM_THREADS`` and ``NUMBA_CACHE_DIR`` are read from the environment.
@@ -122,10 +123,14 @@ PLAIN_PGS = "PGS-plain"
 """Solver name of this script for PGS without its conjugate-gradient steps (``accelerate=False``)."""
 
 
-def simulate(model, seconds: float, solver: str):
+def simulate(model, seconds: float, solver: str, options: dict | None = None):
+    """The pile for ``seconds`` with ``solver`` (or ``PLAIN_PGS``) and the solver ``options`` given on top of the
+    scene's (the keyword options of ``core.simulate``: ``split_impulse``, ``penetration_slop``, ...)."""
     from contact_lab.core import simulate as core_simulate
 
-    options = {"accelerate": False} if solver == PLAIN_PGS else {}
+    options = dict(options or {})
+    if solver == PLAIN_PGS:
+        options["accelerate"] = False
     return core_simulate(
         model, frame_count=round(seconds * ps.FPS) + 1, fps=ps.FPS, substeps=ps.SUBSTEPS,
         solver="PGS" if solver == PLAIN_PGS else solver, iterations=ps.ITERATIONS, tolerance=ps.TOLERANCE, **options,
@@ -196,6 +201,18 @@ def dispatch_cost(repeats: int = 20000) -> dict:
     return out
 
 
+def runs(args) -> list[tuple[str, str, dict]]:
+    """``(label, solver, options)`` of every run asked for: each of ``--solvers`` with the scene's options, then
+    each ``--options`` set (a JSON object of ``core.simulate`` keywords; its ``solver`` defaults to PGS)."""
+    out = [(solver, solver, {}) for solver in args.solvers]
+    for text in args.options:
+        options = json.loads(text)
+        if not isinstance(options, dict):
+            raise SystemExit(f"--options takes a JSON object of solver options, not {text!r}")
+        out.append((text, options.pop("solver", "PGS"), options))
+    return out
+
+
 def run(args) -> dict:
     versions = ps.versions()
     plural = "es" if args.shape == "box" else "s"
@@ -212,23 +229,23 @@ def run(args) -> dict:
     geometry = ps.body_geometry(args.bodies, args.shape) if args.shape == "box" else None
     result = dict(bodies=args.bodies, shape=args.shape, seconds=args.seconds, versions=versions, cold_s=cold,
                   cold_parts_s=parts, rows=[])  # fmt: skip
-    for solver in args.solvers:
+    for label, solver, options in runs(args):
         load = ps.load_line()
         t0 = time.perf_counter()
-        traj = simulate(model, args.seconds, solver)
+        traj = simulate(model, args.seconds, solver, options)
         sim = time.perf_counter() - t0
         if geometry is None:
             geometry = ps.body_geometry(args.bodies, args.shape)
         fig = ps.figures(ps.core_matrices(traj.body_pos, traj.body_quat, args.bodies), *geometry)
-        row = dict(solver=solver, simulate_s=sim, substep_ms=1e3 * sim / substeps, load=load,
+        row = dict(solver=label, simulate_s=sim, substep_ms=1e3 * sim / substeps, load=load,
                    max_contacts=int(traj.contact_count.max()), **fig)  # fmt: skip
-        print(f"{solver}: {sim:.2f} s, {row['substep_ms']:.2f} ms/substep, max contacts {row['max_contacts']}, "
+        print(f"{label}: {sim:.2f} s, {row['substep_ms']:.2f} ms/substep, max contacts {row['max_contacts']}, "
               f"deepest {fig['deepest_mm']:.3f} mm, at end {fig['resting_mm']:.3f} mm, tunnelled {fig['tunnelled']}, "
               f"KE {fig['kinetic_J']:.4f} J  [{load} before]")  # fmt: skip
         if args.phases:
             with PhaseTimer() as timer:
                 t0 = time.perf_counter()
-                simulate(model, args.seconds, solver)
+                simulate(model, args.seconds, solver, options)
                 total = time.perf_counter() - t0
             table = timer.table(total, substeps)
             row["phases_ms"] = dict(table)
@@ -239,7 +256,7 @@ def run(args) -> dict:
         if args.cprofile:
             profiler = cProfile.Profile()
             profiler.enable()
-            simulate(model, args.seconds, solver)
+            simulate(model, args.seconds, solver, options)
             profiler.disable()
             text = io.StringIO()
             pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(args.cprofile)
@@ -260,7 +277,14 @@ def main(argv=None) -> int:
     parser.add_argument("--bodies", type=int, default=1000)
     parser.add_argument("--shape", choices=("box", "rock"), default="box")
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--solvers", nargs="+", default=["PGS"])
+    parser.add_argument("--solvers", nargs="*", default=["PGS"])
+    parser.add_argument(
+        "--options",
+        action="append",
+        default=[],
+        metavar="JSON",
+        help="another run with these solver options, e.g. '{\"split_impulse\": true}' (repeatable)",
+    )
     parser.add_argument("--phases", action="store_true", help="time every kernel of a substep (a second run)")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N", help="print the top N of a cProfile run")
     parser.add_argument("--dispatch", action="store_true", help="time empty Numba calls (dispatcher overhead)")
