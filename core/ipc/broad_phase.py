@@ -101,91 +101,62 @@ def _cell_index(c, origin, cell, dim):
 
 
 @njit_kernel
-def _cell_range(lo, hi, p, origin, cell, dims, out):
-    """Cell coordinates ``out[0, k] .. out[1, k]`` touched by box ``p``; True when it is a large box."""
-    large = False
-    for k in range(3):
-        out[0, k] = _cell_index(lo[p, k], origin[k], cell, dims[k])
-        out[1, k] = _cell_index(hi[p, k], origin[k], cell, dims[k])
-        if out[1, k] - out[0, k] >= LARGE_SPAN:
-            large = True
-    return large
-
-
-@njit_kernel
-def _cell_key(ix, iy, iz, dims):
-    return (ix * dims[1] + iy) * dims[2] + iz
-
-
-@njit_kernel
-def _range_cell_count(r):
-    """Number of cells in the range ``r[0, k] .. r[1, k]`` (2, 3) of :func:`_cell_range`."""
-    return (r[1, 0] - r[0, 0] + 1) * (r[1, 1] - r[0, 1] + 1) * (r[1, 2] - r[0, 2] + 1)
-
-
-@njit_kernel
-def _range_cell_key(r, q, dims):
-    """Key of cell ``q`` of the range ``r`` (2, 3), enumerated x slowest and z fastest (nested-loop order)."""
-    nz = r[1, 2] - r[0, 2] + 1
-    ny = r[1, 1] - r[0, 1] + 1
-    iz = r[0, 2] + q % nz
-    iy = r[0, 1] + (q // nz) % ny
-    ix = r[0, 0] + q // (nz * ny)
-    return _cell_key(ix, iy, iz, dims)
-
-
-@njit_kernel
-def _slot(table_keys, key, shift):
-    """Slot of ``key`` in the open-addressing table of size ``2^(64 - shift)``, or the free slot for it.
-
-    Fibonacci hashing (the top bits of ``key * 2^64 / phi``) spreads the structured cell keys; linear
-    probing keeps a lookup within one or two cache lines.
-    """
-    i = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(shift))
-    mask = table_keys.shape[0] - 1
-    while table_keys[i] != key and table_keys[i] != -1:
-        i = (i + 1) & mask
-    return i
+def _hash_slot(key, shift):
+    """First slot of ``key`` in the open-addressing table of size ``2^(64 - shift)``: Fibonacci hashing (the top
+    bits of ``key * 2^64 / phi``) spreads the structured cell keys; linear probing from there keeps a lookup within
+    one or two cache lines."""
+    return np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(shift))
 
 
 @njit_parallel
 def _cell_counts(lo, hi, origin, cell, dims, counts, large):
+    """Each box's cell count (``counts``), or ``large`` when it spans more than ``LARGE_SPAN`` cells on an axis."""
+    ox, oy, oz, nx, ny, nz = origin[0], origin[1], origin[2], dims[0], dims[1], dims[2]
     count = lo.shape[0]
     chunks = min(count, _CHUNKS)
     for c in prange(chunks):
-        r = np.empty((2, 3), np.int64)
         for p in range(c * count // chunks, (c + 1) * count // chunks):
-            large[p] = _cell_range(lo, hi, p, origin, cell, dims, r)
-            counts[p] = 0 if large[p] else _range_cell_count(r)
+            sx = _cell_index(hi[p, 0], ox, cell, nx) - _cell_index(lo[p, 0], ox, cell, nx)
+            sy = _cell_index(hi[p, 1], oy, cell, ny) - _cell_index(lo[p, 1], oy, cell, ny)
+            sz = _cell_index(hi[p, 2], oz, cell, nz) - _cell_index(lo[p, 2], oz, cell, nz)
+            large[p] = sx >= LARGE_SPAN or sy >= LARGE_SPAN or sz >= LARGE_SPAN
+            counts[p] = 0 if large[p] else (sx + 1) * (sy + 1) * (sz + 1)
 
 
 @njit_kernel
-def _count_cells(lo, hi, origin, cell, dims, counts, large, shift, r):
-    """Hash the cells of the binned boxes into a table of size ``2^(64 - shift)``.
-
-    Returns ``(table_keys, table_end, full)``: the cell key of each slot (-1: empty) and its entry count;
-    ``full`` when the load would pass 1/2 (the caller grows the table and starts again). ``r``: (2, 3) scratch.
-    """
-    size = 2 ** (64 - shift)
-    table_keys = np.full(size, -1, np.int64)
-    table_end = np.zeros(size, np.int64)  # entry counts first, then the end of each slot's run
+def _grid_pass(lo, hi, origin, cell, dims, large, shift, table_keys, table_end, ids):
+    """One pass over the cells of every binned box, x slowest and z fastest, boxes in order. Without ``ids`` (empty):
+    hash each cell into ``table_keys`` (-1: empty) and count its entries in ``table_end``; returns True when the
+    load would pass 1/2 (the caller grows the table and starts again). With ``ids``: append each box to its cells'
+    runs, ``table_end`` being the fill cursors. The box ranges and the probing are written out on scalars."""
+    ox, oy, oz, nx, ny, nz = origin[0], origin[1], origin[2], dims[0], dims[1], dims[2]
+    fill = ids.shape[0] > 0
+    size = table_keys.shape[0]
+    mask = size - 1
     distinct = 0
     for p in range(lo.shape[0]):
         if large[p]:
             continue
-        _cell_range(lo, hi, p, origin, cell, dims, r)
-        for q in range(counts[p]):
-            # check the load before every insertion: one large box can fill a small table,
-            # and probing a full table would never end
-            if 2 * distinct >= size:
-                return table_keys, table_end, True
-            key = _range_cell_key(r, q, dims)
-            s = _slot(table_keys, key, shift)
-            if table_keys[s] == -1:
-                table_keys[s] = key
-                distinct += 1
-            table_end[s] += 1
-    return table_keys, table_end, False
+        for ix in range(_cell_index(lo[p, 0], ox, cell, nx), _cell_index(hi[p, 0], ox, cell, nx) + 1):
+            for iy in range(_cell_index(lo[p, 1], oy, cell, ny), _cell_index(hi[p, 1], oy, cell, ny) + 1):
+                for iz in range(_cell_index(lo[p, 2], oz, cell, nz), _cell_index(hi[p, 2], oz, cell, nz) + 1):
+                    key = (ix * ny + iy) * nz + iz
+                    s = _hash_slot(key, shift)
+                    while table_keys[s] != key and table_keys[s] != -1:
+                        s = (s + 1) & mask
+                    if fill:
+                        ids[table_end[s]] = p
+                        table_end[s] += 1
+                        continue
+                    if table_keys[s] == -1:
+                        # check the load before every insertion: one large box can fill a small table,
+                        # and probing a full table would never end
+                        if 2 * distinct >= size:
+                            return True
+                        table_keys[s] = key
+                        distinct += 1
+                    table_end[s] += 1
+    return False
 
 
 @njit_kernel
@@ -206,13 +177,14 @@ def _bin(lo, hi, origin, cell, dims):
     shift = 60
     while 2 ** (64 - shift) < 2 * count:
         shift -= 1
-    r = np.empty((2, 3), np.int64)
+    no_ids = np.empty(0, np.int64)
     while True:
-        table_keys, table_end, full = _count_cells(lo, hi, origin, cell, dims, counts, large, shift, r)
-        if not full:
+        size = 2 ** (64 - shift)
+        table_keys = np.full(size, -1, np.int64)
+        table_end = np.zeros(size, np.int64)  # entry counts first, then the end of each slot's run
+        if not _grid_pass(lo, hi, origin, cell, dims, large, shift, table_keys, table_end, no_ids):
             break
         shift -= 2
-    size = table_keys.shape[0]
     table_start = np.empty(size, np.int64)
     running = 0
     for s in range(size):
@@ -220,15 +192,8 @@ def _bin(lo, hi, origin, cell, dims):
         running += table_end[s]
         table_end[s] = table_start[s]  # fill cursor; ends at start + count
     ids = np.empty(total, np.int64)
-    for p in range(count):  # serial fill: ids within a cell stay increasing (deterministic)
-        if large[p]:
-            continue
-        _cell_range(lo, hi, p, origin, cell, dims, r)
-        for q in range(counts[p]):
-            s = _slot(table_keys, _range_cell_key(r, q, dims), shift)
-            e = table_end[s]
-            table_end[s] += 1
-            ids[e] = p
+    if total:  # serial fill: ids within a cell stay increasing (deterministic)
+        _grid_pass(lo, hi, origin, cell, dims, large, shift, table_keys, table_end, ids)
     large_ids = np.flatnonzero(large).astype(np.int64)
     return table_keys, table_start, table_end, shift, ids, large_ids
 
@@ -239,125 +204,119 @@ def _bin(lo, hi, origin, cell, dims):
 
 
 @njit_kernel
-def _overlap(alo, ahi, a, blo, bhi, b):
-    for k in range(3):
-        if alo[a, k] > bhi[b, k] or blo[b, k] > ahi[a, k]:
-            return False
-    return True
-
-
-@njit_kernel
-def _vf_allowed(v, f, faces, group):
-    """Vertex not a corner of the face, and not all four vertices static."""
-    a = faces[f, 0]
-    b = faces[f, 1]
-    c = faces[f, 2]
-    if v == a or v == b or v == c:
-        return False
-    return not (
-        group[v] == STATIC_GROUP and group[a] == STATIC_GROUP and group[b] == STATIC_GROUP and group[c] == STATIC_GROUP
-    )
-
-
-@njit_kernel
-def _ee_allowed(ea, eb, edges, group):
-    """Edges without a common endpoint, and not all four vertices static."""
-    a0 = edges[ea, 0]
-    a1 = edges[ea, 1]
-    b0 = edges[eb, 0]
-    b1 = edges[eb, 1]
-    if a0 == b0 or a0 == b1 or a1 == b0 or a1 == b1:
-        return False
-    return not (
-        group[a0] == STATIC_GROUP
-        and group[a1] == STATIC_GROUP
-        and group[b0] == STATIC_GROUP
-        and group[b1] == STATIC_GROUP
-    )
-
-
-@njit_kernel
-def _allowed(q, p, prims_p, group, edge_edge):
+def _pair_allowed(edge_edge, q, p, qa, qb, gqa, gqb, pa, pb, pc, gpa, gpb, gpc):
+    """Whether query ``q`` and partner ``p`` make a pair, from their vertices ``qa, qb`` and ``pa, pb, pc`` and
+    the vertices' groups ``g..`` (scalars: the query loop loads them, no array is handed over). Vertex-face
+    (``qa`` the vertex): the vertex is not a corner of the face. Edge-edge (``pc`` repeats ``pb``): ``p > q``
+    and no common endpoint. Either way not all four vertices static."""
     if edge_edge:
-        return p > q and _ee_allowed(q, p, prims_p, group)
-    return _vf_allowed(q, p, prims_p, group)
+        if p <= q or qa == pa or qa == pb or qb == pa or qb == pb:
+            return False
+        return not (gqa == STATIC_GROUP and gqb == STATIC_GROUP and gpa == STATIC_GROUP and gpb == STATIC_GROUP)
+    if qa == pa or qa == pb or qa == pc:
+        return False
+    return not (gqa == STATIC_GROUP and gpa == STATIC_GROUP and gpb == STATIC_GROUP and gpc == STATIC_GROUP)
 
 
 @njit_kernel
-def _query(q, qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, r, out, start):
-    """Partners ``p`` of query primitive ``q``; writes them to ``out[start:]`` when ``out`` is not empty.
-
-    ``edge_edge`` False: q is a vertex, p a face; True: q and p are edges, only ``p > q`` is reported.
-    ``grid`` is the tuple of :func:`_bin`; ``frame`` = (origin, cell, dims).
-    Returns the partner count.
-    """
-    table_keys, table_start, table_end, shift, ids, large_ids = grid
-    origin, cell, dims = frame
-    write = out.shape[0] > 0
-    n = 0
-    if _cell_range(qlo, qhi, q, origin, cell, dims, r):
-        for p in range(q + 1 if edge_edge else 0, plo.shape[0]):  # large query box: every primitive
-            if _overlap(qlo, qhi, q, plo, phi, p) and _allowed(q, p, prims_p, group, edge_edge):
-                if write:
-                    out[start + n] = p
-                n += 1
-        return n
-    # hot loop on scalars, inline (calls taking many arrays pay reference counting per call)
-    x_lo, y_lo, z_lo = qlo[q, 0], qlo[q, 1], qlo[q, 2]
-    x_hi, y_hi, z_hi = qhi[q, 0], qhi[q, 1], qhi[q, 2]
-    for ix in range(r[0, 0], r[1, 0] + 1):
-        for iy in range(r[0, 1], r[1, 1] + 1):
-            for iz in range(r[0, 2], r[1, 2] + 1):
-                key = _cell_key(ix, iy, iz, dims)
-                s = _slot(table_keys, key, shift)
-                if table_keys[s] == -1:
-                    continue  # empty cell
-                for i in range(table_start[s], table_end[s]):
-                    p = ids[i]
-                    if edge_edge and p <= q:
-                        continue  # the pair belongs to edge p's query
-                    if (
-                        x_lo > phi[p, 0]
-                        or plo[p, 0] > x_hi
-                        or y_lo > phi[p, 1]
-                        or plo[p, 1] > y_hi
-                        or z_lo > phi[p, 2]
-                        or plo[p, 2] > z_hi
-                    ):
-                        continue
-                    # report the pair only in the cell of the lower corner of the boxes' intersection
-                    if (
-                        _cell_index(max(x_lo, plo[p, 0]), origin[0], cell, dims[0]) != ix
-                        or _cell_index(max(y_lo, plo[p, 1]), origin[1], cell, dims[1]) != iy
-                        or _cell_index(max(z_lo, plo[p, 2]), origin[2], cell, dims[2]) != iz
-                    ):
-                        continue
-                    if _allowed(q, p, prims_p, group, edge_edge):
-                        if write:
-                            out[start + n] = p
-                        n += 1
-    for j in range(large_ids.shape[0]):  # large partner boxes are not in the grid
-        p = large_ids[j]
-        if _overlap(qlo, qhi, q, plo, phi, p) and _allowed(q, p, prims_p, group, edge_edge):
-            if write:
-                out[start + n] = p
-            n += 1
-    return n
+def _sort_run(out, start, n):
+    """Insertion sort of ``out[start : start + n]`` in place (a query's few partners; no slice view)."""
+    for i in range(start + 1, start + n):
+        value = out[i]
+        j = i - 1
+        while j >= start and out[j] > value:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = value
 
 
 @njit_parallel
 def _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, offsets, out):
-    """Count every query's partners into ``offsets[q + 1]`` (``out`` empty), or write them sorted to ``out``."""
+    """Every query's partners: counted into ``offsets[q + 1]`` (``out`` empty), or written sorted to
+    ``out[offsets[q]:]``.
+
+    ``edge_edge`` False: the queries are vertices and the partners faces; True: both are edges and only ``p > q``
+    is reported. ``grid`` is the tuple of :func:`_bin`, ``frame`` = (origin, cell, dims). A query box spanning
+    more than ``LARGE_SPAN`` cells tests every partner; else it visits the cells it touches and reports a pair
+    only in the cell of the lower corner of the two boxes' intersection (no duplicates); the partners left out of
+    the grid (large boxes) are tested by every query. The loop is written out on scalars: a helper taking the
+    arrays would count their references per query and per cell, and two threads counting the same arrays' references
+    fight over one cache line.
+    """
     write = out.shape[0] > 0
+    table_keys, table_start, table_end, shift, ids, large_ids = grid
+    origin, cell, dims = frame
+    ox, oy, oz = origin[0], origin[1], origin[2]
+    nx, ny, nz = dims[0], dims[1], dims[2]
+    mask = table_keys.shape[0] - 1
+    partners = plo.shape[0]
+    last = prims_p.shape[1] - 1  # a face's third vertex; an edge's second again
     count = qlo.shape[0]
     chunks = min(count, _CHUNKS)
     for c in prange(chunks):
-        r = np.empty((2, 3), np.int64)
         for q in range(c * count // chunks, (c + 1) * count // chunks):
             start = offsets[q] if write else 0
-            n = _query(q, qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, r, out, start)
+            n = 0
+            x_lo, y_lo, z_lo = qlo[q, 0], qlo[q, 1], qlo[q, 2]
+            x_hi, y_hi, z_hi = qhi[q, 0], qhi[q, 1], qhi[q, 2]
+            qa = prims_p[q, 0] if edge_edge else q
+            qb = prims_p[q, 1] if edge_edge else q
+            gqa, gqb = group[qa], group[qb]
+            ix0, ix1 = _cell_index(x_lo, ox, cell, nx), _cell_index(x_hi, ox, cell, nx)
+            iy0, iy1 = _cell_index(y_lo, oy, cell, ny), _cell_index(y_hi, oy, cell, ny)
+            iz0, iz1 = _cell_index(z_lo, oz, cell, nz), _cell_index(z_hi, oz, cell, nz)
+            if ix1 - ix0 >= LARGE_SPAN or iy1 - iy0 >= LARGE_SPAN or iz1 - iz0 >= LARGE_SPAN:
+                for p in range(q + 1 if edge_edge else 0, partners):  # large query box: every partner
+                    if (x_lo > phi[p, 0] or plo[p, 0] > x_hi or y_lo > phi[p, 1] or plo[p, 1] > y_hi
+                            or z_lo > phi[p, 2] or plo[p, 2] > z_hi):  # fmt: skip
+                        continue
+                    pa, pb, pc = prims_p[p, 0], prims_p[p, 1], prims_p[p, last]
+                    if _pair_allowed(edge_edge, q, p, qa, qb, gqa, gqb, pa, pb, pc, group[pa], group[pb], group[pc]):
+                        if write:
+                            out[start + n] = p
+                        n += 1
+            else:
+                for ix in range(ix0, ix1 + 1):
+                    for iy in range(iy0, iy1 + 1):
+                        for iz in range(iz0, iz1 + 1):
+                            key = (ix * ny + iy) * nz + iz
+                            s = _hash_slot(key, shift)
+                            while table_keys[s] != key and table_keys[s] != -1:
+                                s = (s + 1) & mask
+                            if table_keys[s] == -1:
+                                continue  # empty cell
+                            for i in range(table_start[s], table_end[s]):
+                                p = ids[i]
+                                if edge_edge and p <= q:
+                                    continue  # the pair belongs to edge p's query
+                                if (x_lo > phi[p, 0] or plo[p, 0] > x_hi or y_lo > phi[p, 1] or plo[p, 1] > y_hi
+                                        or z_lo > phi[p, 2] or plo[p, 2] > z_hi):  # fmt: skip
+                                    continue
+                                if (
+                                    _cell_index(max(x_lo, plo[p, 0]), ox, cell, nx) != ix
+                                    or _cell_index(max(y_lo, plo[p, 1]), oy, cell, ny) != iy
+                                    or _cell_index(max(z_lo, plo[p, 2]), oz, cell, nz) != iz
+                                ):
+                                    continue
+                                pa, pb, pc = prims_p[p, 0], prims_p[p, 1], prims_p[p, last]
+                                if _pair_allowed(
+                                    edge_edge, q, p, qa, qb, gqa, gqb, pa, pb, pc, group[pa], group[pb], group[pc]
+                                ):
+                                    if write:
+                                        out[start + n] = p
+                                    n += 1
+            for j in range(large_ids.shape[0]):  # large partner boxes are not in the grid
+                p = large_ids[j]
+                if (x_lo > phi[p, 0] or plo[p, 0] > x_hi or y_lo > phi[p, 1] or plo[p, 1] > y_hi
+                        or z_lo > phi[p, 2] or plo[p, 2] > z_hi):  # fmt: skip
+                    continue
+                pa, pb, pc = prims_p[p, 0], prims_p[p, 1], prims_p[p, last]
+                if _pair_allowed(edge_edge, q, p, qa, qb, gqa, gqb, pa, pb, pc, group[pa], group[pb], group[pc]):
+                    if write:
+                        out[start + n] = p
+                    n += 1
             if write:
-                out[start : start + n].sort()
+                _sort_run(out, start, n)
             else:
                 offsets[q + 1] = n
 
