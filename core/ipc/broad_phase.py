@@ -18,8 +18,9 @@ boxes, so no duplicates arise and no hashing of pairs is needed. Boxes spanning 
 ``LARGE_SPAN`` cells on an axis (very fast or very large primitives) skip the grid and are tested
 against every primitive, which keeps a few outliers from flooding the grid.
 
-Queries run in parallel in two passes (count, then write into each query's own slice), and each
-query's partners are sorted, so the output is sorted lexicographically and deterministic.
+Queries run in parallel, each writing its first ``QUERY_ROOM`` partners into its own slots; the few queries with
+more run again into their place in the output. Each query's partners are sorted, so the output is sorted
+lexicographically and deterministic.
 """
 
 import math
@@ -231,9 +232,10 @@ def _sort_run(out, start, n):
 
 
 @njit_parallel
-def _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, offsets, out):
-    """Every query's partners: counted into ``offsets[q + 1]`` (``out`` empty), or written sorted to
-    ``out[offsets[q]:]``.
+def _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, which, base, room, out, counts):
+    """The partners of the queries ``which``: query ``which[i]``'s are counted into ``counts[i]`` and, while they fit
+    in ``room``, written sorted to ``out[base[i]:]`` (a run that did not fit is left unsorted: the caller runs that
+    query again with room for all).
 
     ``edge_edge`` False: the queries are vertices and the partners faces; True: both are edges and only ``p > q``
     is reported. ``grid`` is the tuple of :func:`_bin`, ``frame`` = (origin, cell, dims). A query box spanning
@@ -243,7 +245,6 @@ def _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, offse
     arrays would count their references per query and per cell, and two threads counting the same arrays' references
     fight over one cache line.
     """
-    write = out.shape[0] > 0
     table_keys, table_start, table_end, shift, ids, large_ids = grid
     origin, cell, dims = frame
     ox, oy, oz = origin[0], origin[1], origin[2]
@@ -251,11 +252,12 @@ def _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, offse
     mask = table_keys.shape[0] - 1
     partners = plo.shape[0]
     last = prims_p.shape[1] - 1  # a face's third vertex; an edge's second again
-    count = qlo.shape[0]
+    count = which.shape[0]
     chunks = min(count, _CHUNKS)
     for c in prange(chunks):
-        for q in range(c * count // chunks, (c + 1) * count // chunks):
-            start = offsets[q] if write else 0
+        for k in range(c * count // chunks, (c + 1) * count // chunks):
+            q = which[k]
+            start = base[k]
             n = 0
             x_lo, y_lo, z_lo = qlo[q, 0], qlo[q, 1], qlo[q, 2]
             x_hi, y_hi, z_hi = qhi[q, 0], qhi[q, 1], qhi[q, 2]
@@ -272,7 +274,7 @@ def _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, offse
                         continue
                     pa, pb, pc = prims_p[p, 0], prims_p[p, 1], prims_p[p, last]
                     if _pair_allowed(edge_edge, q, p, qa, qb, gqa, gqb, pa, pb, pc, group[pa], group[pb], group[pc]):
-                        if write:
+                        if n < room:
                             out[start + n] = p
                         n += 1
             else:
@@ -302,7 +304,7 @@ def _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, offse
                                 if _pair_allowed(
                                     edge_edge, q, p, qa, qb, gqa, gqb, pa, pb, pc, group[pa], group[pb], group[pc]
                                 ):
-                                    if write:
+                                    if n < room:
                                         out[start + n] = p
                                     n += 1
             for j in range(large_ids.shape[0]):  # large partner boxes are not in the grid
@@ -312,13 +314,17 @@ def _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, offse
                     continue
                 pa, pb, pc = prims_p[p, 0], prims_p[p, 1], prims_p[p, last]
                 if _pair_allowed(edge_edge, q, p, qa, qb, gqa, gqb, pa, pb, pc, group[pa], group[pb], group[pc]):
-                    if write:
+                    if n < room:
                         out[start + n] = p
                     n += 1
-            if write:
+            if n <= room:
                 _sort_run(out, start, n)
-            else:
-                offsets[q + 1] = n
+            counts[k] = n
+
+
+QUERY_ROOM = 8
+"""Partners a query keeps in its first run; a query with more (rare on simulation meshes: about one partner per
+query) runs again with room for all, so most queries run once instead of counting first and writing after."""
 
 
 @njit_kernel
@@ -326,17 +332,28 @@ def _pairs(qlo, qhi, plo, phi, prims_p, group, edge_edge, frame):
     """(K, 2) int64 rows (query, partner) of all candidate pairs, sorted."""
     grid = _bin(plo, phi, frame[0], frame[1], frame[2])
     query_count = qlo.shape[0]
+    every = np.arange(query_count)
+    first = np.empty(query_count * QUERY_ROOM, np.int64)
+    counts = np.empty(query_count, np.int64)
+    _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, every, every * QUERY_ROOM,
+               np.int64(QUERY_ROOM), first, counts)  # fmt: skip
     offsets = np.zeros(query_count + 1, np.int64)
-    _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, offsets, np.empty(0, np.int64))
     for q in range(query_count):
-        offsets[q + 1] += offsets[q]
+        offsets[q + 1] = offsets[q] + counts[q]
     partner = np.empty(offsets[query_count], np.int64)
-    _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, offsets, partner)
+    again = np.flatnonzero(counts > QUERY_ROOM)
+    if again.shape[0]:
+        again_counts = np.empty(again.shape[0], np.int64)
+        _query_all(qlo, qhi, plo, phi, prims_p, group, edge_edge, grid, frame, again, offsets[again],
+                   np.int64(plo.shape[0] + 1), partner, again_counts)  # fmt: skip
     pairs = np.empty((partner.shape[0], 2), np.int64)
     for q in range(query_count):
-        for i in range(offsets[q], offsets[q + 1]):
-            pairs[i, 0] = q
-            pairs[i, 1] = partner[i]
+        n = counts[q]
+        for i in range(n):
+            if n <= QUERY_ROOM:
+                partner[offsets[q] + i] = first[q * QUERY_ROOM + i]
+            pairs[offsets[q] + i, 0] = q
+            pairs[offsets[q] + i, 1] = partner[offsets[q] + i]
     return pairs
 
 
