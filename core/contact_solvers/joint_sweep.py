@@ -11,12 +11,14 @@ boxed rows (limits one-sided, motors ``|lambda| <= max impulse``) row by row pro
 so the two couple inside the block. Without boxed rows one direct solve is exact. When the scene's equality rows
 are few, the rigid engine factors all of them together (``..rigid.joint_global``) and each pass solves them at
 once (:func:`solve_global_equalities`, or one contact island's by :func:`solve_global_island`): a long chain is
-then exact in one solve instead of stretching under Gauss–Seidel.
+then exact in one solve instead of stretching under Gauss–Seidel. A pass over more than ``JOINT_CHUNK`` joints
+runs their chunks coloured (:mod:`.joint_colouring`, :func:`_coloured_pass`): on every thread, and the same
+result on one.
 """
 
 import numpy as np
 
-from ..jit import njit_kernel
+from ..jit import njit_kernel, njit_parallel, prange
 from .joint_block import (
     JOINT_ROWS,
     PACK_B,
@@ -29,6 +31,7 @@ from .joint_block import (
     joint_cholesky_solve,
     row_speed,
 )
+from .joint_colouring import JOINT_CHUNK, chunk_count, colour_chunks
 
 DEFAULT_BLOCK_PASSES = 4
 """Passes inside a joint block with boxed rows (Blender's per-joint solver iterations replace it)."""
@@ -49,11 +52,17 @@ def _apply_row(j, r, b0, b1, delta, body_inv_mass, row_J, row_IJ, dv, dw):
 @njit_kernel
 def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
     """Start every active row from ``factor`` times its last impulse (boxed rows clamped to this step's box) and
-    add it to ``(dv, dw)`` (nb, 3), which are zeroed first. ``lam`` (nj, R) [N·s]; inactive rows are zeroed."""
+    add it to ``(dv, dw)`` (nb, 3), which are zeroed first. ``lam`` (nj, R) [N·s]; inactive rows are zeroed. The
+    packed joints (:func:`.joint_block.pack_equalities`) go first, each block's impulse summed and added once, in a
+    loop without calls (:func:`_warm_start_packed`); the others row by row."""
     kind, row_J, row_IJ, _, row_lo, row_hi = rows[:6]
+    eq_count, box_count = rows[10], rows[12]
     dv[:] = 0.0
     dw[:] = 0.0
+    _warm_start_packed(joint_body, body_inv_mass, rows, factor, lam, dv, dw)
     for j in range(joint_body.shape[0]):
+        if box_count[j] == 0 and 0 < eq_count[j] <= PACK_ROWS:
+            continue
         b0, b1 = joint_body[j, 0], joint_body[j, 1]
         for r in range(JOINT_ROWS):
             if kind[j, r] == 0:
@@ -65,6 +74,32 @@ def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
             lam[j, r] = x
             if x != 0.0:
                 _apply_row(j, r, b0, b1, x, body_inv_mass, row_J, row_IJ, dv, dw)
+
+
+@njit_kernel
+def _warm_start_packed(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
+    """:func:`warm_start_joints` of the packed joints: their rows' impulses scaled, the inactive ones zeroed, and
+    each block's ``M^-1 J^T lambda`` from its packed rows added to its bodies."""
+    kind, eq_index, eq_count, box_count, pack = rows[0], rows[9], rows[10], rows[12], rows[13]
+    for j in range(joint_body.shape[0]):
+        neq = eq_count[j]
+        if box_count[j] != 0 or neq == 0 or neq > PACK_ROWS:
+            continue
+        for r in range(JOINT_ROWS):
+            if kind[j, r] == 0:
+                lam[j, r] = 0.0
+        lx = ly = lz = a0x = a0y = a0z = a1x = a1y = a1z = 0.0
+        for a in range(neq):
+            r = eq_index[j, a]
+            d = factor * lam[j, r]
+            lam[j, r] = d
+            o = PACK_J + 9 * a
+            q = PACK_IJ + 6 * a
+            lx, ly, lz = lx + pack[j, o] * d, ly + pack[j, o + 1] * d, lz + pack[j, o + 2] * d
+            a0x, a0y, a0z = a0x + pack[j, q] * d, a0y + pack[j, q + 1] * d, a0z + pack[j, q + 2] * d
+            a1x, a1y, a1z = a1x + pack[j, q + 3] * d, a1y + pack[j, q + 4] * d, a1z + pack[j, q + 5] * d
+        _add_block_impulse(joint_body[j, 0], joint_body[j, 1], body_inv_mass, lx, ly, lz, a0x, a0y, a0z, a1x, a1y,
+                           a1z, dv, dw)  # fmt: skip
 
 
 @njit_kernel
@@ -192,24 +227,52 @@ def _solve_block(j, b0, b1, passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw
 def _blocks_pass(order, start, end, backward, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
                  scratch, delta, use_global):  # fmt: skip
     """One Gauss–Seidel pass over the joint blocks ``order[start:end]`` (backward when asked); returns ``(largest
-    change, largest impulse)`` [N·s]. A pure equality block (a glued wall's) is solved here from its packed rows
-    (:func:`.joint_block.pack_equalities`, one contiguous stretch): ``K delta = -(b + J v + gamma lambda)`` by the
-    stored inverse ``K^-1``, then the bodies take ``M^-1 J^T delta``. The others take :func:`_update_block`. The
-    packed solve is written out in the loop, not called: every array handed to a call per joint took an atomic
-    reference count up and down, which was most of the pass's time."""
-    eq_index, eq_count, box_count, pack = rows[9], rows[10], rows[12], rows[13]  # out of the loop: each
-    # extraction of an array from a tuple costs a reference count update
+    change, largest impulse)`` [N·s]. Runs of pure equality blocks (a glued wall's) go to :func:`_packed_run`; the
+    others, one by one, to :func:`_update_block`, in the same order.
+
+    The packed blocks run in a loop of their own because a call inside a loop costs the loop even when it is not
+    taken: each array the call receives escapes, and the loop then reloads every array's address and strides at
+    each step. With the other blocks' call in the same loop, a glued wall's pass took twice as long."""
     merit = 0.0
     largest = 0.0
-    for i in range(end - start):
+    i = 0
+    count = end - start
+    while i < count:
+        i, change, big = _packed_run(order, start, end, backward, i, joint_body, body_inv_mass, rows, lam, dv_c, dw_c,
+                                     dv, dw, delta, use_global)  # fmt: skip
+        merit = max(merit, change)
+        largest = max(largest, big)
+        if i == count:
+            break
+        j = order[end - 1 - i] if backward else order[start + i]
+        change, big = _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, scratch,
+                                    delta, use_global)  # fmt: skip
+        merit = max(merit, change)
+        largest = max(largest, big)
+        i += 1
+    return merit, largest
+
+
+@njit_kernel
+def _packed_run(order, start, end, backward, first, joint_body, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, delta,
+                use_global):  # fmt: skip
+    """The pure equality blocks of :func:`_blocks_pass` from its ``first``-th joint up to the next other one;
+    returns ``(where it stopped, largest change, largest impulse)``. Each block is solved from its packed rows
+    (:func:`.joint_block.pack_equalities`, one contiguous stretch): ``K delta = -(b + J v + gamma lambda)`` by the
+    stored inverse ``K^-1``, then the bodies take ``M^-1 J^T delta``. With ``use_global`` their rows were solved
+    by the scene-wide factor, and only their impulses are read. Written out: the only calls in the loop are the
+    two small helpers the compiler inlines."""
+    eq_index, eq_count, box_count, pack = rows[9], rows[10], rows[12], rows[13]
+    merit = 0.0
+    largest = 0.0
+    count = end - start
+    i = first
+    while i < count:
         j = order[end - 1 - i] if backward else order[start + i]
         neq = eq_count[j]
         if neq > PACK_ROWS or box_count[j] != 0:
-            change, big = _update_block(j, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw,
-                                        scratch, delta, use_global)  # fmt: skip
-            merit = max(merit, change)
-            largest = max(largest, big)
-            continue
+            break
+        i += 1
         if use_global:  # a chain's: the scene-wide solve's rows
             for a in range(neq):
                 largest = max(largest, abs(lam[j, eq_index[j, a]]))
@@ -242,7 +305,7 @@ def _blocks_pass(order, start, end, backward, joint_body, joint_passes, body_inv
             a0x, a0y, a0z = a0x + pack[j, q] * d, a0y + pack[j, q + 1] * d, a0z + pack[j, q + 2] * d
             a1x, a1y, a1z = a1x + pack[j, q + 3] * d, a1y + pack[j, q + 4] * d, a1z + pack[j, q + 5] * d
         _add_block_impulse(b0, b1, body_inv_mass, lx, ly, lz, a0x, a0y, a0z, a1x, a1y, a1z, dv, dw)
-    return merit, largest
+    return i, merit, largest
 
 
 @njit_kernel
@@ -336,9 +399,11 @@ def solve_global_equalities(joint_body, rows, body_inv_mass, scratch, lam, dv_c,
 # The contact kernels take a joint bundle (:func:`..rigid.solvers.joint_step.JointStep.bundle`):
 #   (joint_body (nj, 2), joint_passes (nj,), body_inv_mass (nb,), rows, lam (nj, R), zero (2, nb, 3),
 #    scratch (R,), delta (R,), glob, order (nj,), order_start (c + 2,), saved (nj, R), conjugate (2, nj, R),
-#    joint_island (nj,), row_start (nj + 1,))
+#    joint_island (nj,), row_start (nj + 1,), chunk_colour (nj,), body_mask (nb,), colour_count (c + 3,),
+#    chunk_result (2, nj))
 # ``order``/``order_start``/``joint_island``: the joints grouped by contact island (PROX); ``row_start``: joint j's
-# equality rows in the scene-wide solve are ``row_start[j]:row_start[j + 1]``.
+# equality rows in the scene-wide solve are ``row_start[j]:row_start[j + 1]``; ``chunk_colour``, ``body_mask``,
+# ``colour_count`` (per island + 1) and ``chunk_result``: the coloured passes' chunks (:mod:`.joint_colouring`).
 # A scene without joints passes zero-length arrays of the same dtypes (one specialization per kernel). In a sweep
 # the joints act on the SAME accumulators (dv, dw) as the contacts: a contact row then sees every joint impulse and
 # a joint row every contact impulse without any shifted right-hand side.
@@ -351,8 +416,10 @@ def joint_pass(joints, start, end, it, use_global, island, dv, dw):
     ``use_global``: the equality rows first, all at once by the scene-wide factor (every joint's when ``island`` is
     negative, else only those of the joints of that island, :func:`solve_global_island`), then each block's boxed
     rows; otherwise each joint's block solved directly (its equality rows by its own factor, then its boxed rows).
-    Odd passes visit the joints backwards (symmetric Gauss–Seidel, as the contacts). Returns ``(merit,
-    largest)``: the largest impulse change and the largest impulse of the pass [N·s].
+    Odd passes visit the joints backwards (symmetric Gauss–Seidel, as the contacts). More than one chunk of joints
+    (:mod:`.joint_colouring`) run coloured, on every thread (:func:`_coloured_pass`); the colouring is made on the
+    first pass (``it == 0``) and kept for the step's others. Returns ``(merit, largest)``: the largest impulse
+    change and the largest impulse of the pass [N·s].
     """
     joint_body, joint_passes, body_inv_mass, rows, lam, zero, scratch, delta, glob, order = joints[:10]
     merit = 0.0
@@ -361,10 +428,49 @@ def joint_pass(joints, start, end, it, use_global, island, dv, dw):
         merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, zero[0], zero[1], dv, dw)
     elif use_global:
         merit = solve_global_island(joints, start, end, island, dv, dw)
-    change, big = _blocks_pass(order, start, end, it % 2 == 1, joint_body, joint_passes, body_inv_mass, rows, lam,
-                               zero[0], zero[1], dv, dw, scratch, delta, use_global)  # fmt: skip
+    colours = 0
+    if end - start > JOINT_CHUNK:
+        colour_count = joints[17]
+        if it == 0:
+            colour_count[island + 1] = colour_chunks(order, start, end, joint_body, body_inv_mass, joints[16],
+                                                     joints[15])  # fmt: skip
+        colours = colour_count[island + 1]
+    if colours > 0:
+        change, big = _coloured_pass(colours, order, start, end, it % 2 == 1, joint_body, joint_passes, body_inv_mass,
+                                     rows, lam, zero[0], zero[1], dv, dw, use_global, joints[15],
+                                     joints[18])  # fmt: skip
+    else:
+        change, big = _blocks_pass(order, start, end, it % 2 == 1, joint_body, joint_passes, body_inv_mass, rows, lam,
+                                   zero[0], zero[1], dv, dw, scratch, delta, use_global)  # fmt: skip
     merit = max(merit, change)
     largest = max(largest, big)
+    return merit, largest
+
+
+@njit_parallel
+def _coloured_pass(colours, order, start, end, backward, joint_body, joint_passes, body_inv_mass, rows, lam, dv_c,
+                   dw_c, dv, dw, use_global, chunk_colour, chunk_result):  # fmt: skip
+    """:func:`_blocks_pass` over ``order[start:end]`` colour by colour (backward: the last colour first), the chunks
+    of a colour on every thread, each front to back (backward: back to front) with scratch of its own; returns
+    ``(largest change, largest impulse)`` [N·s]. Chunks of one colour share no body of finite mass
+    (:func:`.joint_colouring.colour_chunks`), so the result is the same whatever the thread count."""
+    chunks = chunk_count(start, end)
+    for step in range(colours):
+        colour = colours - 1 - step if backward else step
+        for c in prange(chunks):
+            if chunk_colour[start + c] == colour:
+                first = start + c * JOINT_CHUNK
+                local = np.zeros((2, JOINT_ROWS))
+                change, big = _blocks_pass(order, first, min(first + JOINT_CHUNK, end), backward, joint_body,
+                                           joint_passes, body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, local[0],
+                                           local[1], use_global)  # fmt: skip
+                chunk_result[0, start + c] = change
+                chunk_result[1, start + c] = big
+    merit = 0.0
+    largest = 0.0
+    for c in range(chunks):
+        merit = max(merit, chunk_result[0, start + c])
+        largest = max(largest, chunk_result[1, start + c])
     return merit, largest
 
 

@@ -45,7 +45,7 @@ from ..contact_solvers.joint_block import (
     joint_cholesky_factor,
     pack_equalities,
 )
-from ..jit import njit_kernel
+from ..jit import njit_kernel, njit_parallel, prange
 from .joints import AXIS_LIMITED, AXIS_LOCKED, AXIS_MOTOR, AXIS_SPRING, SPRING1
 
 
@@ -106,11 +106,12 @@ def uses_angles(flags, j):
 
 
 @njit_kernel
-def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign, body_pos, body_quat, angular, g,
-                   out_s, out_J):  # fmt: skip
-    """Joint ``j``'s six coordinates ``out_s`` (6,) [m, rad] (Blender's sense) and their rows ``out_J`` (6, 3, 3);
-    without ``angular`` (:func:`uses_angles`) only the three linear ones (a chain's POINT joints: the angles' rows
-    and their inverse trigonometry are half of the work).
+def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign, body_pos, body_quat, angular, rows,
+                   g, out_s, out_J):  # fmt: skip
+    """Joint ``j``'s six coordinates ``out_s`` (6,) [m, rad] (Blender's sense) and, with ``rows``, their rows
+    ``out_J`` (6, 3, 3); without ``angular`` (:func:`uses_angles`) only the three linear ones (a chain's POINT
+    joints: the angles' rows and their inverse trigonometry are half of the work). The projection and the error
+    measurements need the coordinates only (their rows are the step's): the rows are a third of the work.
 
     ``g``: scratch (7, 3, 3) from :func:`geometry_scratch`; afterwards ``g[0]``, ``g[1]`` hold the two frames' axes
     (columns), ``g[4]`` body1's axes in body0's frame (with angles), ``g[5, 0]``, ``g[5, 1]`` the anchors and
@@ -148,29 +149,39 @@ def joint_geometry(j, joint_body, joint_frame_pos, joint_frame_quat, joint_sign,
         for i in range(3):
             s += (g[5, 1, i] - g[5, 0, i]) * g[0, i, k]
         out_s[k] = s
-        out_J[k, 0, 0], out_J[k, 0, 1], out_J[k, 0, 2] = bx, by, bz
-        out_J[k, 1, 0], out_J[k, 1, 1], out_J[k, 1, 2] = a0y * bz - a0z * by, a0z * bx - a0x * bz, a0x * by - a0y * bx
-        out_J[k, 2, 0], out_J[k, 2, 1], out_J[k, 2, 2] = a1y * bz - a1z * by, a1z * bx - a1x * bz, a1x * by - a1y * bx
+        if rows:
+            J = out_J
+            J[k, 0, 0], J[k, 0, 1], J[k, 0, 2] = bx, by, bz
+            J[k, 1, 0], J[k, 1, 1], J[k, 1, 2] = a0y * bz - a0z * by, a0z * bx - a0x * bz, a0x * by - a0y * bx
+            J[k, 2, 0], J[k, 2, 1], J[k, 2, 2] = a1y * bz - a1z * by, a1z * bx - a1x * bz, a1x * by - a1y * bx
     if angular:
-        _euler_rows(g, out_s, out_J)
+        _euler_angles(g, out_s)
+        if rows:
+            _euler_rows(g, out_J)
     for k in range(6 if angular else 3):
         out_s[k] *= joint_sign[j, k]
-        for r in range(3):
-            for i in range(3):
-                out_J[k, r, i] *= joint_sign[j, k]
+        if rows:
+            for r in range(3):
+                for i in range(3):
+                    out_J[k, r, i] *= joint_sign[j, k]
 
 
 @njit_kernel(inline="always")
-def _euler_rows(g, out_s, out_J):
-    """Coordinates 3–5 of ``out_s``, the XYZ Euler angles of body1's frame in body0's (``M = A^T B``), and rows
-    3–5 of ``out_J``: the dual basis of the Euler axes ``(A x, (B z × A x)/|·|, B z)`` (world), ``A``, ``B`` the
-    frames' axes in ``g[0]``, ``g[1]``."""
+def _euler_angles(g, out_s):
+    """Coordinates 3–5 of ``out_s``: the XYZ Euler angles of body1's frame in body0's, ``M = A^T B`` (into
+    ``g[4]``), ``A``, ``B`` the frames' axes in ``g[0]``, ``g[1]``."""
     for r in range(3):
         for c in range(3):
             g[4, r, c] = g[0, 0, r] * g[1, 0, c] + g[0, 1, r] * g[1, 1, c] + g[0, 2, r] * g[1, 2, c]
     out_s[3] = math.atan2(-g[4, 1, 2], g[4, 2, 2])
     out_s[4] = math.asin(min(max(g[4, 0, 2], -1.0), 1.0))
     out_s[5] = math.atan2(-g[4, 0, 1], g[4, 0, 0])
+
+
+@njit_kernel(inline="always")
+def _euler_rows(g, out_J):
+    """Rows 3–5 of ``out_J``: the dual basis of the Euler axes ``(A x, (B z × A x)/|·|, B z)`` (world), ``A``,
+    ``B`` the frames' axes in ``g[0]``, ``g[1]``."""
     e1x, e1y, e1z = g[0, 0, 0], g[0, 1, 0], g[0, 2, 0]
     e3x, e3y, e3z = g[1, 0, 2], g[1, 1, 2], g[1, 2, 2]
     e2x, e2y, e2z = e3y * e1z - e3z * e1y, e3z * e1x - e3x * e1z, e3x * e1y - e3y * e1x
@@ -238,10 +249,18 @@ def _own_anchor_arm(g, sign, J, j, r):
     J[j, r, 1, 2] = (rx * ay - ry * ax) * sign
 
 
-@njit_kernel
+ROW_CHUNKS = 16
+"""The joints' rows are built in this many contiguous chunks, spread over the threads (:func:`compute_joint_rows`)."""
+
+
+@njit_parallel
 def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_inv_mass, inv_inertia_world,
                        vel_free, omega_free, joint_broken, dt, out):  # fmt: skip
     """This step's rows of every unbroken joint at the start poses (see the module docstring).
+
+    Each joint's rows depend on its own bodies only, so contiguous chunks of joints are built on as many threads as
+    numba runs, each chunk by serial kernels (one call per chunk: no reference counts shared per joint), and the
+    result is the same, bit for bit, whatever the thread count.
 
     ``joints``: the model's tuple of :func:`joint_model_arrays`; ``out``: the tuple of :func:`joint_scratch`'s
     arrays in :func:`joint_row_arrays` order. ``row_b`` (nj, R) [m/s] receives ``J u_free + bias`` so a row's
@@ -250,28 +269,32 @@ def compute_joint_rows(joints, body_pos, body_quat, body_vel, body_omega, body_i
     """
     joint_body, frame_pos, frame_quat, flags, lower, upper, sign, stiff, damp, spring_type, target, max_imp = joints
     kind, J, IJ, b, lo, hi, gamma, K, L, eq_index, eq_count, box_index, box_count, pack = out
-    _slot_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, stiff, damp, spring_type, target, max_imp,
-               body_pos, body_quat, inv_inertia_world, vel_free, omega_free, joint_broken, dt, kind, J, IJ, b, lo, hi,
-               gamma)  # fmt: skip
-    _block_pass(joint_body, body_inv_mass, joint_broken, kind, J, IJ, b, gamma, K, L, eq_index, eq_count, box_index,
-                box_count, pack)  # fmt: skip
+    nj = joint_body.shape[0]
+    chunks = min(nj, ROW_CHUNKS)
+    for c in prange(chunks):
+        first, end = c * nj // chunks, (c + 1) * nj // chunks
+        _slot_pass(first, end, joint_body, frame_pos, frame_quat, flags, lower, upper, sign, stiff, damp, spring_type,
+                   target, max_imp, body_pos, body_quat, inv_inertia_world, vel_free, omega_free, joint_broken, dt,
+                   kind, J, IJ, b, lo, hi, gamma)  # fmt: skip
+        _block_pass(first, end, joint_body, body_inv_mass, joint_broken, kind, J, IJ, b, gamma, K, L, eq_index,
+                    eq_count, box_index, box_count, pack)  # fmt: skip
 
 
 @njit_kernel
-def _slot_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, stiff, damp, spring_type, target, max_imp,
-               body_pos, body_quat, inv_inertia_world, vel_free, omega_free, joint_broken, dt, kind, J, IJ, b, lo, hi,
-               gamma):  # fmt: skip
-    """Every unbroken joint's slots (:func:`compute_joint_rows`): kind, bounds and softness, the rows ``J`` and
-    ``IJ = I^-1 ang`` per side, and ``b = J u_free + bias``. Written out in the loop, every array indexed in place
-    (a helper that takes arrays costs reference-count updates per call)."""
+def _slot_pass(first, end, joint_body, frame_pos, frame_quat, flags, lower, upper, sign, stiff, damp, spring_type,
+               target, max_imp, body_pos, body_quat, inv_inertia_world, vel_free, omega_free, joint_broken, dt, kind, J,
+               IJ, b, lo, hi, gamma):  # fmt: skip
+    """The slots of every unbroken joint ``first <= j < end`` (:func:`compute_joint_rows`): kind, bounds and softness,
+    the rows ``J`` and ``IJ = I^-1 ang`` per side, and ``b = J u_free + bias``. Written out in the loop, every array
+    indexed in place (a helper that takes arrays costs reference-count updates per call)."""
     g, s, Jg = geometry_scratch()
-    for j in range(joint_body.shape[0]):
+    for j in range(first, end):
         if joint_broken[j]:
             for r in range(JOINT_ROWS):
                 kind[j, r] = ROW_OFF
             continue
-        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, body_pos, body_quat, uses_angles(flags, j), g, s,
-                       Jg)  # fmt: skip
+        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, body_pos, body_quat, uses_angles(flags, j), True,
+                       g, s, Jg)  # fmt: skip
         for r in range(JOINT_ROWS):
             axis = r % 6 if r < 12 else 3 * (r - 12)
             kind[j, r], b[j, r], lo[j, r], hi[j, r], gamma[j, r] = ROW_OFF, 0.0, 0.0, 0.0, 0.0
@@ -306,13 +329,37 @@ def _slot_pass(joint_body, frame_pos, frame_quat, flags, lower, upper, sign, sti
 
 
 @njit_kernel
-def _block_pass(joint_body, body_inv_mass, joint_broken, kind, J, IJ, b, gamma, K, L, eq_index, eq_count, box_index,
-                box_count, pack):  # fmt: skip
-    """Every unbroken joint's effective mass ``K = J M^-1 J^T + diag(gamma)`` over its active rows, the factor of
-    its equality block and, for the sweep's fast path, its packed block (:func:`pack_equalities`); rows without
-    mass (both sides immovable) go off. Written out in the loop, every array indexed in place."""
-    inverse = np.zeros((PACK_ROWS, PACK_ROWS))
-    for j in range(joint_body.shape[0]):
+def _block_pass(first, end, joint_body, body_inv_mass, joint_broken, kind, J, IJ, b, gamma, K, L, eq_index, eq_count,
+                box_index, box_count, pack):  # fmt: skip
+    """For the joints ``first <= j < end``: every unbroken one's active rows sorted (:func:`_sort_rows`); the packed
+    joints' blocks with their inverse (:func:`pack_equalities`); the others' effective mass ``K = J M^-1 J^T +
+    diag(gamma)`` over their active rows and the factor of their equality block, and also ``K`` of packed joints with
+    spring rows (their projection factors it). A plain glued joint's ``K`` lives in its pack only.
+
+    The loops over every joint hold no call (a call in a loop, even one not taken, makes the loop reload every array's
+    address and strides at each step); this one visits the rarer joints."""
+    _sort_rows(first, end, joint_body, body_inv_mass, joint_broken, kind, J, IJ, gamma, eq_index, eq_count, box_index,
+               box_count)  # fmt: skip
+    for j in range(first, end):
+        n = eq_count[j]
+        packed = box_count[j] == 0 and 0 < n <= PACK_ROWS
+        if joint_broken[j] or (packed and eq_index[j, n - 1] < 6):
+            continue  # broken, or plain: packed below
+        b0, b1 = joint_body[j, 0], joint_body[j, 1]
+        m = (body_inv_mass[b0] if b0 >= 0 else 0.0) + (body_inv_mass[b1] if b1 >= 0 else 0.0)
+        _effective_mass(j, m, kind, J, IJ, gamma, K)
+        if not packed:
+            joint_cholesky_factor(j, n, eq_index, K, L)
+    pack_equalities(first, end, joint_body, body_inv_mass, joint_broken, eq_index, eq_count, box_count, J, IJ, b,
+                    gamma, pack)  # fmt: skip
+
+
+@njit_kernel
+def _sort_rows(first, end, joint_body, body_inv_mass, joint_broken, kind, J, IJ, gamma, eq_index, eq_count, box_index,
+               box_count):  # fmt: skip
+    """Each unbroken joint's (``first <= j < end``) active rows sorted into equality rows (``eq_index``, ``eq_count``)
+    and boxed ones (``box_index``, ``box_count``); rows without mass (both sides immovable) go off."""
+    for j in range(first, end):
         eq_count[j] = 0
         box_count[j] = 0
         if joint_broken[j]:
@@ -336,22 +383,23 @@ def _block_pass(joint_body, body_inv_mass, joint_broken, kind, J, IJ, b, gamma, 
             else:
                 box_index[j, box_count[j]] = r
                 box_count[j] += 1
-        m = m0 + m1
-        for r in range(JOINT_ROWS):
-            if kind[j, r] == ROW_OFF:
-                continue
-            for c in range(r + 1):  # K is symmetric: J_r M^-1 J_c^T
-                if kind[j, c] != ROW_OFF:
-                    k = 0.0
-                    for i in range(3):
-                        k += m * J[j, r, 0, i] * J[j, c, 0, i] + J[j, r, 1, i] * IJ[j, c, 0, i] \
-                            + J[j, r, 2, i] * IJ[j, c, 1, i]  # fmt: skip
-                    K[j, r, c] = k
-                    K[j, c, r] = k
-            K[j, r, r] += gamma[j, r]
-        joint_cholesky_factor(j, eq_count[j], eq_index, K, L)
-        if box_count[j] == 0 and 0 < eq_count[j] <= PACK_ROWS:  # the sweep's fast path
-            pack_equalities(j, eq_count[j], eq_index, J, IJ, L, b, gamma, pack, inverse)
+
+
+@njit_kernel
+def _effective_mass(j, m, kind, J, IJ, gamma, K):
+    """``K[j] = J M^-1 J^T + diag(gamma)`` over joint ``j``'s active rows (``m``: the bodies' summed inverse mass)."""
+    for r in range(JOINT_ROWS):
+        if kind[j, r] == ROW_OFF:
+            continue
+        for c in range(r + 1):  # K is symmetric: J_r M^-1 J_c^T
+            if kind[j, c] != ROW_OFF:
+                k = 0.0
+                for i in range(3):
+                    k += m * J[j, r, 0, i] * J[j, c, 0, i] + J[j, r, 1, i] * IJ[j, c, 0, i] \
+                        + J[j, r, 2, i] * IJ[j, c, 1, i]  # fmt: skip
+                K[j, r, c] = k
+                K[j, c, r] = k
+        K[j, r, r] += gamma[j, r]
 
 
 def joint_model_arrays(m) -> tuple:
@@ -411,7 +459,7 @@ def joint_errors(joints, joint_broken, pos, quat, out_error):
     for j in range(joint_body.shape[0]):
         if joint_broken[j]:
             continue
-        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), g, s, Jg)
+        joint_geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), False, g, s, Jg)
         n = _position_rows(j, flags, lower, upper, s, C, index)
         for a in range(n):
             k = index[a]

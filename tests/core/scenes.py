@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 from contact_lab.core import BodyKind, ModelBuilder
+from contact_lab.core.rigid.joints import JointKind, JointSpec
 
 G = 9.81
 
@@ -68,4 +69,33 @@ def head_on_spheres(speed, restitution, *, radius=0.5, gap=0.3, masses=(1.0, 1.0
     b.add_shape_sphere(s0, radius, mu=0.0, restitution=restitution)
     s1 = b.add_body(pos=(x, 0, 0), vel=(-speed, 0, 0), mass=masses[1], label="right")
     b.add_shape_sphere(s1, radius, mu=0.0, restitution=restitution)
+    return b.finalize()
+
+
+PIECE = 0.2
+"""Edge of a glued wall's cubic piece [m] (1 kg each)."""
+
+
+def glued_wall(columns: int, rows: int, drop: bool = False):
+    """``columns`` × ``rows`` pieces on a passive floor, each glued to its side, upper and both diagonal neighbours;
+    with ``drop`` the joints break at 0.5 N·s and a 40 kg box falls from 0.15 m above onto the wall's left corner."""
+    b = ModelBuilder()
+    floor = b.add_body(pos=(0.0, 0.0, -0.1), kind=BodyKind.KINEMATIC)
+    b.add_shape_box(floor, (6.0, 3.0, 0.1))
+    piece = {}
+    for i in range(columns):
+        for k in range(rows):
+            piece[i, k] = b.add_body(pos=((i - (columns - 1) / 2) * PIECE, 0.0, (k + 0.5) * PIECE), mass=1.0)
+            b.add_shape_box(piece[i, k], (PIECE / 2,) * 3)
+    for (i, k), body in piece.items():
+        for di, dk in ((1, 0), (0, 1), (1, 1), (-1, 1)):
+            other = piece.get((i + di, k + dk))
+            if other is not None:
+                mid = ((i + di / 2 - (columns - 1) / 2) * PIECE, 0.0, (k + dk / 2 + 0.5) * PIECE)
+                threshold = 0.5 if drop else math.inf
+                b.add_joint(JointSpec(JointKind.FIXED, body, other, mid, (1.0, 0.0, 0.0, 0.0),
+                                      breaking_threshold=threshold))  # fmt: skip
+    if drop:
+        box = b.add_body(pos=(-(columns - 1) / 2 * PIECE, 0.0, rows * PIECE + 0.25), mass=40.0)
+        b.add_shape_box(box, (0.15, 0.15, 0.1))
     return b.finalize()

@@ -7,35 +7,11 @@ a projection that works no harder than the velocity solve it corrects.
 """
 
 import numpy as np
-from contact_lab.core.enums import BodyKind
-from contact_lab.core.rigid.builder import ModelBuilder
 from contact_lab.core.rigid.frame_loop import simulate
 from contact_lab.core.rigid.joint_global import envelope_capacity
-from contact_lab.core.rigid.joints import JointKind, JointSpec
 from contact_lab.core.rigid.settings import RigidSettings
 from contact_lab.core.rigid.solvers import joint_step
-
-PIECE = 0.2
-"""Edge of a cubic piece [m] (1 kg each)."""
-
-
-def glued_wall(columns: int, rows: int):
-    """``columns`` × ``rows`` pieces on a passive floor, each glued to its side, upper and both diagonal neighbours."""
-    b = ModelBuilder()
-    floor = b.add_body(pos=(0.0, 0.0, -0.1), kind=BodyKind.KINEMATIC)
-    b.add_shape_box(floor, (6.0, 3.0, 0.1))
-    piece = {}
-    for i in range(columns):
-        for k in range(rows):
-            piece[i, k] = b.add_body(pos=((i - (columns - 1) / 2) * PIECE, 0.0, (k + 0.5) * PIECE), mass=1.0)
-            b.add_shape_box(piece[i, k], (PIECE / 2,) * 3)
-    for (i, k), body in piece.items():
-        for di, dk in ((1, 0), (0, 1), (1, 1), (-1, 1)):
-            other = piece.get((i + di, k + dk))
-            if other is not None:
-                mid = ((i + di / 2 - (columns - 1) / 2) * PIECE, 0.0, (k + dk / 2 + 0.5) * PIECE)
-                b.add_joint(JointSpec(JointKind.FIXED, body, other, mid, (1.0, 0.0, 0.0, 0.0)))
-    return b.finalize()
+from scenes import glued_wall
 
 
 def test_a_standing_glued_wall_at_ten_sweeps_is_projected_in_two_passes_within_a_millimetre():
