@@ -420,48 +420,31 @@ def _prox_sweep(rows, island_contacts, start, count, it, contact_friction_set, c
 
     Per contact ``k``: ``z = lambda - s R v`` with the current velocity ``v = b + J (dv, dw)``; ``lambda_n =
     max(0, z_n)``, then the friction block is projected with the NEW normal impulse and the accumulators take the
-    change. Runs of contacts without torsion go to :func:`_prox_run`, the others one by one to
-    :func:`_prox_spin_contact`, in the same order: a call inside a loop costs the loop even when it is not taken
-    (each array it receives escapes, and the loop reloads every array's address and strides at each step).
+    change. The block is written out in the loop, with scalars only in its common calls: an array handed to a
+    call or to an inlined helper takes an atomic reference count up and down, which in a helper per contact was
+    more than half of the sweep's time.
     """
-    merit = 0.0
-    i = 0
-    while i < count:
-        i, run_merit = _prox_run(i, rows, island_contacts, start, count, it, contact_friction_set, contact_mu4, r_row,
-                                 row_spin, has_spin, scale, impulse, dv, dw)  # fmt: skip
-        merit = max(merit, run_merit)
-        if i == count:
-            break
-        k = island_contacts[start + sweep_index(i, it, count)]
-        merit = max(merit, _prox_spin_contact(k, rows, contact_friction_set, contact_mu4, r_row, row_spin, scale,
-                                              impulse, spin_impulse, dv, dw))  # fmt: skip
-        i += 1
-    return merit
-
-
-@njit_kernel
-def _prox_run(first, rows, island_contacts, start, count, it, contact_friction_set, contact_mu4, r_row, row_spin,
-              has_spin, scale, impulse, dv, dw):  # fmt: skip
-    """:func:`_prox_sweep`'s contacts from the ``first``-th (in sweep order) up to the next with torsion: ``(where
-    it stopped, merit)``. The block is written out in the loop, with scalars only in its calls (which the compiler
-    inlines): an array handed to a call takes an atomic reference count up and down, which in a helper per contact
-    was more than half of the sweep's time."""
     body0, body1, inv_mass, frame, rc0, rc1, irc0, irc1, row_b = rows
     merit = 0.0
-    i = first
-    while i < count:
+    for i in range(count):
         k = island_contacts[start + sweep_index(i, it, count)]
-        if has_spin and row_spin[k, 0] > 0.0:
-            break
-        i += 1
         b0 = body0[k]
         b1 = body1[k]
         zn = impulse[k, 0] - scale * r_row[k, 0] * row_velocity(k, np.int64(0), b0, b1, frame, rc0, rc1, row_b, dv, dw)
         zt = impulse[k, 1] - scale * r_row[k, 1] * row_velocity(k, np.int64(1), b0, b1, frame, rc0, rc1, row_b, dv, dw)
         zb = impulse[k, 2] - scale * r_row[k, 2] * row_velocity(k, np.int64(2), b0, b1, frame, rc0, rc1, row_b, dv, dw)
         ln = max(zn, 0.0)
-        lt, lb = project_friction(contact_friction_set[k], contact_mu4[k, 0], contact_mu4[k, 1], contact_mu4[k, 2],
-                                  contact_mu4[k, 3], ln, zt, zb)  # fmt: skip
+        friction_set = contact_friction_set[k]
+        if has_spin and row_spin[k, 0] > 0.0:
+            lt, lb, d_tau = _prox_torsion_friction(k, b0, b1, friction_set, contact_mu4[k], ln, zt, zb, r_row[k, 1],
+                                                   scale, frame, row_spin, spin_impulse, dw)  # fmt: skip
+            if d_tau != 0.0:
+                spin_impulse[k] += d_tau
+                apply_spin_impulse(k, b0, b1, d_tau, row_spin, dw)
+                merit = max(merit, abs(d_tau) / row_spin[k, 3])
+        else:
+            lt, lb = project_friction(friction_set, contact_mu4[k, 0], contact_mu4[k, 1], contact_mu4[k, 2],
+                                      contact_mu4[k, 3], ln, zt, zb)  # fmt: skip
         d0 = ln - impulse[k, 0]
         d1 = lt - impulse[k, 1]
         d2 = lb - impulse[k, 2]
@@ -470,35 +453,7 @@ def _prox_run(first, rows, island_contacts, start, count, it, contact_friction_s
         impulse[k, 2] = lb
         apply_block_impulse(k, b0, b1, d0, d1, d2, inv_mass, frame, irc0, irc1, dv, dw)
         merit = max(merit, abs(d0), abs(d1), abs(d2))
-    return i, merit
-
-
-@njit_kernel
-def _prox_spin_contact(k, rows, contact_friction_set, contact_mu4, r_row, row_spin, scale, impulse, spin_impulse, dv,
-                       dw):  # fmt: skip
-    """:func:`_prox_sweep`'s update of contact ``k``, which has torsion (seed 001 eq. 16); returns its merit."""
-    body0, body1, inv_mass, frame, rc0, rc1, irc0, irc1, row_b = rows
-    merit = 0.0
-    b0 = body0[k]
-    b1 = body1[k]
-    zn = impulse[k, 0] - scale * r_row[k, 0] * row_velocity(k, np.int64(0), b0, b1, frame, rc0, rc1, row_b, dv, dw)
-    zt = impulse[k, 1] - scale * r_row[k, 1] * row_velocity(k, np.int64(1), b0, b1, frame, rc0, rc1, row_b, dv, dw)
-    zb = impulse[k, 2] - scale * r_row[k, 2] * row_velocity(k, np.int64(2), b0, b1, frame, rc0, rc1, row_b, dv, dw)
-    ln = max(zn, 0.0)
-    lt, lb, d_tau = _prox_torsion_friction(k, b0, b1, contact_friction_set[k], contact_mu4[k], ln, zt, zb, r_row[k, 1],
-                                           scale, frame, row_spin, spin_impulse, dw)  # fmt: skip
-    if d_tau != 0.0:
-        spin_impulse[k] += d_tau
-        apply_spin_impulse(k, b0, b1, d_tau, row_spin, dw)
-        merit = abs(d_tau) / row_spin[k, 3]
-    d0 = ln - impulse[k, 0]
-    d1 = lt - impulse[k, 1]
-    d2 = lb - impulse[k, 2]
-    impulse[k, 0] = ln
-    impulse[k, 1] = lt
-    impulse[k, 2] = lb
-    apply_block_impulse(k, b0, b1, d0, d1, d2, inv_mass, frame, irc0, irc1, dv, dw)
-    return max(merit, abs(d0), abs(d1), abs(d2))
+    return merit
 
 
 @njit_kernel
