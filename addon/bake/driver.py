@@ -43,7 +43,7 @@ from ..rigid.job import RigidBakeJob
 from ..scene import contact_objects, engine_shape_problems, raise_problems
 from ..soft.job import SoftBakeJob
 from .job import BakeJob, _now, store_report
-from .threads import CompileWatch
+from .threads import CompileWatch, numba_threads
 
 __all__ = [
     "ENGINE_JOBS",
@@ -238,7 +238,7 @@ class JobRun:
         """
         job = self.job
         try:
-            with self.compiles.listen():
+            with self.compiles.listen(), numba_threads(job.threads):
                 self.phase = "building"
                 job.build()
                 job.compiled_kernels = self.compiles.count

@@ -20,6 +20,7 @@ from ...core.errors import DivergenceError
 from ...core.stop import SimulationStoppedError, StopRequest
 from ..errors import BakeError
 from ..output.transaction import describe_exception
+from .threads import bake_threads
 
 
 def _now() -> float:
@@ -67,6 +68,8 @@ class BakeJob:
         """Warnings of the validation before the bake (:mod:`..checks.validate`); the report lists them first."""
         self.compiled_kernels = 0
         """numba compilations while this job built and simulated (0 once the kernel cache is warm)."""
+        self.threads = bake_threads(scene)
+        """Threads the simulation's kernels run on (:func:`.threads.bake_threads`: Blender's Threads setting)."""
         self.stop = StopRequest()
         """Passed to the engine's ``iter_simulate``: setting it (any thread) stops the simulation inside its frame,
         between substeps and Newton iterations (:meth:`step` then raises ``SimulationStoppedError``)."""
@@ -267,6 +270,7 @@ class BakeJob:
         if warnings:
             report["warnings"] = warnings
         report["compiled_kernels"] = int(self.compiled_kernels)
+        report["threads"] = int(self.threads)
         report["timings"] = {k: round(float(v), 6) for k, v in self.timings.items()}
         if error is not None:
             report["error"] = error

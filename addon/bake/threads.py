@@ -3,11 +3,13 @@ nothing of the bridge).
 
 :class:`CompileWatch` counts numba compiles of one thread, :class:`CollectorGuard` replaces CPython's automatic full
 garbage collections with short young ones while a background bake runs, :func:`overdue` says when a frame has run
-far past its estimate, and :class:`Progress` is the snapshot of a running bake that the panel shows.
+far past its estimate, :class:`Progress` is the snapshot of a running bake that the panel shows, and
+:func:`bake_threads` with :func:`numba_threads` set how many threads a bake's kernels run on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import time
@@ -29,6 +31,34 @@ scene can honestly take seconds (the default cube takes 0.04-0.2 s)."""
 OVERDUE_FACTOR = 10.0
 """...and only once it ran this many times the recent mean frame time (:func:`overdue`): frame times of one bake
 vary by a few times as contacts come and go, not by ten."""
+
+
+def bake_threads(scene) -> int:
+    """The threads a bake of ``scene`` runs its kernels on: Blender's own (Render Properties ▸ Performance ▸ Threads:
+    the machine's cores when automatic, or the fixed count; ``blender -t N`` sets it), at most numba's limit
+    (``NUMBA_NUM_THREADS``, which the command line's ``--jobs`` divides among its bakes), at least one. A scene
+    without render settings (a script's stand-in) gets numba's limit."""
+    import numba
+
+    limit = max(int(numba.config.NUMBA_NUM_THREADS), 1)
+    wanted = getattr(getattr(scene, "render", None), "threads", None)
+    if not isinstance(wanted, int) or isinstance(wanted, bool):
+        return limit
+    return max(1, min(wanted, limit))
+
+
+@contextlib.contextmanager
+def numba_threads(count: int):
+    """Run this thread's numba kernels on ``count`` threads while inside (numba keeps the setting per calling
+    thread, so a bake's worker thread does not change Blender's main thread)."""
+    import numba
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(count)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 def overdue(running: float, per_frame: float | None) -> bool:

@@ -263,6 +263,8 @@ class FakeJob:
         """Released by the worker after each frame."""
         self.stop = StopRequest()
         """The engines' stop request, which a cancel sets (the real job passes it to the simulation)."""
+        self.threads = 1
+        """The numba threads the worker runs the frames on (the real job reads Blender's Threads setting)."""
 
     def status_text(self):
         return f"Frame {self.frames_done}"

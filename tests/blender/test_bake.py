@@ -269,3 +269,34 @@ def test_convergence_history_reaches_the_report_and_changes_nothing_else(factory
         history[1:], with_history["solver_merit"][1:], with_history["solver_iterations"][1:], strict=True
     ):
         assert 1 <= len(merits) <= sweeps and merits[-1] == pytest.approx(merit, rel=1e-9)
+
+
+def test_a_bake_runs_on_blenders_threads_setting_and_reports_them(lab, monkeypatch):
+    """Render Properties ▸ Performance ▸ Threads fixed at 1: the simulation's kernels run on one numba thread (read
+    inside a frame of the bake), the report says 1, and the main thread keeps its own count; automatic: numba's
+    limit, whatever the machine."""
+    import numba
+    from contact_lab.addon.bake.job import BakeJob
+
+    seen = []
+    step = BakeJob.step
+
+    def spy(self, *args, **kwargs):
+        seen.append(numba.get_num_threads())
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(BakeJob, "step", spy)
+    scene, _ = lab.build_drop_scene(frame_end=4)
+    before = numba.get_num_threads()
+    scene.render.threads_mode = "FIXED"
+    scene.render.threads = 1
+    assert bpy.ops.contact_lab.bake() == {"FINISHED"}
+    assert seen and set(seen) == {1}
+    assert json.loads(scene.contact_lab.last_report)["threads"] == 1
+    assert numba.get_num_threads() == before
+    scene.render.threads_mode = "AUTO"
+    seen.clear()
+    assert bpy.ops.contact_lab.bake() == {"FINISHED"}
+    limit = numba.config.NUMBA_NUM_THREADS
+    assert set(seen) == {min(scene.render.threads, limit)}
+    assert json.loads(scene.contact_lab.last_report)["threads"] == min(scene.render.threads, limit)
