@@ -38,9 +38,9 @@ def bake_threads(scene) -> int:
     the machine's cores when automatic, or the fixed count; ``blender -t N`` sets it), at most numba's limit
     (``NUMBA_NUM_THREADS``, which the command line's ``--jobs`` divides among its bakes), at least one. A scene
     without render settings (a script's stand-in) gets numba's limit."""
-    import numba
+    from numba.core import config
 
-    limit = max(int(numba.config.NUMBA_NUM_THREADS), 1)
+    limit = max(int(getattr(config, "NUMBA_NUM_THREADS", 1)), 1)  # set when numba loads its configuration
     wanted = getattr(getattr(scene, "render", None), "threads", None)
     if not isinstance(wanted, int) or isinstance(wanted, bool):
         return limit
