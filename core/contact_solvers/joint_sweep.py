@@ -310,20 +310,25 @@ def _packed_run(order, start, end, backward, first, joint_body, body_inv_mass, r
 
 @njit_kernel
 def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, tolerance, lam, dv_c, dw_c, dv, dw,
-                       scratch, delta, glob):  # fmt: skip
+                       scratch, delta, glob, chunks):  # fmt: skip
     """Up to ``sweeps`` symmetric Gauss–Seidel sweeps over the joint blocks with the contacts' ``(dv_c, dw_c)``
     held; stops when a sweep changes no impulse by more than ``tolerance`` times the largest one.
 
     ``rows``: :func:`..rigid.joint_rows.joint_row_arrays`; ``lam`` (nj, R) [N·s]; ``dv``, ``dw`` (nb, 3): the joints'
     accumulators (updated); ``scratch``, ``delta`` (R,). ``glob``: the dense solve's scratch
     (``..rigid.joint_global.global_scratch``: rows, factor, count); when it holds rows, each sweep solves every
-    equality row at once (:func:`solve_global_equalities`) and the blocks only their boxed rows.
-    A step whose rows are all equality rows solved at once stops after that one exact sweep (a second would only
-    confirm it). Returns ``(sweeps done, merit of the first sweep)`` (the first sweep's merit says whether the
-    contacts' last change moved the joints at all).
+    equality row at once (:func:`solve_global_equalities`) and the blocks only their boxed rows. ``chunks``: the
+    bundle's ``(chunk_colour, body_mask, chunk_result)``; more than ``JOINT_CHUNK`` joints sweep coloured
+    (:func:`_coloured_pass`), as inside a contact solver's sweeps. A step whose rows are all equality rows solved
+    at once stops after that one exact sweep (a second would only confirm it). Returns ``(sweeps done, merit of the
+    first sweep)`` (the first sweep's merit says whether the contacts' last change moved the joints at all).
     """
     nj = joint_body.shape[0]
     order = np.arange(nj)
+    chunk_colour, body_mask, chunk_result = chunks
+    colours = 0
+    if nj > JOINT_CHUNK:
+        colours = colour_chunks(order, np.int64(0), nj, joint_body, body_inv_mass, body_mask, chunk_colour)
     first = 0.0
     done = 0
     use_global = glob[7][0] > 0
@@ -338,8 +343,13 @@ def solve_joint_sweeps(joint_body, joint_passes, body_inv_mass, rows, sweeps, to
         largest = 0.0
         if use_global:
             merit = solve_global_equalities(joint_body, rows, body_inv_mass, glob, lam, dv_c, dw_c, dv, dw)
-        change, big = _blocks_pass(order, np.int64(0), nj, it % 2 == 1, joint_body, joint_passes, body_inv_mass,
-                                   rows, lam, dv_c, dw_c, dv, dw, scratch, delta, use_global)  # fmt: skip
+        if colours > 0:
+            change, big = _coloured_pass(colours, order, np.int64(0), nj, it % 2 == 1, joint_body, joint_passes,
+                                         body_inv_mass, rows, lam, dv_c, dw_c, dv, dw, use_global, chunk_colour,
+                                         chunk_result)  # fmt: skip
+        else:
+            change, big = _blocks_pass(order, np.int64(0), nj, it % 2 == 1, joint_body, joint_passes, body_inv_mass,
+                                       rows, lam, dv_c, dw_c, dv, dw, scratch, delta, use_global)  # fmt: skip
         merit = max(merit, change)
         largest = max(largest, big)
         if it == 0:

@@ -76,22 +76,28 @@ PIECE = 0.2
 """Edge of a glued wall's cubic piece [m] (1 kg each)."""
 
 
-def glued_wall(columns: int, rows: int, drop: bool = False):
+def glued_wall(columns: int, rows: int, drop: bool = False, lift: float = 0.0, spin: float = 0.0):
     """``columns`` × ``rows`` pieces on a passive floor, each glued to its side, upper and both diagonal neighbours;
-    with ``drop`` the joints break at 0.5 N·s and a 40 kg box falls from 0.15 m above onto the wall's left corner."""
+    with ``drop`` the joints break at 0.5 N·s and a 40 kg box falls from 0.15 m above onto the wall's left corner.
+    ``lift`` [m] raises the wall off the floor and ``spin`` [rad/s] turns it as one body about its centre's y axis
+    (the joints then hold the pieces against their centripetal pull)."""
     b = ModelBuilder()
     floor = b.add_body(pos=(0.0, 0.0, -0.1), kind=BodyKind.KINEMATIC)
     b.add_shape_box(floor, (6.0, 3.0, 0.1))
     piece = {}
+    centre = np.array([0.0, 0.0, lift + rows * PIECE / 2])
+    omega = np.array([0.0, spin, 0.0])
     for i in range(columns):
         for k in range(rows):
-            piece[i, k] = b.add_body(pos=((i - (columns - 1) / 2) * PIECE, 0.0, (k + 0.5) * PIECE), mass=1.0)
+            at = np.array([(i - (columns - 1) / 2) * PIECE, 0.0, lift + (k + 0.5) * PIECE])
+            vel = tuple(np.cross(omega, at - centre))
+            piece[i, k] = b.add_body(pos=tuple(at), vel=vel, omega=tuple(omega), mass=1.0)
             b.add_shape_box(piece[i, k], (PIECE / 2,) * 3)
     for (i, k), body in piece.items():
         for di, dk in ((1, 0), (0, 1), (1, 1), (-1, 1)):
             other = piece.get((i + di, k + dk))
             if other is not None:
-                mid = ((i + di / 2 - (columns - 1) / 2) * PIECE, 0.0, (k + dk / 2 + 0.5) * PIECE)
+                mid = ((i + di / 2 - (columns - 1) / 2) * PIECE, 0.0, lift + (k + dk / 2 + 0.5) * PIECE)
                 threshold = 0.5 if drop else math.inf
                 b.add_joint(JointSpec(JointKind.FIXED, body, other, mid, (1.0, 0.0, 0.0, 0.0),
                                       breaking_threshold=threshold))  # fmt: skip

@@ -151,6 +151,7 @@ class JointStep:
         done, first = solve_joint_sweeps(
             model.joint_body, model.joint_passes, model.body_inv_mass, self.rows, sweeps, tolerance, self.impulse,
             dv_c, dw_c, self.dv, self.dw, self._vec, self._delta, self.glob,
+            (self.bundle[15], self.bundle[16], self.bundle[18]),
         )  # fmt: skip
         self.last_sweeps += int(done)
         return int(done), float(first)

@@ -72,35 +72,37 @@ from scenes import glued_wall
 from contact_lab.core.rigid.frame_loop import simulate
 from contact_lab.core.rigid.settings import RigidSettings
 
-model = glued_wall(16, 8, drop=True)
-bakes = []
-for threads in (1, 2):
-    numba.set_num_threads(threads)
-    print("threads", numba.get_num_threads())
-    bakes.append(simulate(model, frame_count=9, fps=24, settings=RigidSettings(substeps=10, iterations=10)))
-one, two = bakes
 names = ("body_pos", "body_quat", "body_vel", "body_omega", "joint_error_linear", "joint_impulse", "joint_broken_frame")
-print("joints", model.joint_count, "broken", int((one.joint_broken_frame >= 0).sum()))
-print("differ", [name for name in names if not np.array_equal(getattr(one, name), getattr(two, name))])
+for model in (glued_wall(16, 8, drop=True), glued_wall(16, 8, lift=2.0, spin=3.0)):
+    bakes = []
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        print("threads", numba.get_num_threads())
+        bakes.append(simulate(model, frame_count=9, fps=24, settings=RigidSettings(substeps=10, iterations=10)))
+    one, two = bakes
+    print("joints", model.joint_count, "broken", int((one.joint_broken_frame >= 0).sum()), "contacts",
+          int(one.contact_count.max()), "impulse", float(one.joint_impulse.max()))
+    print("differ", [name for name in names if not np.array_equal(getattr(one, name), getattr(two, name))])
 """
 
 
 def test_a_glued_wall_bakes_bit_for_bit_alike_on_one_thread_and_on_two():
-    """A 16 × 8 glued wall (421 FIXED joints: four chunks, coloured), a heavy box dropped on one corner so joints
-    break: the bake on two threads equals the bake on one, every pose, velocity and joint statistic. In a process
-    of its own with two numba threads (the test run may have one)."""
+    """A 16 × 8 glued wall (442 FIXED joints: four chunks, coloured), a heavy box dropped on one corner so joints
+    break (the joints swept inside the contact solver), and the same wall spinning in the air (no contact: the
+    joints' own sweeps): the bake on two threads equals the bake on one, every pose, velocity and joint statistic.
+    In a process of its own with two numba threads (the test run may have one)."""
     run = subprocess.run(
         [sys.executable, "-c", _TWO_THREADS, str(Path(__file__).resolve().parents[1])],
         env={**os.environ, "NUMBA_NUM_THREADS": "2"}, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     lines = run.stdout.strip().splitlines()
-    assert lines[:2] == ["threads 1", "threads 2"]
-    counts, differ = lines[-2:]
-    joints, broken = int(counts.split()[1]), int(counts.split()[3])
-    assert joints > 2 * JOINT_CHUNK
-    assert broken > 0  # the drop breaks joints: the break test sees the coloured impulses
-    assert differ == "differ []"
+    assert lines[0::4] == ["threads 1", "threads 1"] and lines[1::4] == ["threads 2", "threads 2"]
+    dropped, spinning = lines[2].split(), lines[6].split()
+    assert int(dropped[1]) > 2 * JOINT_CHUNK
+    assert int(dropped[3]) > 0  # the drop breaks joints: the break test sees the coloured impulses
+    assert int(spinning[5]) == 0 and float(spinning[7]) > 1e-3  # in the air, its joints loaded
+    assert lines[3] == lines[7] == "differ []"
 
 
 def _wall_step_rows(model):
