@@ -21,6 +21,10 @@ ROW_BOXED = 2
 """Row kind: projected onto ``[lo, hi]`` (limits, motors, SPRING1's fixed impulse)."""
 
 
+CONSTRAINT_SLOTS = 6
+"""Slots ``0 .. CONSTRAINT_SLOTS - 1`` of a joint hold its constraint rows (locked and limited axes); springs and
+motors follow."""
+
 PACK_ROWS = 6
 """Equality rows a joint's packed block holds (:func:`pack_equalities`): the locked axes of every joint type."""
 PACK_J = 0
@@ -39,6 +43,22 @@ PACK_SIZE = 144
 
 
 @njit_kernel
+def is_packed(equalities, boxed):
+    """Whether a joint with ``equalities`` equality rows and ``boxed`` boxed rows is one packed block
+    (:func:`pack_equalities`): equality rows only, one to ``PACK_ROWS`` of them. Every pass that treats packed
+    joints apart asks this, so they agree on which joints those are."""
+    return boxed == 0 and 0 < equalities <= PACK_ROWS
+
+
+@njit_kernel
+def is_plain(equalities, boxed, last_slot):
+    """Whether the joint is packed (:func:`is_packed`) and its rows are constraint rows only, its last equality row
+    in slot ``last_slot < CONSTRAINT_SLOTS`` (no spring rows): the post-step projection then corrects exactly its
+    packed rows, by their stored inverse."""
+    return is_packed(equalities, boxed) and last_slot < CONSTRAINT_SLOTS
+
+
+@njit_kernel
 def pack_equalities(first, end, joint_body, body_inv_mass, joint_broken, eq_index, eq_count, box_count, row_J, row_IJ,
                     row_b, row_gamma, pack):  # fmt: skip
     """Pack every unbroken joint ``first <= j < end`` whose rows are ``n <= PACK_ROWS`` equality rows and nothing else
@@ -54,7 +74,7 @@ def pack_equalities(first, end, joint_body, body_inv_mass, joint_broken, eq_inde
     work = np.zeros((PACK_ROWS, PACK_ROWS))
     for j in range(first, end):
         n = eq_count[j]
-        if joint_broken[j] or box_count[j] != 0 or n == 0 or n > PACK_ROWS:
+        if joint_broken[j] or not is_packed(n, box_count[j]):
             continue
         b0, b1 = joint_body[j, 0], joint_body[j, 1]
         m = (body_inv_mass[b0] if b0 >= 0 else 0.0) + (body_inv_mass[b1] if b1 >= 0 else 0.0)

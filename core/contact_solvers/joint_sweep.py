@@ -28,6 +28,7 @@ from .joint_block import (
     PACK_KINV,
     PACK_ROWS,
     envelope_solve,
+    is_packed,
     joint_cholesky_solve,
     row_speed,
 )
@@ -61,7 +62,7 @@ def warm_start_joints(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
     dw[:] = 0.0
     _warm_start_packed(joint_body, body_inv_mass, rows, factor, lam, dv, dw)
     for j in range(joint_body.shape[0]):
-        if box_count[j] == 0 and 0 < eq_count[j] <= PACK_ROWS:
+        if is_packed(eq_count[j], box_count[j]):
             continue
         b0, b1 = joint_body[j, 0], joint_body[j, 1]
         for r in range(JOINT_ROWS):
@@ -83,7 +84,7 @@ def _warm_start_packed(joint_body, body_inv_mass, rows, factor, lam, dv, dw):
     kind, eq_index, eq_count, box_count, pack = rows[0], rows[9], rows[10], rows[12], rows[13]
     for j in range(joint_body.shape[0]):
         neq = eq_count[j]
-        if box_count[j] != 0 or neq == 0 or neq > PACK_ROWS:
+        if not is_packed(neq, box_count[j]):
             continue
         for r in range(JOINT_ROWS):
             if kind[j, r] == 0:

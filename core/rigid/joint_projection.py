@@ -22,6 +22,7 @@ from ..contact_solvers.joint_block import (
     PACK_KINV,
     PACK_ROWS,
     envelope_refined_solve,
+    is_plain,
     joint_cholesky_factor,
     joint_cholesky_solve,
 )
@@ -97,9 +98,8 @@ def _projection_pass(first, end, joint_body, frame_pos, frame_quat, flags, lower
                      packed, body_inv_mass, joint_broken, tolerance, max_move, max_turn, dt, pos, quat, vel, omega, g,
                      s, Jg, rhs, delta, index, change, factors, factored, rows_of, seen):  # fmt: skip
     """One Gauss–Seidel pass of :func:`project_joints` over the joints ``first <= j < end``: each unbroken joint's
-    errors measured at the current poses
-    (folded into ``seen`` (2,) [m, rad]) and, where one exceeds ``tolerance``, its bodies moved by
-    ``M^-1 J^T K^-1 (-C)`` (module docstring). Returns whether a body moved.
+    errors measured at the current poses (folded into ``seen`` (2,) [m, rad]) and, where one exceeds
+    ``tolerance``, its bodies moved by ``M^-1 J^T K^-1 (-C)`` (module docstring). Returns whether a body moved.
 
     ``packed``: the rows' ``(eq_index, eq_count, box_count, row_pack)``. Runs of plain joints, whose projected rows
     are their packed equality rows (a glued joint's six), go to :func:`_plain_run`, which takes each block's stored
@@ -127,8 +127,8 @@ def _projection_pass(first, end, joint_body, frame_pos, frame_quat, flags, lower
 def _plain_run(first, end, joint_body, frame_pos, frame_quat, flags, lower, upper, sign, packed, body_inv_mass,
                joint_broken, tolerance, max_move, max_turn, dt, pos, quat, vel, omega, g, s, Jg, rhs, delta,
                seen):  # fmt: skip
-    """The joints of :func:`_projection_pass` from the ``first``-th up to the next that is not plain (boxed rows,
-    springs, more than ``PACK_ROWS`` rows), broken ones skipped: ``(where it stopped, whether a body moved)``.
+    """The joints of :func:`_projection_pass` from the ``first``-th up to the next that is not plain
+    (:func:`..contact_solvers.joint_block.is_plain`), broken ones skipped: ``(where it stopped, whether a body moved)``.
 
     A plain joint's projected rows are exactly its packed equality rows (its locked axes with mass, in order), so
     ``delta = K^-1 (-C)`` by the stored inverse and each body's move ``M^-1 J^T delta`` from the packed rows, in
@@ -142,7 +142,7 @@ def _plain_run(first, end, joint_body, frame_pos, frame_quat, flags, lower, uppe
             i += 1
             continue
         n = eq_count[j]
-        if box_count[j] != 0 or n == 0 or n > PACK_ROWS or eq_index[j, n - 1] >= 6:
+        if not is_plain(n, box_count[j], eq_index[j, max(n - 1, 0)]):
             break
         i += 1
         joint_geometry(j, joint_body, frame_pos, frame_quat, sign, pos, quat, uses_angles(flags, j), False, g, s, Jg)
@@ -224,7 +224,7 @@ def _any_general(eq_index, eq_count, box_count, joint_broken):
     """Whether an unbroken joint is not plain (:func:`_plain_run`): only those keep a factor in the projection."""
     for j in range(eq_count.shape[0]):
         n = eq_count[j]
-        if not joint_broken[j] and (box_count[j] != 0 or n == 0 or n > PACK_ROWS or eq_index[j, n - 1] >= 6):
+        if not joint_broken[j] and not is_plain(n, box_count[j], eq_index[j, max(n - 1, 0)]):
             return True
     return False
 

@@ -37,11 +37,12 @@ import numpy as np
 
 from ..contact_solvers.joint_block import (
     JOINT_ROWS,
-    PACK_ROWS,
     PACK_SIZE,
     ROW_BOXED,
     ROW_EQUALITY,
     ROW_OFF,
+    is_packed,
+    is_plain,
     joint_cholesky_factor,
     pack_equalities,
 )
@@ -342,13 +343,12 @@ def _block_pass(first, end, joint_body, body_inv_mass, joint_broken, kind, J, IJ
                box_count)  # fmt: skip
     for j in range(first, end):
         n = eq_count[j]
-        packed = box_count[j] == 0 and 0 < n <= PACK_ROWS
-        if joint_broken[j] or (packed and eq_index[j, n - 1] < 6):
+        if joint_broken[j] or is_plain(n, box_count[j], eq_index[j, max(n - 1, 0)]):
             continue  # broken, or plain: packed below
         b0, b1 = joint_body[j, 0], joint_body[j, 1]
         m = (body_inv_mass[b0] if b0 >= 0 else 0.0) + (body_inv_mass[b1] if b1 >= 0 else 0.0)
         _effective_mass(j, m, kind, J, IJ, gamma, K)
-        if not packed:
+        if not is_packed(n, box_count[j]):
             joint_cholesky_factor(j, n, eq_index, K, L)
     pack_equalities(first, end, joint_body, body_inv_mass, joint_broken, eq_index, eq_count, box_count, J, IJ, b,
                     gamma, pack)  # fmt: skip
